@@ -1,0 +1,43 @@
+# Set-up and the two entry points of the README: `make demo` and `make test`.
+# TORCH pins the CPU build that lies on this kind of machine's disk; elsewhere pass your own,
+# e.g. `make demo TORCH=torch` (pyproject.toml itself pins nothing).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint fonts
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# one stamp per install so that re-running is cheap
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+$(VENV)/.pkuseg: | $(VENV)/.installed
+	$(BIN)/pip install -q numpy cython
+	$(BIN)/pip install -q --no-build-isolation "pkuseg>=0.0.25"
+	touch $@
+
+# a CJK font for legible Chinese labels in pictures (Debian's fonts-wqy-microhei, ~5 MB)
+fonts:
+	@fc-list :lang=zh 2>/dev/null | grep -q . || \
+	  (apt-get install -y -q fonts-wqy-microhei >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q fonts-wqy-microhei >/dev/null 2>&1)) || \
+	  echo "note: no CJK font installed; Chinese labels in pictures will show as boxes (install fonts-wqy-microhei)"
+
+setup: $(VENV)/.installed fonts
+
+demo: setup
+	$(BIN)/graphmatch demo --out demo_out
+
+test: setup $(VENV)/.pkuseg
+	$(BIN)/python -m pytest -q -n 2 --durations=15
+	$(BIN)/ruff check .
+
+lint: setup
+	$(BIN)/ruff check .

@@ -1,0 +1,85 @@
+"""HowNet as a lexicon: word → senses → sememes.
+
+Built from OpenHowNet when its data is installed (``~/.openhownet``), else from the public
+files: the senses of polysemous words from SE-WRL-SAT's ``Word_Sense_Sememe_File`` and, for
+every other word, its sememe set from ``sememe_prediction``'s ``hownet.txt`` as a single sense.
+"""
+
+from __future__ import annotations
+
+import os
+
+from graphmatch.datafiles import locate
+
+SENSE_FILE = "hownet/SE-WRL-SAT_Word_Sense_Sememe_File.txt"
+WORD_FILE = "hownet/sememe_prediction_hownet.txt"
+
+Sense = tuple[str, ...]
+
+
+class HowNetLexicon:
+    """``senses(word)`` → list of senses, each a tuple of sememe names."""
+
+    def __init__(self, senses: dict[str, list[Sense]]):
+        self._senses = senses
+        self.sememe_names: list[str] = sorted({s for ss in senses.values() for sense in ss for s in sense})
+
+    def senses(self, word: str) -> list[Sense]:
+        return self._senses.get(word, [])
+
+    def __contains__(self, word: str) -> bool:
+        return word in self._senses
+
+    def __len__(self) -> int:
+        return len(self._senses)
+
+    @classmethod
+    def load(cls, root: str | os.PathLike | None = None) -> HowNetLexicon:
+        """OpenHowNet when its data is installed, else the files under the data root."""
+        try:
+            return cls.from_openhownet()
+        except (ImportError, OSError, RuntimeError):
+            return cls.from_files(root)
+
+    @classmethod
+    def from_files(cls, root: str | os.PathLike | None = None) -> HowNetLexicon:
+        senses: dict[str, list[Sense]] = {}
+        with open(locate(WORD_FILE, root), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        # two lines per entry (word, then its sememes); the file opens with an empty word
+        for word, sememes in zip(lines[0::2], lines[1::2], strict=False):
+            word, names = word.strip(), tuple(sememes.split())
+            if word and names:
+                senses[word] = [names]
+        with open(locate(SENSE_FILE, root), encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                fields = line.split()
+                if not fields:
+                    continue
+                word, rest = fields[0], fields[2:]
+                word_senses: list[Sense] = []
+                while rest:
+                    k = int(rest[0])
+                    word_senses.append(tuple(rest[1 : 1 + k]))
+                    rest = rest[1 + k :]
+                if len(word_senses) != int(fields[1]):
+                    raise ValueError(f"{SENSE_FILE}:{lineno}: expected {fields[1]} senses for {word!r}")
+                senses[word] = word_senses
+        return cls(senses)
+
+    @classmethod
+    def from_openhownet(cls) -> HowNetLexicon:
+        """Read every sense from an installed OpenHowNet dictionary (Chinese sememe names)."""
+        import OpenHowNet
+        from OpenHowNet.Download import OPENHOWNET_RESOURCE_PATH
+
+        data = os.path.join(OPENHOWNET_RESOURCE_PATH, "resources", "HowNet_dict_complete")
+        if not os.path.isfile(data):  # OpenHowNet itself only prints a message and half-builds
+            raise OSError(f"OpenHowNet data is not installed ({data} is missing)")
+        hownet = OpenHowNet.HowNetDict()
+        senses: dict[str, list[Sense]] = {}
+        for sense in hownet.get_all_senses():
+            names = tuple(sorted({s.zh for s in sense.get_sememe_list()}))
+            if names:
+                senses.setdefault(sense.zh_word, []).append(names)
+        return cls(senses)

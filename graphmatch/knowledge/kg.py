@@ -1,0 +1,122 @@
+"""Knowledge graphs of ``subject\\tpredicate\\tobject`` triples (K-BERT's ``.spo`` files)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphmatch.datafiles import locate
+from graphmatch.knowledge.trie import Trie
+from graphmatch.text.segmenters import Span
+
+#: short names for the KGs released with K-BERT
+BUILTIN_KGS = {"hownet": "kbert/kgs/HowNet.spo", "medical": "kbert/kgs/Medical.spo"}
+
+
+class KnowledgeGraph:
+    """Subjects with their ``(predicate, object)`` values, in file order, duplicates removed.
+
+    K-BERT's reference keeps the values of a subject in a Python ``set`` and injects the
+    first ``max_entities`` in iteration order, which changes with the string hash seed; here
+    the first ones in file order are taken, so the choice is the same on every run.
+    """
+
+    def __init__(self, triples: Sequence[tuple[str, str, str]] = ()):
+        self.subjects: dict[str, list[tuple[str, str]]] = {}
+        for s, p, o in triples:
+            self.add(s, p, o)
+        self._trie: Trie | None = None
+
+    def add(self, subject: str, predicate: str, obj: str) -> None:
+        values = self.subjects.setdefault(subject, [])
+        if (predicate, obj) not in values:
+            values.append((predicate, obj))
+        self._trie = None
+
+    @classmethod
+    def load(cls, name_or_path: str | os.PathLike, root: str | os.PathLike | None = None,
+             on_error: str = "raise") -> KnowledgeGraph:
+        """``"hownet"``, ``"medical"`` (located with :func:`graphmatch.datafiles.locate`) or a path."""
+        key = str(name_or_path).lower()
+        path = locate(BUILTIN_KGS[key], root) if key in BUILTIN_KGS else Path(name_or_path)
+        return cls.from_spo(path, on_error=on_error)
+
+    @classmethod
+    def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike],
+                 on_error: str = "raise") -> KnowledgeGraph:
+        """Read one or more ``.spo`` files.
+
+        Args:
+            on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message;
+                ``"skip"`` drops such lines and warns once with their count. Blank lines are
+                ignored.
+        """
+        if on_error not in ("raise", "skip"):
+            raise ValueError("on_error must be 'raise' or 'skip'")
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        kg = cls()
+        skipped = 0
+        for path in paths:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"knowledge graph file not found: {path}")
+            with open(path, encoding="utf-8") as f:
+                for lineno, line in enumerate(f, 1):
+                    line = line.strip()
+                    if not line:
+                        continue
+                    fields = line.split("\t")
+                    if len(fields) != 3 or not all(x.strip() for x in fields):
+                        if on_error == "raise":
+                            raise ValueError(
+                                f"{path}:{lineno}: expected 'subject<TAB>predicate<TAB>object', got {line!r}"
+                            )
+                        skipped += 1
+                        continue
+                    kg.add(*fields)
+        if skipped:
+            warnings.warn(f"skipped {skipped} malformed line(s) in {', '.join(map(str, paths))}",
+                          stacklevel=2)
+        return kg
+
+    def __len__(self) -> int:
+        return len(self.subjects)
+
+    def __contains__(self, subject: str) -> bool:
+        return subject in self.subjects
+
+    @property
+    def trie(self) -> Trie:
+        """A trie over all subjects (built on first use)."""
+        if self._trie is None:
+            self._trie = Trie(self.subjects)
+        return self._trie
+
+    def values(self, subject: str, max_entities: int = 2, predicate: bool = True) -> list[str]:
+        """The first ``max_entities`` values of ``subject`` in file order.
+
+        With ``predicate`` the value is predicate and object glued together (K-BERT's
+        classification input, e.g. ``义原标点``); without, the object alone (its NER input).
+        """
+        pairs = self.subjects.get(subject, ())[:max_entities]
+        return [p + o if predicate else o for p, o in pairs]
+
+    def query(self, words: Sequence[Span]) -> list[Span]:
+        """K-Query by words: the segmenter words that are subjects."""
+        return [w for w in words if w.word in self.subjects]
+
+    def longest_matches(self, text: str) -> list[Span]:
+        """K-Query over characters: greedy, left to right, longest subject at each position."""
+        trie = self.trie
+        spans: list[Span] = []
+        i = 0
+        while i < len(text):
+            ends, _ = trie.walk(text, i)
+            if ends:
+                spans.append(Span(text[i:ends[-1]], i, ends[-1]))
+                i = ends[-1]
+            else:
+                i += 1
+        return spans

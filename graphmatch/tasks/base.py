@@ -1,0 +1,127 @@
+"""The small interface through which the engine knows a model family.
+
+A :class:`Task` turns a resolved recipe (a nested dict) into datasets of PyG graphs, a model,
+a loss and per-sample predictions. The engine (``graphmatch.engine``) trains, evaluates and
+predicts any registered task without knowing what is inside it.
+
+Recipe layout (YAML)::
+
+    task: kbert            # a name registered with @register
+    data:  {...}           # task-owned: dataset files, builder options
+    model: {...}           # task-owned: sizes, ablations
+    optim: {...}           # engine-owned: optimizer, lr, encoder_lr, warmup, clip, ...
+    train: {...}           # engine-owned: batch_size, epochs, seed, patience, ...
+
+``Task.defaults`` holds every valid ``data`` and ``model`` key with its default; a recipe or a
+``--set`` key outside them is an error that lists the valid keys.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Batch, Dataset, HeteroData
+
+_REGISTRY: dict[str, type[Task]] = {}
+
+
+def register(cls: type[Task]) -> type[Task]:
+    """Class decorator: make a task available to recipes under ``cls.name``."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_task(name: str) -> type[Task]:
+    _import_builtin_tasks()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def task_names() -> list[str]:
+    _import_builtin_tasks()
+    return sorted(_REGISTRY)
+
+
+def _import_builtin_tasks() -> None:
+    import importlib
+
+    for module in ("kbert", "let", "relation"):
+        try:
+            importlib.import_module(f"graphmatch.tasks.{module}")
+        except ModuleNotFoundError as err:  # a family not built yet
+            if err.name != f"graphmatch.tasks.{module}":
+                raise
+
+
+class Task(abc.ABC):
+    """One model family as the engine sees it.
+
+    Subclasses set ``name``, ``defaults`` (``{"data": {...}, "model": {...}}``), ``metrics``
+    (names in :mod:`graphmatch.engine.metrics`) and ``monitor`` (the dev metric that selects the
+    checkpoint; higher is better).
+    """
+
+    name: ClassVar[str]
+    defaults: ClassVar[dict[str, dict[str, Any]]]
+    metrics: ClassVar[Sequence[str]] = ("accuracy",)
+    monitor: ClassVar[str] = "accuracy"
+
+    def __init__(self, config: dict[str, Any]):
+        self.config = config
+        self.data_cfg: dict[str, Any] = config["data"]
+        self.model_cfg: dict[str, Any] = config["model"]
+
+    # ----------------------------------------------------------------- data
+    @abc.abstractmethod
+    def datasets(self) -> dict[str, Dataset]:
+        """``{"train": ..., "dev": ..., "test": ...}`` PyG datasets of ``HeteroData`` (cached)."""
+
+    @abc.abstractmethod
+    def label_names(self) -> list[str]:
+        """Class (or tag) names, index = class id. Fixed after :meth:`datasets` has run."""
+
+    @abc.abstractmethod
+    def encode(self, text: str, text_b: str | None = None) -> HeteroData:
+        """One raw input as the graph the model is given (used by ``graphmatch predict``)."""
+
+    # ---------------------------------------------------------------- model
+    @abc.abstractmethod
+    def build_model(self) -> torch.nn.Module:
+        """A fresh model; ``model(batch)`` returns what :meth:`loss` and :meth:`decode` take."""
+
+    def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """Parameters trained with ``optim.encoder_lr`` (a pretrained encoder); default none."""
+        return []
+
+    def load_pretrained(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+        """Load pretrained weights named in the config into a fresh model (optional)."""
+
+    @abc.abstractmethod
+    def loss(self, out: Any, batch: Batch) -> Tensor:
+        """Training loss (L2 terms included) for one batch."""
+
+    @abc.abstractmethod
+    def decode(self, out: Any, batch: Batch) -> list[dict[str, Any]]:
+        """One dict per sample: ``{"pred": ..., "gold": ..., "prob": float}``.
+
+        ``pred``/``gold`` are label names (or lists of tag names for tagging). ``gold`` is
+        ``None`` when the batch has no labels.
+        """
+
+    # -------------------------------------------------------------- outputs
+    def write_predictions(self, path: str, rows: list[dict[str, Any]]) -> None:
+        """Write predictions; default one JSON object per line. Tasks may add official formats."""
+        import json
+
+        with open(path, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def explain(self, model: torch.nn.Module, data: HeteroData, path: str) -> None:
+        """Draw what the model attends to for one input (optional)."""
+        raise NotImplementedError(f"task {self.name!r} has no --explain picture")

@@ -1,0 +1,62 @@
+import pytest
+
+from graphmatch.knowledge import KnowledgeGraph, Trie
+from graphmatch.text import Span
+
+
+def _kg(tmp_path, text):
+    path = tmp_path / "kg.spo"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_values_in_file_order_deduplicated(tmp_path):
+    kg = KnowledgeGraph.from_spo(_kg(tmp_path, "苹果\t义原\t水果\n苹果\t义原\t树\n苹果\t义原\t水果\n苹果\t义原\t电脑\n\n"))
+    assert kg.subjects["苹果"] == [("义原", "水果"), ("义原", "树"), ("义原", "电脑")]
+    assert kg.values("苹果") == ["义原水果", "义原树"]
+    assert kg.values("苹果", max_entities=5, predicate=False) == ["水果", "树", "电脑"]
+    assert kg.values("香蕉") == []
+
+
+def test_malformed_line_raises_with_location_or_is_skipped(tmp_path):
+    path = _kg(tmp_path, "a\tp\to\nbroken line\nb\tp\to\n")
+    with pytest.raises(ValueError, match=r"kg\.spo:2"):
+        KnowledgeGraph.from_spo(path)
+    with pytest.warns(UserWarning, match="skipped 1 malformed"):
+        kg = KnowledgeGraph.from_spo(path, on_error="skip")
+    assert set(kg.subjects) == {"a", "b"}
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="knowledge graph file not found"):
+        KnowledgeGraph.from_spo(tmp_path / "nope.spo")
+
+
+def test_trie_walk_reports_every_end_and_reach():
+    trie = Trie(["北京", "北京大学", "大学"])
+    assert trie.walk("北京大学生", 0) == ([2, 4], 4)
+    assert trie.walk("北京大", 0) == ([2], 3)  # text ran out inside 北京大学
+    assert trie.walk("南京", 0) == ([], 0)
+    assert "北京" in trie and "北" not in trie and len(trie) == 3
+
+
+def test_query_by_words_and_longest_match():
+    kg = KnowledgeGraph([("北京", "p", "城市"), ("北京大学", "p", "学校"), ("大学", "p", "机构")])
+    assert kg.longest_matches("我在北京大学上学") == [Span("北京大学", 2, 6)]
+    words = [Span("我", 0, 1), Span("在", 1, 2), Span("北京", 2, 4), Span("大学", 4, 6)]
+    assert kg.query(words) == [Span("北京", 2, 4), Span("大学", 4, 6)]
+    assert kg.longest_matches("") == []
+
+
+def test_real_hownet_kg(hownet_kg):
+    # counts from the K-BERT reference notes: 45,124 subjects, HowNet predicate always 义原
+    assert len(hownet_kg) == 45124
+    sizes = [len(v) for v in hownet_kg.subjects.values()]
+    assert sizes.count(1) == 37822 and sizes.count(2) == 7171 and max(sizes) == 5
+    assert all(v.startswith("义原") for v in hownet_kg.values("功能词", 5))
+    assert "cpu" in hownet_kg and "CPU" not in hownet_kg
+
+
+def test_builtin_names(shared_data):
+    kg = KnowledgeGraph.load("medical", shared_data)
+    assert {p for vals in kg.subjects.values() for p, _ in vals} == {"类别"}

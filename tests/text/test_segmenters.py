@@ -1,0 +1,71 @@
+import warnings
+
+import pytest
+
+from graphmatch.text import Span, align_words, get_segmenter, lattice
+
+
+def _check_spans(text, spans):
+    for w, s, e in spans:
+        assert text[s:e] == w and w.strip() == w and w
+
+
+def test_jieba_spans_cover_text_without_whitespace():
+    text = "南京市长江大桥 今天 开通了！"
+    spans = get_segmenter("jieba").segment(text)
+    _check_spans(text, spans)
+    assert "".join(w for w, _, _ in spans) == text.replace(" ", "")
+    assert Span("南京市", 0, 3) in spans
+
+
+def test_segmenters_are_loaded_once():
+    assert get_segmenter("jieba") is get_segmenter("jieba")
+    with pytest.raises(ValueError, match="unknown segmenter"):
+        get_segmenter("nltk")
+
+
+def test_thulac_spans():
+    text = "我爱北京天安门"
+    spans = get_segmenter("thulac").segment(text)
+    _check_spans(text, spans)
+    assert "".join(w for w, _, _ in spans) == text
+    assert get_segmenter("thulac").segment("   ") == []
+
+
+def test_pkuseg_optional():
+    try:
+        import pkuseg  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install"):
+            get_segmenter("pkuseg")
+        return
+    text = "我爱北京天安门"
+    _check_spans(text, get_segmenter("pkuseg").segment(text))
+
+
+def test_lattice_union_is_sorted_and_deduplicated():
+    text = "南京市长江大桥"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spans = lattice(text, ("jieba", "thulac", "pkuseg"))
+    keys = [(s, e) for _, s, e in spans]
+    assert keys == sorted(set(keys))
+    _check_spans(text, spans)
+    assert set(get_segmenter("jieba").segment(text)) <= set(spans)
+
+
+def test_align_words_skips_unknown_and_whitespace():
+    assert align_words("ab cd", ["ab", " ", "x", "cd"]) == [Span("ab", 0, 2), Span("cd", 3, 5)]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "😀😀", "ABC def 123"])
+def test_odd_inputs(text):
+    spans = get_segmenter("jieba").segment(text)
+    _check_spans(text, spans)
+    assert "".join(w for w, _, _ in spans) == "".join(text.split())
+
+
+def test_loading_prints_nothing_to_stdout(capfd):
+    get_segmenter.cache_clear()
+    get_segmenter("thulac").segment("我爱北京")
+    assert capfd.readouterr().out == ""
