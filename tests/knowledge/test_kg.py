@@ -11,7 +11,8 @@ def _kg(tmp_path, text):
 
 
 def test_values_in_file_order_deduplicated(tmp_path):
-    kg = KnowledgeGraph.from_spo(_kg(tmp_path, "苹果\t义原\t水果\n苹果\t义原\t树\n苹果\t义原\t水果\n苹果\t义原\t电脑\n\n"))
+    lines = "苹果\t义原\t水果\n苹果\t义原\t树\n苹果\t义原\t水果\n苹果\t义原\t电脑\n\n"
+    kg = KnowledgeGraph.from_spo(_kg(tmp_path, lines))
     assert kg.subjects["苹果"] == [("义原", "水果"), ("义原", "树"), ("义原", "电脑")]
     assert kg.values("苹果") == ["义原水果", "义原树"]
     assert kg.values("苹果", max_entities=5, predicate=False) == ["水果", "树", "电脑"]
