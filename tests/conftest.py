@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("GRAPHMATCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 SAMPLES = REPO / "datasets" / "samples"
 
-torch.set_num_threads(2)
+torch.set_num_threads(1)  # the suite runs in 2 xdist workers on 2 cores
 
 
 @pytest.fixture(scope="session")

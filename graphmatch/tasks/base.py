@@ -86,6 +86,15 @@ class Task(abc.ABC):
         """Class (or tag) names, index = class id. Fixed after :meth:`datasets` has run."""
 
     @abc.abstractmethod
+    def get_extra_state(self) -> dict[str, Any]:
+        """What a checkpoint must keep to rebuild this task without its data (label names,
+        vocabularies); plain Python values."""
+
+    @abc.abstractmethod
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`get_extra_state` returned."""
+
+    @abc.abstractmethod
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """One raw input as the graph the model is given (used by ``graphmatch predict``)."""
 

@@ -1,0 +1,35 @@
+"""``graphmatch evaluate RUN_OR_CKPT [--split test]``: metrics of a run's selected checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "evaluate",
+        help="evaluate a run folder's selected checkpoint (or a .ckpt) on dev or test",
+        description="Rebuild the task and model from the checkpoint's configuration and evaluate it.",
+    )
+    p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
+    p.add_argument("--split", default="test", choices=("dev", "test"))
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="data/train overrides, e.g. --set data.root=/path/to/data train.eval_batch_size=64",
+    )
+    p.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-sample rows here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from graphmatch.engine import evaluate
+
+    metrics = evaluate(args.run, split=args.split, overrides=args.overrides, predictions=args.predictions)
+    for name, value in metrics.items():
+        print(f"{args.split} {name}\t{value:.2f}")
+    return 0

@@ -1,0 +1,173 @@
+"""``graphmatch show "text" ["text_b"] --kind kbert|let|relation -o OUT.png|OUT.html``: draw the
+input graph of one text (or text pair) as a PNG picture or a standalone interactive HTML page.
+
+- ``kbert``: K-BERT's sentence tree (knowledge from ``--kg``); the PNG shows the visible matrix
+  beside the tree, ``--matrix OUT.png`` draws it on its own; the HTML page has the visibility
+  pairs of the branch tokens as a hidden ``token -sees-> token`` edge type.
+- ``let``: LET's lattice pair graph of two texts with HowNet senses and sememes; the dense
+  reachability closures are left out of the PNG (``--closures`` draws them) and hidden in the
+  HTML page.
+- ``relation``: the relation graph of a sentence marked ``… <e1>x</e1> … <e2>y</e2> …``.
+
+The character vocabulary is ``--vocab``, else Google's Chinese BERT vocabulary under the data
+root when it is there, else one made from the input's own characters (ids then differ from a
+real model's; the picture does not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+KINDS = ("kbert", "let", "relation")
+VOCAB_FILE = "kbert/vocab/google_vocab.txt"
+LET_CLOSURES = (("word", "reach_fwd", "word"), ("word", "reach_bwd", "word"))
+SEES = ("token", "sees", "token")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "show",
+        help="draw the input graph of one text (or pair) to a PNG or an interactive HTML file",
+        description=(
+            "Draw the input graph of one text (or text pair) as a PNG picture or a standalone\n"
+            "interactive HTML page (hover for attributes, click for neighbours; works offline)."
+        ),
+        epilog=(
+            'examples:  graphmatch show "我在北京吃苹果" --kind kbert --kg hownet -o tree.png\n'
+            '           graphmatch show "南京市长江大桥" "长江大桥在南京" --kind let -o lattice.html\n'
+            '           graphmatch show "The <e1>storm</e1> caused <e2>floods</e2>." --kind relation -o rel.png'
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("text", help="the input; for --kind relation marked with <e1>…</e1> and <e2>…</e2>")
+    p.add_argument("text_b", nargs="?", help="second text of a pair (needed by --kind let)")
+    p.add_argument("--kind", required=True, choices=KINDS, help="which paper's graph to build")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.html", help="picture to write")
+    p.add_argument("--kg", help="K-BERT knowledge graph: hownet, medical or a .spo file (default: hownet)")
+    p.add_argument("--max-length", type=int, help="most tokens in the graph (default: the builder's)")
+    p.add_argument(
+        "--segmenters", default="lattice", help="LET: lattice (all three), or a comma list of jieba,thulac,pkuseg"
+    )
+    p.add_argument("--no-senses", action="store_true", help="LET: leave out HowNet senses and sememes")
+    p.add_argument("--closures", action="store_true", help="LET: also draw the reachability closures in a PNG")
+    p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix beside the tree")
+    p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
+    p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
+    p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else downloads where allowed)")
+    p.add_argument("--title", help="title of the picture (default: the input text)")
+    p.set_defaults(func=run)
+
+
+def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str]) -> Any:
+    from graphmatch.datafiles import DataFileMissing, locate
+    from graphmatch.text import CharTokenizer
+
+    if vocab:
+        return CharTokenizer(vocab)
+    try:
+        return CharTokenizer(locate(VOCAB_FILE, data_dir, download=False))
+    except DataFileMissing:
+        print(
+            f"graphmatch show: no {VOCAB_FILE} under the data root; token ids come from the input's "
+            "own characters (pass --vocab or --data-dir for BERT's)",
+            file=sys.stderr,
+        )
+        return CharTokenizer.from_texts(texts)
+
+
+def _kg_texts(kg: Any) -> list[str]:
+    """Every predicate and object of ``kg``, so that a vocabulary made from texts covers branches."""
+    return [p + o for values in kg.subjects.values() for p, o in values]
+
+
+def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The graph ``args`` ask for (built with ``keep_text=True``) and the picture options for it."""
+    kind, text, text_b = args.kind, args.text, args.text_b
+    if args.kg is not None and kind != "kbert":
+        raise ValueError("--kg applies to --kind kbert only")
+    if args.max_length is not None and args.max_length < 1:
+        raise ValueError(f"--max-length must be positive, got {args.max_length}")
+    length = {"max_length": args.max_length} if args.max_length is not None else {}
+    texts = [t for t in (text, text_b) if t is not None]
+    if kind == "kbert":
+        from graphmatch.graphs.kbert import SentenceTreeBuilder
+        from graphmatch.knowledge import KnowledgeGraph
+
+        kg = KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
+        tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg))
+        data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, **length)(text, text_b)
+        return data, {}
+    if kind == "let":
+        from graphmatch.graphs.let import LatticePairBuilder, load_lexicon
+
+        if text_b is None:
+            raise ValueError("--kind let matches two texts: give text and text_b")
+        lexicon = None if args.no_senses else load_lexicon(args.data_dir)
+        tokenizer = _tokenizer(args.vocab, args.data_dir, texts)
+        builder = LatticePairBuilder(
+            tokenizer, lexicon, segmenters=args.segmenters, senses=not args.no_senses, keep_text=True, **length
+        )
+        data = builder(text, text_b)
+        closures = [et for et in LET_CLOSURES if et in data.edge_types]
+        drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
+        return data, {"edge_types": drawn, "hidden_edge_types": closures}
+    from graphmatch.data.vocab import Vocab
+    from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+
+    if text_b is not None:
+        raise ValueError("--kind relation takes one marked sentence, not a pair")
+    sentence = parse_relation(text)
+    data = RelationGraphBuilder(Vocab.build([sentence.tokens]), keep_text=True, **length)(sentence)
+    return data, {}
+
+
+def _branch_visibility(data: Any, visible: Any) -> Any:
+    """The ``(token, sees, token)`` pairs that involve a branch token (trunk pairs are all visible)."""
+    branch = data["token"].branch
+    keep = branch[visible[0]] | branch[visible[1]]
+    return visible[:, keep]
+
+
+def run(args: argparse.Namespace) -> int:
+    from graphmatch.viz import HTML_SUFFIXES, PNG_SUFFIXES, draw_visibility, save_picture
+
+    out = Path(args.output)
+    if out.suffix.lower() not in PNG_SUFFIXES + HTML_SUFFIXES:
+        raise ValueError(f"cannot tell the picture format of {args.output!r}: name it .png or .html")
+    if args.matrix and args.kind != "kbert":
+        raise ValueError("--matrix draws K-BERT's visible matrix: use it with --kind kbert")
+    if args.matrix and Path(args.matrix).suffix.lower() not in PNG_SUFFIXES:
+        raise ValueError(f"--matrix writes a PNG picture, got {args.matrix!r}")
+    if args.data_dir is not None and not os.path.isdir(args.data_dir):
+        raise FileNotFoundError(f"--data-dir {args.data_dir!r} is not a folder")
+    data, options = build_graph(args)
+    title = args.title or (args.text if args.text_b is None else f"{args.text}  |  {args.text_b}")
+    is_png = out.suffix.lower() in PNG_SUFFIXES
+    visible = None
+    if args.kind == "kbert":
+        from graphmatch.graphs.kbert import visible_edge_index
+
+        visible = visible_edge_index(data)
+        if args.matrix:
+            draw_visibility(data, visible, args.matrix, title=f"visible matrix: {title}")
+            print(f"visible matrix: {args.matrix}")
+        if not is_png:
+            data[SEES].edge_index = _branch_visibility(data, visible)
+            options["hidden_edge_types"] = [SEES]
+        elif args.no_visible:
+            visible = None
+    save_picture(
+        data,
+        out,
+        title=title,
+        visible=visible if is_png else None,
+        edge_types=options.get("edge_types"),
+        hidden_edge_types=options.get("hidden_edge_types", ()),
+    )
+    counts = ", ".join(f"{int(data[t].num_nodes)} {t}" for t in data.node_types)
+    print(f"{args.kind} graph ({counts}): {out}")
+    return 0

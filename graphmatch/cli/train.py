@@ -1,0 +1,50 @@
+"""``graphmatch train RECIPE [--set key=value ...] [--seeds N] [--out DIR] [--resume RUN]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="train a recipe and write a run folder",
+        description="Train a recipe (a YAML file, or a name under recipes/ such as kbert/chnsenticorp_hownet_quick). "
+        "The checkpoint is selected on dev; test is evaluated once, with it.",
+    )
+    p.add_argument("recipe", nargs="?", help="recipe file or name (optional with --resume)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override recipe keys, e.g. --set train.epochs=1 optim.lr=2e-5 (values are YAML)",
+    )
+    p.add_argument("--seeds", type=int, default=1, help="train N seeds (seed, seed+1, ...) and report mean ± std")
+    p.add_argument("--out", help="run folder (default: runs/<task>-<recipe>-<timestamp>)")
+    p.add_argument("--resume", metavar="RUN_OR_CKPT", help="continue an interrupted run folder (or a .ckpt)")
+    p.set_defaults(func=run)
+
+
+def _figure(value: object) -> str:
+    if isinstance(value, dict):
+        return f"{value['mean']:.2f} ± {value['std']:.2f}"
+    return f"{value:.2f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from graphmatch.engine.runner import _env_rank, train
+
+    run_dir = train(args.recipe, args.overrides, args.out, seeds=args.seeds, resume=args.resume)
+    if _env_rank() != 0:
+        return 0
+    metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
+    print(f"run folder: {run_dir}")
+    for split in ("dev", "test"):
+        if metrics.get(split):
+            print(f"{split}: " + ", ".join(f"{k} {_figure(v)}" for k, v in metrics[split].items()))
+    return 0

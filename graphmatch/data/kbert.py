@@ -1,0 +1,371 @@
+"""K-BERT's datasets as PyG datasets of sentence-tree graphs (:mod:`graphmatch.graphs.kbert`).
+
+Three file formats, each a TSV with a header row naming its columns:
+
+* sentence classification (``book_review``, ``chnsenticorp``, ``shopping``): ``label  text_a``;
+* sentence pairs (``lcqmc``): ``text_a  text_b  label``;
+* NER (``msra_ner``, ``medical_ner``): ``text_a  label``, space-separated characters and as many
+  space-separated BIO tags.
+
+The label set is read from the training file (or given, for dev and test: a label outside it is
+an error naming ``file:line``). Processed graphs are cached in a folder named by a digest of
+every option that changes them and of the source files' contents, so a changed option or file
+never reuses a stale cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch_geometric.data import HeteroData, InMemoryDataset
+from tqdm.auto import tqdm
+
+from graphmatch.datafiles import CACHE_DIR, locate, sha256
+from graphmatch.graphs.kbert import ENTITY_EDGE, SentenceTreeBuilder
+from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
+from graphmatch.text import CharTokenizer
+
+#: bump when the stored graphs change meaning, so old caches are not reused
+FORMAT_VERSION = 1
+SPLITS = ("train", "dev", "test")
+#: built-in dataset name -> (file pattern relative to the data root, kind)
+DATASETS: dict[str, tuple[str, str]] = {
+    "book_review": ("kbert/datasets/book_review/{split}.tsv", "classification"),
+    "chnsenticorp": ("kbert/datasets/chnsenticorp/{split}.tsv", "classification"),
+    "shopping": ("kbert/datasets/shopping/{split}.tsv", "classification"),
+    "lcqmc": ("lcqmc/{split}.tsv", "pair"),
+    "msra_ner": ("kbert/datasets/msra_ner/{split}.tsv", "ner"),
+    "medical_ner": ("kbert/datasets/medical_ner/{split}.tsv", "ner"),
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One parsed data line; ``line`` is its 1-based line number in ``path``."""
+
+    text_a: str
+    text_b: str | None
+    label: str | list[str]
+    path: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    return sha256(path)
+
+
+def file_identity(path: str | os.PathLike) -> dict[str, Any]:
+    """``{path, size, mtime_ns, sha256}`` of a file (the digest is memoised per size and mtime)."""
+    st = os.stat(path)
+    return {"path": str(Path(path).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "sha256": _file_digest(str(path), st.st_size, st.st_mtime_ns)}
+
+
+def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> Path | None:
+    """``"hownet"`` / ``"medical"`` / a path → the ``.spo`` file; ``None``/``"none"`` → no knowledge."""
+    if kg is None or str(kg).lower() in ("none", "null", ""):
+        return None
+    key = str(kg).lower()
+    if key in BUILTIN_KGS:
+        return locate(BUILTIN_KGS[key], root)
+    if not Path(kg).is_file():
+        raise FileNotFoundError(f"knowledge graph {kg!r} is neither {'/'.join(BUILTIN_KGS)} nor a file")
+    return Path(kg)
+
+
+def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dict[str, int], list[str]]:
+    """Column indices of a TSV's header and its data lines; a missing column names the file."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    if not lines:
+        raise ValueError(f"{path}: empty file (expected a header with columns {', '.join(required)})")
+    columns = {name.strip(): i for i, name in enumerate(lines[0].split("\t"))}
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise ValueError(f"{path}:1: header {lines[0]!r} lacks column(s) {', '.join(missing)}")
+    return columns, lines[1:]
+
+
+class KBertDataset(InMemoryDataset):
+    r"""Base class of the K-BERT datasets: one split of one TSV file as sentence-tree graphs.
+
+    Args:
+        name (str): a built-in dataset (``book_review``, ``chnsenticorp``, ``shopping``, ``lcqmc``,
+            ``msra_ner``, ``medical_ner``) or a folder holding ``{train,dev,test}.tsv``.
+        split (str): ``"train"``, ``"dev"`` or ``"test"``. (default: ``"train"``)
+        root (str, optional): data root (else ``$GRAPHMATCH_DATA``, else a checked download).
+        cache_dir (str, optional): where processed graphs go (default
+            ``$GRAPHMATCH_CACHE/processed``).
+        kg (str, optional): ``"hownet"``, ``"medical"``, a ``.spo`` path, or ``None`` for no
+            knowledge (plain BERT input). (default: ``"hownet"``)
+        max_length (int): tokens kept after injection. (default: 256)
+        max_entities (int): branches per word. (default: 2)
+        vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
+        labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the
+            file (do that for train only and pass train's labels to dev and test).
+        limit (int, optional): read only the first ``limit`` data lines (quick runs).
+        mode (str): the builder's ``"default"`` or ``"reference"`` mode. (default: ``"default"``)
+        force_reload (bool): rebuild even when a cache exists.
+
+    Graphs carry ``y`` (``[1]``, classification) or ``token.y`` (NER tag ids, -100 on branch
+    tokens), and ``entity.length`` (tokens of each branch kept after the cut). NER graphs also
+    carry ``tags`` (gold tag ids of every original character, ``[C]``) and ``num_chars``
+    (``[1]``), so predictions map back to characters, including those cut by truncation.
+    """
+
+    kind: ClassVar[str]
+    required: ClassVar[tuple[str, ...]]
+    predicate: ClassVar[bool] = True
+    add_cls: ClassVar[bool] = True
+
+    def __init__(self, name: str, split: str = "train", root: str | os.PathLike | None = None,
+                 cache_dir: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
+                 max_length: int = 256, max_entities: int = 2, vocab: str | os.PathLike | None = None,
+                 labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
+                 transform=None, force_reload: bool = False, progress: bool = True):
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be a positive number of lines or None, got {limit}")
+        self.name, self.split = name, split
+        self.source = source_file(name, split, root)
+        self.kg_path = resolve_kg(kg, root)
+        self.vocab_path = Path(vocab) if vocab is not None else locate("kbert/vocab/google_vocab.txt", root)
+        self.options = {"max_length": max_length, "max_entities": max_entities, "mode": mode, "limit": limit,
+                        "labels": list(labels) if labels is not None else None}
+        self.progress = progress
+        self.labels: list[str] = list(labels) if labels is not None else []
+        base = Path(cache_dir) if cache_dir is not None else CACHE_DIR / "processed"
+        super().__init__(str(base / "kbert"), transform=transform, force_reload=force_reload, log=False)
+        self.load(self.processed_paths[0], data_cls=HeteroData)
+        with open(self.processed_paths[1], encoding="utf-8") as f:
+            self.labels = json.load(f)
+
+    # ----------------------------------------------------------------- cache
+    def cache_key(self) -> dict[str, Any]:
+        """Everything the stored graphs depend on."""
+        return {
+            "format": FORMAT_VERSION, "kind": self.kind, "predicate": self.predicate, "add_cls": self.add_cls,
+            "source": file_identity(self.source),
+            "kg": file_identity(self.kg_path) if self.kg_path is not None else None,
+            "vocab": file_identity(self.vocab_path), **self.options,
+        }
+
+    @functools.cached_property
+    def digest(self) -> str:
+        text = json.dumps(self.cache_key(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def processed_dir(self) -> str:
+        stem = Path(self.name).name if Path(self.name).is_dir() else self.name
+        return os.path.join(self.root, f"{stem}-{self.split}-{self.digest}")
+
+    @property
+    def raw_dir(self) -> str:  # the source is located in __init__; no raw/ folder is made
+        return self.processed_dir
+
+    @property
+    def raw_file_names(self) -> list[str]:
+        return []
+
+    @property
+    def processed_file_names(self) -> list[str]:
+        return ["data.pt", "labels.json", "options.json"]
+
+    def download(self) -> None:  # the source is located in __init__
+        pass
+
+    # ------------------------------------------------------------- building
+    def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
+        """The sentence-tree builder these graphs are made with."""
+        kg = KnowledgeGraph.from_spo(self.kg_path) if self.kg_path is not None else None
+        return make_builder(kg, CharTokenizer(self.vocab_path), self.kind, self.labels,
+                            self.options["max_length"], self.options["max_entities"], self.options["mode"],
+                            keep_text=keep_text)
+
+    def process(self) -> None:
+        examples = self.read()
+        if not examples:
+            raise ValueError(f"{self.source}: no data lines")
+        if not self.labels:
+            self.labels = label_set(examples, self.kind)
+        self.check_labels(examples)
+        builder = self.builder()
+        index = {label: i for i, label in enumerate(self.labels)}
+        graphs = []
+        for ex in tqdm(examples, desc=f"K-BERT graphs {self.name}/{self.split}", unit="sent",
+                       disable=not self.progress, mininterval=1.0):
+            try:
+                data = self.graph(builder, ex, index)
+            except ValueError as err:
+                raise ValueError(f"{ex.where}: {err}") from err
+            # InMemoryDataset cannot separate a node type that has no attribute besides num_nodes:
+            # store each branch's (kept) token count, O(number of branches)
+            entity = data["entity"]
+            entity.length = torch.bincount(data[ENTITY_EDGE].edge_index[1], minlength=entity.num_nodes)
+            graphs.append(data)
+        os.makedirs(self.processed_dir, exist_ok=True)
+        _atomic(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
+        _atomic(self.processed_paths[1], lambda tmp: Path(tmp).write_text(json.dumps(self.labels, ensure_ascii=False)))
+        _atomic(self.processed_paths[2], lambda tmp: Path(tmp).write_text(
+            json.dumps(self.cache_key(), indent=1, ensure_ascii=False)))
+
+    def read(self) -> list[Example]:
+        """Parse the source file (the first ``limit`` data lines); bad lines name ``file:line``."""
+        columns, lines = read_header(self.source, self.required)
+        limit = self.options["limit"]
+        out = []
+        for n, line in enumerate(lines, 2):
+            if limit is not None and len(out) >= limit:
+                break
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) < len(columns):
+                raise ValueError(f"{self.source}:{n}: expected {len(columns)} tab-separated fields "
+                                 f"({', '.join(columns)}), got {len(fields)}")
+            out.append(self.parse(fields, columns, str(self.source), n))
+        return out
+
+    def parse(self, fields: list[str], columns: dict[str, int], path: str, line: int) -> Example:
+        raise NotImplementedError
+
+    def graph(self, builder: SentenceTreeBuilder, ex: Example, index: dict[str, int]) -> HeteroData:
+        return builder(ex.text_a, ex.text_b, label=index[ex.label])
+
+    def check_labels(self, examples: list[Example]) -> None:
+        known = set(self.labels)
+        for ex in examples:
+            bad = [t for t in ([ex.label] if isinstance(ex.label, str) else ex.label) if t not in known]
+            if bad:
+                raise ValueError(f"{ex.where}: label {bad[0]!r} is not in the label set of the training data "
+                                 f"({', '.join(self.labels)})")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name}/{self.split}, {len(self)} graphs, {len(self.labels)} labels)"
+
+
+class KBertClassificationDataset(KBertDataset):
+    """Sentence classification: ``label<TAB>text_a`` with a header row."""
+
+    kind = "classification"
+    required = ("label", "text_a")
+
+    def parse(self, fields, columns, path, line) -> Example:
+        text, label = fields[columns["text_a"]], fields[columns["label"]].strip()
+        if not text.strip() or not label:
+            raise ValueError(f"{path}:{line}: empty text or label")
+        return Example(text, None, label, path, line)
+
+
+class KBertPairDataset(KBertDataset):
+    """Sentence pairs (LCQMC): ``text_a<TAB>text_b<TAB>label`` with a header row."""
+
+    kind = "pair"
+    required = ("text_a", "text_b", "label")
+
+    def parse(self, fields, columns, path, line) -> Example:
+        a, b, label = (fields[columns[c]] for c in ("text_a", "text_b", "label"))
+        if not a.strip() or not b.strip() or not label.strip():
+            raise ValueError(f"{path}:{line}: empty text_a, text_b or label")
+        return Example(a, b, label.strip(), path, line)
+
+
+class KBertNERDataset(KBertDataset):
+    """NER: ``text_a<TAB>label``, space-separated characters and as many BIO tags. As in K-BERT's
+    NER script, no ``[CLS]`` is added and a branch is the object alone (no predicate)."""
+
+    kind = "ner"
+    required = ("text_a", "label")
+    predicate = False
+    add_cls = False
+
+    def parse(self, fields, columns, path, line) -> Example:
+        chars = fields[columns["text_a"]].split(" ")
+        tags = fields[columns["label"]].strip().split(" ")
+        if len(chars) != len(tags):
+            raise ValueError(f"{path}:{line}: {len(chars)} characters but {len(tags)} tags")
+        long = [c for c in chars if len(c) != 1]
+        if long:
+            raise ValueError(f"{path}:{line}: expected one character per space-separated item, got {long[0]!r}")
+        return Example("".join(chars), None, tags, path, line)
+
+    def graph(self, builder, ex, index) -> HeteroData:
+        data = builder(ex.text_a, tags=ex.label)
+        data.tags = torch.tensor([index[t] for t in ex.label], dtype=torch.long)
+        data.num_chars = torch.tensor([len(ex.label)])
+        return data
+
+
+KINDS: dict[str, type[KBertDataset]] = {
+    "classification": KBertClassificationDataset, "pair": KBertPairDataset, "ner": KBertNERDataset,
+}
+
+
+def dataset_kind(name: str, root: str | os.PathLike | None = None) -> str:
+    """``"classification"``, ``"pair"`` or ``"ner"`` for a built-in name or a folder (by its
+    train header: ``text_b`` → pair; ``text_a`` first and ``label`` with BIO tags → ner)."""
+    if name in DATASETS:
+        return DATASETS[name][1]
+    columns, lines = read_header(source_file(name, "train", root), ("text_a", "label"))
+    if "text_b" in columns:
+        return "pair"
+    first = next((ln.split("\t") for ln in lines if ln.strip()), None)
+    return "ner" if first is not None and " " in first[columns["text_a"]].strip() and \
+        len(first[columns["text_a"]].split(" ")) == len(first[columns["label"]].split(" ")) else "classification"
+
+
+def source_file(name: str, split: str, root: str | os.PathLike | None = None) -> Path:
+    """The TSV of ``split`` for a built-in dataset name or a folder of ``{split}.tsv`` files."""
+    if name in DATASETS:
+        return locate(DATASETS[name][0].format(split=split), root)
+    path = Path(name) / f"{split}.tsv"
+    if not path.is_file():
+        raise FileNotFoundError(f"dataset {name!r} is neither one of {', '.join(DATASETS)} "
+                                f"nor a folder holding {split}.tsv")
+    return path
+
+
+def label_set(examples: list[Example], kind: str) -> list[str]:
+    """Sorted labels of the examples; for NER ``O`` first, then the tags sorted."""
+    if kind == "ner":
+        tags = {t for ex in examples for t in ex.label}
+        return (["O"] if "O" in tags else []) + sorted(tags - {"O"})
+    labels = {ex.label for ex in examples}
+    return sorted(labels, key=lambda s: (0, int(s)) if s.lstrip("-").isdigit() else (1, s))
+
+
+def make_builder(kg: KnowledgeGraph | None, tokenizer: CharTokenizer, kind: str, labels: list[str],
+                 max_length: int, max_entities: int, mode: str = "default",
+                 keep_text: bool = False) -> SentenceTreeBuilder:
+    """The sentence-tree builder for a dataset kind (NER: objects only, no ``[CLS]``, tag ids)."""
+    ner = kind == "ner"
+    return SentenceTreeBuilder(kg, tokenizer, max_length=max_length, max_entities=max_entities,
+                               predicate=not ner, mode=mode, add_cls=not ner,
+                               tag_to_id={t: i for i, t in enumerate(labels)} if ner else None,
+                               keep_text=keep_text)
+
+
+def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,
+                  **kwargs: Any) -> KBertDataset:
+    """The dataset class that fits ``name`` (see :data:`DATASETS`), built with ``kwargs``."""
+    return KINDS[dataset_kind(name, root)](name, split, root=root, **kwargs)
+
+
+def _atomic(path: str, write) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    write(tmp)
+    os.replace(tmp, path)

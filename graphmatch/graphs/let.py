@@ -1,0 +1,328 @@
+"""LET's lattice pair graph: two sentences, their word lattice, HowNet senses and sememes.
+
+One :class:`~torch_geometric.data.HeteroData` per sentence pair (schema in ``docs/let.md``)::
+
+    token   input_ids, sent (0 for [CLS] a [SEP], 1 for b [SEP]; also BERT's segment id),
+            char_index (offset in its sentence, -1 for [CLS]/[SEP]); in order [CLS] a [SEP] b [SEP],
+            so a token's position is its index in the graph
+    word    span [W, 2] (start, end) character offsets in its sentence, end exclusive; sent
+    sense   sent
+    sememe  sememe_id (index into the sememe vocabulary), sent
+    (word, contains, token)    a word → each of its characters
+    (word, next, word)         A → B when B starts where A ends (same sentence)
+    (word, reach_fwd, word)    j → i for every j in N⁺(i): j is i or lies after i on a lattice path
+    (word, reach_bwd, word)    j → i for every j in N⁻(i): j is i or lies before i on a lattice path
+    (sense, of, word)          a sense → its word
+    (sememe, of, sense)        a sememe occurrence → its sense
+
+Edges are oriented the way messages flow (source → destination). Cross-sentence character
+pairs are not stored: the model forms them per batch from ``token.sent`` (O(n) storage here).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import HeteroData
+
+from graphmatch.knowledge import HowNetLexicon, SememeVectors
+from graphmatch.text import CharTokenizer, Span, lattice
+
+ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
+
+#: node types and edge types of every LET pair graph (empty ones included, so batches agree)
+NODE_TYPES = ("token", "word", "sense", "sememe")
+EDGE_TYPES = (
+    ("word", "contains", "token"),
+    ("word", "next", "word"),
+    ("word", "reach_fwd", "word"),
+    ("word", "reach_bwd", "word"),
+    ("sense", "of", "word"),
+    ("sememe", "of", "sense"),
+)
+
+
+def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
+    """``"lattice"`` (all three), one name, a comma-separated string or a list → segmenter names."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
+    names = [n for n in names if n]
+    if names == ["lattice"]:
+        return ALL_SEGMENTERS
+    bad = [n for n in names if n not in ALL_SEGMENTERS]
+    if bad or not names:
+        raise ValueError(
+            f"unknown segmentation {value!r}: use 'lattice' or any of {', '.join(ALL_SEGMENTERS)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+@functools.cache
+def _lexicon(root: str | None) -> HowNetLexicon:
+    return HowNetLexicon.load(root)
+
+
+def load_lexicon(root: str | os.PathLike | None = None) -> HowNetLexicon:
+    """The HowNet lexicon, loaded once per process and data root (~127k words)."""
+    return _lexicon(None if root is None else str(root))
+
+
+def sememe_vocabulary(lexicon: HowNetLexicon | None, vectors: SememeVectors | None) -> list[str]:
+    """Sememe names in index order: those with a pretrained vector first (in the vector file's
+    order, so row ``i`` of the vectors is sememe ``i``), then the lexicon's remaining sememes."""
+    names = list(vectors.names) if vectors is not None else []
+    known = set(names)
+    if lexicon is not None:
+        names += [n for n in lexicon.sememe_names if n not in known]
+    return names
+
+
+class LatticePairBuilder:
+    """Builds LET's lattice pair graph for ``(text_a, text_b)``.
+
+    Args:
+        tokenizer: character tokenizer over the encoder's vocabulary.
+        lexicon: HowNet lexicon (word → senses → sememes); ``None`` builds no senses.
+        segmenters: names whose words form the lattice (their union keyed by ``(start, end)``),
+            ``"lattice"`` for all three, or one name.
+        max_length: most tokens for the pair including ``[CLS]`` and two ``[SEP]``; the longer
+            sentence loses its last characters first (BERT's longest-first truncation).
+        senses: add sense and sememe nodes (the "senses off" ablation when False).
+        sememe_index: sememe name → vocabulary index; sememes outside it are dropped, and so is
+            a sense left without sememes. Default: the lexicon's sememes in sorted order.
+        keep_text: store human-readable labels in ``data[node_type].text`` (for inspect/show).
+    """
+
+    def __init__(
+        self,
+        tokenizer: CharTokenizer,
+        lexicon: HowNetLexicon | None = None,
+        segmenters: str | Sequence[str] = ALL_SEGMENTERS,
+        max_length: int = 128,
+        senses: bool = True,
+        sememe_index: dict[str, int] | None = None,
+        keep_text: bool = False,
+    ) -> None:
+        if max_length < 5:
+            raise ValueError(f"max_length must leave room for [CLS], [SEP], [SEP] and one character "
+                             f"per sentence (>= 5), got {max_length}")
+        self.tokenizer = tokenizer
+        self.lexicon = lexicon
+        self.segmenters = parse_segmenters(segmenters)
+        self.max_length = max_length
+        self.senses = bool(senses) and lexicon is not None
+        if sememe_index is None and lexicon is not None:
+            sememe_index = {name: i for i, name in enumerate(lexicon.sememe_names)}
+        self.sememe_index = sememe_index or {}
+        self.keep_text = keep_text
+        self._sememe_names = {i: n for n, i in self.sememe_index.items()} if keep_text else {}
+
+    def options(self) -> dict[str, Any]:
+        """Everything that changes the graphs (used to key processed caches)."""
+        return {
+            "builder": "let-lattice-pair/1",
+            "segmenters": list(self.segmenters),
+            "max_length": self.max_length,
+            "senses": self.senses,
+            "vocab_size": self.tokenizer.vocab_size,
+            "normalize": self.tokenizer.normalize,
+            "lexicon_words": len(self.lexicon) if self.lexicon is not None else 0,
+            "sememes": len(self.sememe_index),
+            "keep_text": self.keep_text,
+        }
+
+    # ------------------------------------------------------------------ build
+    def __call__(self, text_a: str, text_b: str, label: int | None = None) -> HeteroData:
+        for name, text in (("text_a", text_a), ("text_b", text_b)):
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{name} is empty: LET matches two non-empty sentences")
+        if label is not None and label not in (0, 1):
+            raise ValueError(f"label must be 0 or 1, got {label!r}")
+        enc_a, enc_b = self.tokenizer.encode(text_a), self.tokenizer.encode(text_b)
+        na, nb = _truncate(len(enc_a.ids), len(enc_b.ids), self.max_length - 3)
+        tok = self.tokenizer
+        ids = [tok.cls_id, *enc_a.ids[:na], tok.sep_id, *enc_b.ids[:nb], tok.sep_id]
+        sent = [0] * (na + 2) + [1] * (nb + 1)
+        char_index = [-1, *enc_a.char_index[:na], -1, *enc_b.char_index[:nb], -1]
+
+        words: list[Span] = []
+        word_sent: list[int] = []
+        word_tokens: list[tuple[int, int]] = []  # [first, last + 1) token node of each word
+        for s, (text, enc, n, first) in enumerate(((text_a, enc_a, na, 1), (text_b, enc_b, nb, na + 2))):
+            cut = enc.char_index[n - 1] + 1
+            token_of = {c: first + k for k, c in enumerate(enc.char_index[:n])}
+            for span in lattice(text[:cut], self.segmenters):
+                inside = [token_of[c] for c in range(span.start, span.end) if c in token_of]
+                if inside:
+                    words.append(span)
+                    word_sent.append(s)
+                    word_tokens.append((inside[0], inside[-1] + 1))
+
+        data = HeteroData()
+        data["token"].input_ids = torch.tensor(ids, dtype=torch.long)
+        data["token"].sent = torch.tensor(sent, dtype=torch.long)
+        data["token"].char_index = torch.tensor(char_index, dtype=torch.long)
+        data["token"].num_nodes = len(ids)
+
+        W = len(words)
+        data["word"].span = torch.tensor([[w.start, w.end] for w in words], dtype=torch.long).view(W, 2)
+        data["word"].sent = torch.tensor(word_sent, dtype=torch.long)
+        data["word"].num_nodes = W
+        contains = [(i, t) for i, (s, e) in enumerate(word_tokens) for t in range(s, e)]
+        data["word", "contains", "token"].edge_index = _edges(contains)
+        nxt, reach = _lattice_edges(word_tokens, word_sent)
+        data["word", "next", "word"].edge_index = _edges(nxt)
+        data["word", "reach_fwd", "word"].edge_index = reach.flip(0)
+        data["word", "reach_bwd", "word"].edge_index = reach
+
+        senses, sense_text = self._senses(words)
+        sense_word = [w for w, _ in senses]
+        data["sense"].sent = torch.tensor([word_sent[w] for w in sense_word], dtype=torch.long)
+        data["sense"].num_nodes = len(senses)
+        data["sense", "of", "word"].edge_index = _edges(list(enumerate(sense_word)))
+        occ = [(k, sid) for k, (_, ids_) in enumerate(senses) for sid in ids_]
+        data["sememe"].sememe_id = torch.tensor([sid for _, sid in occ], dtype=torch.long)
+        data["sememe"].sent = torch.tensor([word_sent[sense_word[k]] for k, _ in occ], dtype=torch.long)
+        data["sememe"].num_nodes = len(occ)
+        data["sememe", "of", "sense"].edge_index = _edges([(m, k) for m, (k, _) in enumerate(occ)])
+
+        if label is not None:
+            data.y = torch.tensor([label], dtype=torch.long)
+        if self.keep_text:
+            data["token"].text = [tok.id_to_token(ids[0]), *enc_a.tokens[:na], tok.id_to_token(tok.sep_id),
+                                  *enc_b.tokens[:nb], tok.id_to_token(tok.sep_id)]
+            data["word"].text = [w.word for w in words]
+            data["sense"].text = sense_text
+            data["sememe"].text = [self._sememe_names[sid] for _, sid in occ]
+        return data
+
+    def _senses(self, words: Sequence[Span]) -> tuple[list[tuple[int, list[int]]], list[str]]:
+        """``[(word index, [sememe ids])]`` for every sense with at least one known sememe."""
+        out: list[tuple[int, list[int]]] = []
+        text: list[str] = []
+        if not self.senses:
+            return out, text
+        index = self.sememe_index
+        for w, span in enumerate(words):
+            seen: set[tuple[int, ...]] = set()
+            for sense in self.lexicon.senses(span.word):
+                ids = tuple(dict.fromkeys(index[s] for s in sense if s in index))
+                if ids and ids not in seen:
+                    seen.add(ids)
+                    out.append((w, list(ids)))
+                    text.append("|".join(s for s in sense if s in index))
+        return out, text
+
+
+def _truncate(na: int, nb: int, budget: int) -> tuple[int, int]:
+    """Longest-first truncation of two lengths to ``budget`` (ties cut the second)."""
+    if na + nb <= budget:
+        return na, nb
+    half = budget // 2
+    if na <= half:
+        return na, budget - na
+    if nb <= half:
+        return budget - nb, nb
+    return budget - half, half
+
+
+def _edges(pairs: Iterable[tuple[int, int]]) -> torch.Tensor:
+    pairs = list(pairs)
+    if not pairs:
+        return torch.empty(2, 0, dtype=torch.long)
+    return torch.tensor(pairs, dtype=torch.long).t().contiguous()
+
+
+def _lattice_edges(word_tokens: Sequence[tuple[int, int]],
+                   word_sent: Sequence[int]) -> tuple[list[tuple[int, int]], torch.Tensor]:
+    """Lattice ``next`` pairs and the reachability pairs ``[2, R]`` (i, j): j ∈ N⁺(i), i ∈ N⁻(j).
+
+    Words are processed per sentence from the last start backwards: a word reaches itself and
+    everything its successors reach (the lattice is a DAG ordered by start offset).
+    """
+    W = len(word_tokens)
+    starts: dict[tuple[int, int], list[int]] = {}
+    for i, (s, _) in enumerate(word_tokens):
+        starts.setdefault((word_sent[i], s), []).append(i)
+    nxt = [(i, j) for i, (_, e) in enumerate(word_tokens) for j in starts.get((word_sent[i], e), ())]
+    reach = np.eye(W, dtype=bool)
+    succ: list[list[int]] = [[] for _ in range(W)]
+    for i, j in nxt:
+        succ[i].append(j)
+    for i in sorted(range(W), key=lambda k: -word_tokens[k][0]):
+        if succ[i]:
+            reach[i] |= reach[succ[i]].any(axis=0)
+    rows, cols = np.nonzero(reach)
+    return nxt, torch.from_numpy(np.stack([rows, cols])).long()
+
+
+# ------------------------------------------------------------------ inspect CLI
+def inspect_rows(lines: Iterable[str], args: Any) -> Iterator[dict[str, Any]]:
+    """One JSON-ready dict per input line ``text_a<TAB>text_b[<TAB>label]`` for
+    ``graphmatch inspect let``: tokens, words with spans and senses, sememes and every edge list.
+
+    ``args`` may carry ``segmenters`` (a name, ``lattice`` or a comma list), ``no_senses``,
+    ``max_length``, ``data_dir`` and ``vocab``; absent ones take the builder defaults.
+    """
+    data_dir = getattr(args, "data_dir", None)
+    vocab = getattr(args, "vocab", None)
+    tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
+    senses = not getattr(args, "no_senses", False)
+    builder = LatticePairBuilder(
+        tokenizer,
+        load_lexicon(data_dir) if senses else None,
+        segmenters=getattr(args, "segmenters", None) or ALL_SEGMENTERS,
+        max_length=getattr(args, "max_length", None) or 128,
+        senses=senses,
+        keep_text=True,
+    )
+    for lineno, line in enumerate(lines, 1):
+        line = line.rstrip("\r\n")
+        fields = line.split("\t")
+        if not line.strip() or (lineno == 1 and fields[:2] == ["text_a", "text_b"]):
+            continue
+        if len(fields) not in (2, 3):
+            raise ValueError(f"line {lineno}: expected text_a<TAB>text_b[<TAB>label], got {len(fields)} fields")
+        label = _label(fields[2], f"line {lineno}") if len(fields) == 3 else None
+        try:
+            data = builder(fields[0], fields[1], label)
+        except ValueError as err:
+            raise ValueError(f"line {lineno}: {err}") from err
+        yield graph_to_dict(data, fields[0], fields[1], label)
+
+
+def _label(value: str, where: str) -> int:
+    value = value.strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"{where}: label must be 0 or 1, got {value!r}")
+    return int(value)
+
+
+def graph_to_dict(data: HeteroData, text_a: str, text_b: str, label: int | None = None) -> dict[str, Any]:
+    """A built graph (with ``keep_text``) as plain JSON-ready lists."""
+    sense_word = data["sense", "of", "word"].edge_index[1].tolist()
+    sememe_sense = data["sememe", "of", "sense"].edge_index[1].tolist()
+    sememes: list[list[str]] = [[] for _ in sense_word]
+    for m, k in enumerate(sememe_sense):
+        sememes[k].append(data["sememe"].text[m])
+    words = [
+        {"id": i, "word": w, "sent": s, "span": span, "senses": [sememes[k] for k, sw in enumerate(sense_word)
+                                                                  if sw == i]}
+        for i, (w, s, span) in enumerate(zip(data["word"].text, data["word"].sent.tolist(),
+                                             data["word"].span.tolist(), strict=True))
+    ]
+    return {
+        "text_a": text_a,
+        "text_b": text_b,
+        "label": label,
+        "tokens": data["token"].text,
+        "words": words,
+        "senses": [{"id": k, "word": w, "sememes": sememes[k]} for k, w in enumerate(sense_word)],
+        "sememe_ids": data["sememe"].sememe_id.tolist(),
+        "num_nodes": {t: int(data[t].num_nodes) for t in NODE_TYPES},
+        "edges": {"_".join(et): data[et].edge_index.t().tolist() for et in EDGE_TYPES},
+    }

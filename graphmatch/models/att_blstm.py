@@ -1,0 +1,82 @@
+r"""Att-BLSTM relation classifier over a batch of relation sentence graphs."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch_geometric.data import HeteroData
+from torch_geometric.utils import to_dense_batch
+
+from graphmatch.graphs.relation import token_batch
+from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.nn.bilstm import PackedBiLSTM
+
+
+class AttBLSTM(torch.nn.Module):
+    r"""The attention-based BiLSTM from the `"Attention-Based Bidirectional Long Short-Term Memory
+    Networks for Relation Classification" <https://aclanthology.org/P16-2034>`_ paper
+    (Zhou et al., ACL 2016).
+
+    .. math::
+        \mathbf{H} &= \overrightarrow{\mathrm{LSTM}}(\mathbf{E}) + \overleftarrow{\mathrm{LSTM}}(\mathbf{E})
+
+        \boldsymbol{\alpha} &= \mathrm{softmax}\big(\mathbf{w}^{\top} \tanh(\mathbf{H})\big), \qquad
+        \mathbf{r} = \mathbf{H} \boldsymbol{\alpha}^{\top}, \qquad \mathbf{h}^{*} = \tanh(\mathbf{r})
+
+        p(y \mid S) &= \mathrm{softmax}(\mathbf{W}^{(S)} \mathbf{h}^{*} + \mathbf{b}^{(S)})
+
+    Dropout is applied to the embeddings, the LSTM outputs and :math:`\mathbf{h}^{*}`. The
+    attention is an :class:`~graphmatch.nn.AttentionPooling` over the graph's
+    ``("token", "in", "sentence")`` edges.
+
+    Args:
+        num_words (int): vocabulary size (id 0 is padding).
+        num_classes (int): number of relation labels.
+        embedding_dim (int): word embedding size. (default: 100)
+        hidden_size (int): LSTM size per direction (= size of :math:`\mathbf{h}^{*}`). (default: 100)
+        emb_dropout (float): dropout on word embeddings. (default: 0.3)
+        rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
+        dropout (float): dropout on :math:`\mathbf{h}^{*}`. (default: 0.5)
+
+    Shapes:
+        - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
+        - **output:** logits :math:`(B, C)`; with ``return_attention=True`` also
+          ``{"token": (N,)}``, each sentence's weights summing to one
+    """
+
+    def __init__(
+        self,
+        num_words: int,
+        num_classes: int,
+        embedding_dim: int = 100,
+        hidden_size: int = 100,
+        emb_dropout: float = 0.3,
+        rnn_dropout: float = 0.3,
+        dropout: float = 0.5,
+    ):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
+        self.emb_dropout = torch.nn.Dropout(emb_dropout)
+        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum")
+        self.rnn_dropout = torch.nn.Dropout(rnn_dropout)
+        self.pool = AttentionPooling(hidden_size)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.classifier = torch.nn.Linear(hidden_size, num_classes)
+
+    def reset_parameters(self) -> None:
+        self.embedding.reset_parameters()
+        self.lstm.reset_parameters()
+        self.pool.reset_parameters()
+        self.classifier.reset_parameters()
+
+    def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
+        batch, num_graphs = token_batch(data)
+        x = self.emb_dropout(self.embedding(data["token"].word_id))
+        dense, mask = to_dense_batch(x, batch, batch_size=num_graphs)
+        h = self.rnn_dropout(self.lstm(dense, mask)[mask])  # [N, H]
+        src, dst = data["token", "in", "sentence"].edge_index
+        r, alpha = self.pool(h[src], index=dst, dim_size=num_graphs, return_attention_weights=True)
+        logits = self.classifier(self.dropout(torch.tanh(r)))
+        if not return_attention:
+            return logits
+        return logits, {"token": alpha.new_zeros(h.size(0)).index_add(0, src, alpha)}

@@ -1,0 +1,127 @@
+r"""Entity-aware attention BiLSTM with latent entity typing over relation sentence graphs."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch_geometric.data import HeteroData
+from torch_geometric.utils import scatter, to_dense_batch
+
+from graphmatch.graphs.relation import token_batch
+from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.nn.bilstm import PackedBiLSTM
+from graphmatch.nn.latent_types import LatentEntityTyping
+
+
+class EntityAttentionBiLSTM(torch.nn.Module):
+    r"""The BiLSTM with entity-aware attention and latent entity typing from the `"Semantic
+    Relation Classification via Bidirectional LSTM Networks with Entity-aware Attention using
+    Latent Entity Typing" <https://arxiv.org/abs/1901.08163>`_ paper (Lee, Seo and Choi, 2019).
+
+    .. math::
+        \mathbf{X} &= \mathrm{LayerNorm}\big(\mathbf{E} + \mathrm{MultiHead}(\mathbf{E}, \mathbf{E},
+        \mathbf{E})\big), \qquad
+        \mathbf{h}_i = [\overrightarrow{\mathbf{h}}_i; \overleftarrow{\mathbf{h}}_i]
+
+        \mathbf{h}_{e_k} &= \mathrm{mean}_{i \in e_k} \mathbf{h}_i, \qquad
+        \mathbf{t}_k = \sum_{j=1}^{K} \mathrm{softmax}_j(\mathbf{h}_{e_k}^{\top}\mathbf{c}_j)\,\mathbf{c}_j
+
+        \mathbf{u}_i &= \tanh\big(\mathbf{W}^{H}[\mathbf{h}_i; \mathbf{p}^{e_1}_i; \mathbf{p}^{e_2}_i]
+        + \mathbf{W}^{E}[\mathbf{h}_{e_1}; \mathbf{t}_1; \mathbf{h}_{e_2}; \mathbf{t}_2]\big), \qquad
+        \alpha_i = \mathrm{softmax}_i(\mathbf{v}^{\top}\mathbf{u}_i)
+
+        \mathbf{z} &= \sum_i \alpha_i \mathbf{h}_i, \qquad
+        p(y \mid S) = \mathrm{softmax}(\mathbf{W}\mathbf{z} + \mathbf{b})
+
+    :math:`\mathbf{p}^{e_k}_i` embeds token :math:`i`'s relative position to entity :math:`k`
+    (one table shared by both entities). Entity states are means over the
+    ``("token", "in", "entity")`` edges; the attention pools over ``("token", "in", "sentence")``.
+    Dropout is applied to the embeddings, the LSTM outputs and :math:`\mathbf{z}`.
+
+    Args:
+        num_words (int): vocabulary size (id 0 is padding).
+        num_classes (int): number of relation labels.
+        num_positions (int): rows of the relative-position table (:math:`2D + 1`).
+        embedding_dim (int): word embedding size, divisible by ``heads``. (default: 300)
+        position_dim (int): relative-position embedding size. (default: 50)
+        heads (int): self-attention heads. (default: 4)
+        hidden_size (int): LSTM size per direction. (default: 300)
+        latent_types (int): number of latent entity types :math:`K`. (default: 3)
+        attention_size (int): size of :math:`\mathbf{u}_i`. (default: 50)
+        emb_dropout (float): dropout on word embeddings. (default: 0.3)
+        rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
+        dropout (float): dropout on :math:`\mathbf{z}`. (default: 0.5)
+
+    Shapes:
+        - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
+        - **output:** logits :math:`(B, C)`; with ``return_attention=True`` also
+          ``{"token": (N,), "types": (B, 2, K)}``
+    """
+
+    def __init__(
+        self,
+        num_words: int,
+        num_classes: int,
+        num_positions: int,
+        embedding_dim: int = 300,
+        position_dim: int = 50,
+        heads: int = 4,
+        hidden_size: int = 300,
+        latent_types: int = 3,
+        attention_size: int = 50,
+        emb_dropout: float = 0.3,
+        rnn_dropout: float = 0.3,
+        dropout: float = 0.5,
+    ):
+        super().__init__()
+        if embedding_dim % heads:
+            raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by heads ({heads})")
+        self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
+        self.position = torch.nn.Embedding(num_positions, position_dim)
+        self.emb_dropout = torch.nn.Dropout(emb_dropout)
+        self.self_attn = torch.nn.MultiheadAttention(embedding_dim, heads, batch_first=True)
+        self.norm = torch.nn.LayerNorm(embedding_dim)
+        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="concat")
+        self.rnn_dropout = torch.nn.Dropout(rnn_dropout)
+        h = self.lstm.out_channels
+        self.typing = LatentEntityTyping(h, latent_types)
+        self.pool = AttentionPooling(h + 2 * position_dim, attention_size, query_channels=4 * h)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.classifier = torch.nn.Linear(h, num_classes)
+
+    def reset_parameters(self) -> None:
+        for module in (self.embedding, self.position, self.norm, self.lstm, self.typing, self.pool,
+                       self.classifier):
+            module.reset_parameters()
+        self.self_attn._reset_parameters()
+
+    def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
+        tok = data["token"]
+        batch, num_graphs = token_batch(data)
+        if data["entity"].num_nodes != 2 * num_graphs:
+            raise ValueError(
+                f"expected 2 entity nodes per sentence, got {data['entity'].num_nodes} for {num_graphs}"
+            )
+        x = self.emb_dropout(self.embedding(tok.word_id))
+        dense, mask = to_dense_batch(x, batch, batch_size=num_graphs)
+        attn, _ = self.self_attn(dense, dense, dense, key_padding_mask=~mask, need_weights=False)
+        dense = self.norm(dense + attn)
+        h = self.rnn_dropout(self.lstm(dense, mask)[mask])  # [N, 2H]
+
+        src_e, dst_e = data["token", "in", "entity"].edge_index
+        h_ent = scatter(h[src_e], dst_e, dim=0, dim_size=2 * num_graphs, reduce="mean")  # [2B, 2H]
+        t_ent, type_weights = self.typing(h_ent, return_attention_weights=True)
+        query = torch.cat([h_ent, t_ent], dim=-1).view(num_graphs, -1)  # [B, (h_e1; t1; h_e2; t2)]
+
+        key = torch.cat([h, self.position(tok.pos1), self.position(tok.pos2)], dim=-1)
+        src, dst = data["token", "in", "sentence"].edge_index
+        z, alpha = self.pool(
+            h[src], index=dst, dim_size=num_graphs, key=key[src], query=query, return_attention_weights=True
+        )
+        logits = self.classifier(self.dropout(z))
+        if not return_attention:
+            return logits
+        return logits, {
+            "token": alpha.new_zeros(h.size(0)).index_add(0, src, alpha),
+            "types": type_weights.view(num_graphs, 2, -1),
+        }

@@ -1,0 +1,283 @@
+r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batched PyG pair graphs.
+
+`"LET: Linguistic Knowledge Enhanced Graph Transformer for Chinese Short Text Matching"
+<https://arxiv.org/abs/2102.12671>`_. Input: a batch of graphs from
+:class:`graphmatch.graphs.let.LatticePairBuilder`. The whole batch runs in one pass:
+
+1. **characters**: a character encoder over ``[CLS] a [SEP] b [SEP]`` (a local HuggingFace BERT
+   for LET-BERT, or a small transformer trained from scratch), projected to :math:`d`;
+2. **words**: :math:`\mathbf{w}_i = \text{att-pool}\{\mathbf{c}_t : t \in w_i\}`;
+   **senses**: :math:`\mathbf{s} = \text{att-pool}\{\mathbf{W}_e\mathbf{e}_k : k \in s\}` over
+   the (trainable, pretrained 200-d) sememe embeddings;
+3. **SaGT** (:class:`~graphmatch.nn.SaGT`) updates senses and words;
+4. **word → character**: :math:`\hat{\mathbf{c}}_t = \operatorname{LayerNorm}(\mathbf{c}_t +
+   \text{att-pool}\{\mathbf{w}_i : t \in w_i\})`;
+5. **matching**: one :class:`~graphmatch.nn.MDGATConv` (shared parameters) over the characters
+   of the same sentence (:math:`\mathbf{m}^{self}_t`) and of the other sentence
+   (:math:`\mathbf{m}^{cross}_t`); multi-perspective cosine
+   :math:`d_k = \cos(\mathbf{v}_k \odot \mathbf{m}^{self}_t, \mathbf{v}_k \odot \mathbf{m}^{cross}_t)`,
+   :math:`k = 1..P`; :math:`\mathbf{y}_t = \operatorname{LayerNorm}(\hat{\mathbf{c}}_t +
+   \operatorname{FFN}([\mathbf{m}^{self}_t ; \mathbf{d}_t]))`;
+6. **prediction**: :math:`\mathbf{r}_a, \mathbf{r}_b` = att-pool of each sentence's
+   :math:`\mathbf{y}_t`; :math:`p = \sigma(\operatorname{FFN}([\mathbf{c}_{CLS}; \mathbf{r}_a;
+   \mathbf{r}_b; |\mathbf{r}_a - \mathbf{r}_b|; \mathbf{r}_a \circ \mathbf{r}_b]))` with binary
+   cross-entropy (paper), or a 2-way softmax (released code).
+
+The cross-sentence character pairs are formed per batch on the batch's device from
+``token.sent`` (:func:`char_pair_edges`), so nothing quadratic is stored per sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.data import HeteroData
+from torch_geometric.utils import to_dense_batch
+
+from graphmatch.nn.attentive_pooling import AttentivePooling
+from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
+from graphmatch.nn.mdgat_conv import MDGATConv
+from graphmatch.nn.sagt import UPDATES, SaGT, ragged_arange
+
+ENCODERS = ("transformer", "bert")
+OBJECTIVES = ("bce", "softmax")
+
+
+@dataclass
+class LETConfig:
+    """Sizes and switches of :class:`LETMatcher` (defaults: the published setting, no BERT)."""
+
+    #: ``"transformer"`` (own character transformer, trained from scratch) or ``"bert"``
+    encoder: str = "transformer"
+    #: local HuggingFace BERT directory (``encoder="bert"``); its config fixes the encoder sizes
+    bert_path: str | None = None
+    vocab_size: int = 21128
+    encoder_hidden: int = 128
+    encoder_layers: int = 2
+    encoder_heads: int = 4
+    encoder_ffn: int = 512
+    max_positions: int = 512
+    hidden: int = 128
+    sagt_layers: int = 2
+    sagt_heads: int = 1
+    #: MD-GAT heads of the character-level self/cross attention
+    heads: int = 4
+    perspectives: int = 20
+    dropout: float = 0.2
+    senses: bool = True
+    update: str = "gru"
+    objective: str = "bce"
+    num_sememes: int = 2190
+    sememe_dim: int = 200
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.encoder in ENCODERS, f"encoder must be one of {ENCODERS}, got {self.encoder!r}"),
+            (self.objective in OBJECTIVES, f"objective must be one of {OBJECTIVES}, got {self.objective!r}"),
+            (self.update in UPDATES, f"update must be one of {UPDATES}, got {self.update!r}"),
+            (self.hidden % self.heads == 0, f"hidden ({self.hidden}) must be divisible by heads ({self.heads})"),
+            (self.encoder != "bert" or self.bert_path, "encoder='bert' needs bert_path (a local directory)"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"LETConfig: {message}")
+
+    def encoder_config(self) -> MaskTransformerConfig:
+        """The character encoder's configuration (read from ``bert_path`` for LET-BERT)."""
+        if self.encoder == "bert":
+            from transformers import BertConfig
+
+            return MaskTransformerConfig.from_hf(BertConfig.from_pretrained(self.bert_path, local_files_only=True))
+        return MaskTransformerConfig(
+            vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
+            num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,
+            intermediate_size=self.encoder_ffn, hidden_dropout_prob=self.dropout,
+            attention_probs_dropout_prob=0.0, max_position_embeddings=self.max_positions,
+            attention_mode="dense",
+        )
+
+
+def char_pair_edges(batch: Tensor, sent: Tensor, is_char: Tensor) -> tuple[Tensor, Tensor]:
+    """Character → character edges of every pair graph in a batch, built on the batch's device.
+
+    Args:
+        batch: ``[N]`` graph of each token (sorted, as PyG batches are).
+        sent: ``[N]`` sentence id (0/1) of each token.
+        is_char: ``[N]`` True for characters (False for ``[CLS]``/``[SEP]``).
+
+    Returns:
+        ``(self_edges, cross_edges)``, each ``[2, E]`` (source, destination): every ordered pair of
+        characters of one graph in the same sentence (self-loops included), and in different ones.
+    """
+    idx = is_char.nonzero().view(-1)
+    graph = batch[idx]
+    counts = torch.bincount(graph)
+    start = counts.cumsum(0) - counts
+    dst, offset = ragged_arange(counts[graph])
+    src = start[graph[dst]] + offset
+    edges = torch.stack([idx[src], idx[dst]])
+    same = sent[edges[0]] == sent[edges[1]]
+    return edges[:, same], edges[:, ~same]
+
+
+class MultiPerspectiveCosine(nn.Module):
+    r"""BiMPM's multi-perspective cosine: :math:`d_k = \cos(\mathbf{v}_k \odot \mathbf{a},
+    \mathbf{v}_k \odot \mathbf{b})` for :math:`k = 1..P` trainable perspectives :math:`\mathbf{v}_k`.
+
+    Shapes:
+        - **input:** :math:`(N, d)`, :math:`(N, d)`
+        - **output:** :math:`(N, P)`
+    """
+
+    def __init__(self, channels: int, perspectives: int = 20, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(perspectives, channels))
+        self.eps = eps
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.uniform_(self.weight, 0.0, 1.0)
+
+    def forward(self, a: Tensor, b: Tensor) -> Tensor:
+        w2 = (self.weight * self.weight).t()  # [d, P]
+        dot = (a * b) @ w2
+        norm = ((a * a) @ w2).clamp_min(self.eps).sqrt() * ((b * b) @ w2).clamp_min(self.eps).sqrt()
+        return dot / norm
+
+
+class LETMatcher(nn.Module):
+    """LET over a batch of lattice pair graphs; ``forward(batch)`` → logits ``[B]`` (BCE) or
+    ``[B, 2]`` (softmax).
+
+    Args:
+        config: sizes and switches (:class:`LETConfig`).
+        sememe_vectors: ``[num_sememes, sememe_dim]`` initial sememe embeddings (rows of zeros
+            are re-initialised randomly, e.g. sememes without a pretrained vector); trainable.
+    """
+
+    def __init__(self, config: LETConfig, sememe_vectors: Tensor | None = None) -> None:
+        super().__init__()
+        self.config = c = config
+        enc = c.encoder_config()
+        self.encoder = MaskTransformerEncoder(enc)
+        self.pad_id = enc.pad_token_id
+        d = c.hidden
+        self.char_proj = nn.Linear(enc.hidden_size, d)
+        self.word_pool = AttentivePooling(d, d, dropout=c.dropout)
+        if c.senses:
+            self.sememe_emb = nn.Embedding(c.num_sememes, c.sememe_dim)
+            self.sememe_proj = nn.Linear(c.sememe_dim, d)
+            self.sense_pool = AttentivePooling(d, d, dropout=c.dropout)
+            self.sagt = SaGT(d, c.sagt_layers, heads=c.sagt_heads, dropout=c.dropout, update=c.update)
+            self.init_sememes(sememe_vectors)
+        self.char_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.fuse_norm = nn.LayerNorm(d)
+        self.interact = MDGATConv(d, d // c.heads, heads=c.heads, dropout=c.dropout)
+        self.mpcos = MultiPerspectiveCosine(d, c.perspectives)
+        self.ffn = nn.Sequential(nn.Linear(d + c.perspectives, 2 * d), nn.ReLU(), nn.Dropout(c.dropout),
+                                 nn.Linear(2 * d, d))
+        self.match_norm = nn.LayerNorm(d)
+        self.sent_pool = AttentivePooling(d, d, dropout=c.dropout)
+        out = 1 if c.objective == "bce" else 2
+        self.score = nn.Sequential(
+            nn.Dropout(c.dropout), nn.Linear(enc.hidden_size + 4 * d, d), nn.ReLU(),
+            nn.Dropout(c.dropout), nn.Linear(d, d // 2), nn.ReLU(), nn.Dropout(c.dropout),
+            nn.Linear(d // 2, out),
+        )
+        self.dropout = nn.Dropout(c.dropout)
+
+    def init_sememes(self, vectors: Tensor | None) -> None:
+        """Copy pretrained sememe vectors into the embedding; all-zero rows get random values."""
+        if vectors is None:
+            return
+        c = self.config
+        if tuple(vectors.shape) != (c.num_sememes, c.sememe_dim):
+            raise ValueError(f"sememe_vectors must be [{c.num_sememes}, {c.sememe_dim}], "
+                             f"got {list(vectors.shape)}")
+        with torch.no_grad():
+            known = vectors.abs().sum(-1) > 0
+            std = float(vectors[known].std()) if known.any() else 1.0
+            self.sememe_emb.weight.normal_(0.0, std)
+            self.sememe_emb.weight[known] = vectors[known].to(self.sememe_emb.weight.dtype)
+
+    # ---------------------------------------------------------------- forward
+    def encode_chars(self, data: HeteroData) -> tuple[Tensor, Tensor]:
+        """Character encoder over each pair: token vectors ``[N, E]`` and ``[CLS]`` vectors ``[B, E]``."""
+        tok = data["token"]
+        batch = _batch_vector(tok)
+        ids, mask = to_dense_batch(tok.input_ids, batch, fill_value=self.pad_id)
+        seg, _ = to_dense_batch(tok.sent, batch)
+        pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
+        h = self.encoder(ids, pos, seg, mask.unsqueeze(1))
+        return h[mask], h[:, 0]
+
+    def forward(self, data: HeteroData) -> Tensor:
+        tok = data["token"]
+        batch = _batch_vector(tok)
+        num_graphs = int(getattr(data, "num_graphs", 1))
+        h_tok, h_cls = self.encode_chars(data)
+        c = self.dropout(self.char_proj(h_tok))  # [N, d]
+
+        contains = data["word", "contains", "token"].edge_index  # word -> token
+        W = data["word"].num_nodes
+        x_word = self.word_pool(c[contains[1]], contains[0], dim_size=W)
+        if self.config.senses:
+            x_word = self._sagt(data, x_word)
+        y = self.char_pool(x_word[contains[0]], contains[1], dim_size=c.size(0))
+        c_hat = self.fuse_norm(c + y)
+
+        is_char = tok.char_index >= 0
+        self_edges, cross_edges = char_pair_edges(batch, tok.sent, is_char)
+        m_self = self.interact(c_hat, self_edges)
+        m_cross = self.interact(c_hat, cross_edges)
+        cos = self.mpcos(m_self, m_cross)
+        out = self.match_norm(c_hat + self.dropout(self.ffn(torch.cat([m_self, cos], dim=-1))))
+
+        group = batch * 2 + tok.sent
+        r = self.sent_pool(out[is_char], group[is_char], dim_size=2 * num_graphs).view(num_graphs, 2, -1)
+        r_a, r_b = r[:, 0], r[:, 1]
+        logits = self.score(torch.cat([h_cls, r_a, r_b, (r_a - r_b).abs(), r_a * r_b], dim=-1))
+        return logits.squeeze(-1) if self.config.objective == "bce" else logits
+
+    def _sagt(self, data: HeteroData, x_word: Tensor) -> Tensor:
+        S = data["sense"].num_nodes
+        sememe_sense = data["sememe", "of", "sense"].edge_index[1]
+        e = self.dropout(self.sememe_proj(self.sememe_emb(data["sememe"].sememe_id)))
+        x_sense = self.sense_pool(e, sememe_sense, dim_size=S)
+        x_word, _ = self.sagt(x_word, x_sense, data["word", "reach_fwd", "word"].edge_index,
+                              data["word", "reach_bwd", "word"].edge_index,
+                              data["sense", "of", "word"].edge_index[1])
+        return x_word
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], sememe_vectors: Tensor | None = None) -> LETMatcher:
+        """Build from a plain dict of :class:`LETConfig` fields (unknown keys are an error)."""
+        names = {f.name for f in dataclasses.fields(LETConfig)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError(f"unknown LET model option(s) {unknown}; valid: {sorted(names)}")
+        return cls(LETConfig(**values), sememe_vectors)
+
+
+def match_loss(logits: Tensor, y: Tensor) -> Tensor:
+    """Binary cross-entropy on the sigmoid for ``[B]`` logits, cross-entropy for ``[B, 2]``."""
+    if logits.dim() == 1:
+        return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
+    return F.cross_entropy(logits, y)
+
+
+def match_probability(logits: Tensor) -> Tensor:
+    """The probability that each pair matches, ``[B]``, from ``[B]`` or ``[B, 2]`` logits."""
+    return torch.sigmoid(logits) if logits.dim() == 1 else torch.softmax(logits, dim=-1)[:, 1]
+
+
+def _batch_vector(store) -> Tensor:
+    batch = getattr(store, "batch", None)
+    if batch is None:  # a single graph
+        batch = torch.zeros(store.num_nodes, dtype=torch.long, device=store.input_ids.device)
+    return batch

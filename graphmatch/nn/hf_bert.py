@@ -1,0 +1,88 @@
+r"""HuggingFace ``BertModel`` as a K-BERT encoder: visibility as a 4D additive mask, soft positions
+as ``position_ids``.
+
+In transformers 5.x ``BertModel`` takes a ``[B, 1, L, L]`` mask as given: an additive float
+mask (0 visible, ``torch.finfo(dtype).min`` hidden) is right under both ``eager`` and ``sdpa``
+attention, a boolean one is silently wrong under ``eager`` (added as 1.0/0.0), and 3D masks
+raise. :func:`additive_mask` builds the float form.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from torch import Tensor, nn
+
+
+def additive_mask(visible: Tensor, dtype: torch.dtype) -> Tensor:
+    r"""Bool visibility ``[B, L, L]`` (or key padding ``[B, 1, L]``) → additive ``[B, 1, L, L]``
+    (or ``[B, 1, 1, L]``) float mask: :math:`0` where visible, :math:`\min(\text{dtype})` elsewhere."""
+    if visible.dtype != torch.bool or visible.dim() != 3:
+        raise ValueError(f"visible must be a 3D bool tensor, got {visible.dtype} {tuple(visible.shape)}")
+    mask = torch.zeros(visible.shape, dtype=dtype, device=visible.device)
+    return mask.masked_fill_(~visible, torch.finfo(dtype).min).unsqueeze(1)
+
+
+class HFBertEncoder(nn.Module):
+    """A ``transformers.BertModel`` behind the interface of
+    :class:`~graphmatch.nn.mask_transformer.MaskTransformerEncoder` (``forward(input_ids, pos, seg,
+    visible)`` → ``[B, L, F]``, :meth:`pool`).
+
+    Rows that see nothing (padding) get a uniform average instead of zeros (the additive mask
+    never yields NaN); their outputs are meaningless and must be ignored by the caller.
+
+    Args:
+        bert: the wrapped model (with its pooler).
+    """
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, attn_implementation: str = "sdpa",
+                        **kwargs) -> HFBertEncoder:
+        """Weights from a local checkpoint directory (``config.json`` + weights); no download."""
+        from transformers import BertModel
+
+        bert = BertModel.from_pretrained(str(path), attn_implementation=attn_implementation,
+                                         local_files_only=True, **kwargs)
+        return cls(bert)
+
+    @classmethod
+    def from_config(cls, config, attn_implementation: str = "sdpa") -> HFBertEncoder:
+        """Randomly initialised from a ``BertConfig`` or a ``MaskTransformerConfig``."""
+        from transformers import BertModel
+
+        from graphmatch.nn.mask_transformer import MaskTransformerConfig
+
+        if isinstance(config, MaskTransformerConfig):
+            config = config.to_hf()
+        bert = BertModel(config, add_pooling_layer=True)
+        bert.set_attn_implementation(attn_implementation)
+        return cls(bert)
+
+    @property
+    def hidden_size(self) -> int:
+        return self.bert.config.hidden_size
+
+    @property
+    def max_positions(self) -> int:
+        return self.bert.config.max_position_embeddings
+
+    def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
+                return_attention_weights: bool = False):
+        if pos.max() >= self.max_positions:
+            raise ValueError(f"position {int(pos.max())} exceeds max_position_embeddings "
+                             f"({self.max_positions}); shorten max_length")
+        mask = additive_mask(visible, self.bert.dtype)
+        out = self.bert(input_ids=input_ids, attention_mask=mask, token_type_ids=seg, position_ids=pos,
+                        output_attentions=return_attention_weights)
+        if return_attention_weights:
+            return out.last_hidden_state, list(out.attentions)
+        return out.last_hidden_state
+
+    def pool(self, vec: Tensor) -> Tensor:
+        """BERT's pooler on an already pooled vector: ``tanh(W vec + b)``."""
+        return torch.tanh(self.bert.pooler.dense(vec))

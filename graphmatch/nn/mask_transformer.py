@@ -1,0 +1,280 @@
+r"""BERT-style encoder whose self-attention follows a visibility mask (K-BERT's mask-transformer).
+
+Parameters map one to one onto HuggingFace's ``BertModel``: :meth:`MaskTransformerEncoder.save_pretrained_hf`
+writes a checkpoint ``BertModel.from_pretrained`` reads, and :meth:`MaskTransformerEncoder.from_hf`
+reads any local BERT checkpoint (e.g. Google's Chinese BERT converted to HF format).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
+
+ACTIVATIONS = {
+    "gelu": lambda: nn.GELU(),
+    "gelu_new": lambda: nn.GELU(approximate="tanh"),
+    "gelu_pytorch_tanh": lambda: nn.GELU(approximate="tanh"),
+    "relu": lambda: nn.ReLU(),
+}
+
+
+@dataclass
+class MaskTransformerConfig:
+    """Sizes of a :class:`MaskTransformerEncoder`; the defaults are BERT-base (Google Chinese vocab).
+
+    Field names follow ``transformers.BertConfig`` so that :meth:`to_hf` / :meth:`from_hf`
+    are plain copies.
+    """
+
+    vocab_size: int = 21128
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    initializer_range: float = 0.02
+    layer_norm_eps: float = 1e-12
+    pad_token_id: int = 0
+    #: ``"auto" | "dense" | "sparse"`` attention path (see :class:`MaskSelfAttention`)
+    attention_mode: str = "auto"
+    sparse_threshold: float = 0.02
+
+    def __post_init__(self) -> None:
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(f"hidden_size ({self.hidden_size}) must be divisible by "
+                             f"num_attention_heads ({self.num_attention_heads})")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> MaskTransformerConfig:
+        """Build from a dict, ignoring keys this config does not have (e.g. a BERT config.json)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def to_hf(self, **kwargs: Any):
+        """The equivalent ``transformers.BertConfig`` (``kwargs`` are passed on)."""
+        from transformers import BertConfig
+
+        values = dataclasses.asdict(self)
+        values.pop("attention_mode")
+        values.pop("sparse_threshold")
+        return BertConfig(**values, **kwargs)
+
+    @classmethod
+    def from_hf(cls, config) -> MaskTransformerConfig:
+        """From a ``transformers.BertConfig``; only absolute position embeddings are supported."""
+        kind = getattr(config, "position_embedding_type", "absolute")
+        if kind != "absolute":
+            raise ValueError(f"only absolute position embeddings are supported, got {kind!r}")
+        return cls.from_dict(config.to_dict())
+
+
+class MaskTransformerEmbeddings(nn.Module):
+    r"""Token, (soft-)position and segment embeddings, summed, layer-normalised and dropped out:
+
+    .. math::
+        \mathbf{e}_i = \operatorname{LayerNorm}\left(\mathbf{E}^{tok}_{t_i} + \mathbf{E}^{pos}_{p_i}
+        + \mathbf{E}^{seg}_{s_i}\right)
+
+    K-BERT's soft positions :math:`p_i` give an injected token the position it would have
+    if its branch continued the sentence.
+    """
+
+    def __init__(self, config: MaskTransformerConfig):
+        super().__init__()
+        self.word = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor) -> Tensor:
+        return self.dropout(self.norm(self.word(input_ids) + self.position(pos) + self.segment(seg)))
+
+
+class MaskTransformerLayer(nn.Module):
+    r"""One post-LayerNorm transformer layer (as BERT) with :class:`MaskSelfAttention`:
+
+    .. math::
+        \mathbf{h} &= \operatorname{LayerNorm}(\mathbf{x} + \operatorname{MaskAttn}(\mathbf{x}, \mathbf{M})) \\
+        \mathbf{x}' &= \operatorname{LayerNorm}(\mathbf{h} + \mathbf{W}_2\, \sigma(\mathbf{W}_1 \mathbf{h}))
+
+    Shapes:
+        - **input:** :math:`(B, L, F)`, visibility :math:`(B, L, L)` or :math:`(B, 1, L)` bool
+        - **output:** :math:`(B, L, F)`
+    """
+
+    def __init__(self, config: MaskTransformerConfig):
+        super().__init__()
+        h = config.hidden_size
+        self.attention = MaskSelfAttention(h, config.num_attention_heads,
+                                           attention_dropout=config.attention_probs_dropout_prob,
+                                           mode=config.attention_mode,
+                                           sparse_threshold=config.sparse_threshold)
+        self.attention_norm = nn.LayerNorm(h, eps=config.layer_norm_eps)
+        self.intermediate = nn.Linear(h, config.intermediate_size)
+        self.activation = ACTIVATIONS[config.hidden_act]()
+        self.output = nn.Linear(config.intermediate_size, h)
+        self.output_norm = nn.LayerNorm(h, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, x: Tensor, visible: Tensor, mode: str | None = None,
+                return_attention_weights: bool = False, attn_mask: tuple[Tensor, Tensor] | None = None):
+        a = self.attention(x, visible, mode=mode, return_attention_weights=return_attention_weights,
+                           attn_mask=attn_mask)
+        a, weights = a if return_attention_weights else (a, None)
+        x = self.attention_norm(x + self.dropout(a))
+        x = self.output_norm(x + self.dropout(self.output(self.activation(self.intermediate(x)))))
+        return (x, weights) if return_attention_weights else x
+
+
+class MaskTransformerEncoder(nn.Module):
+    r"""K-BERT's encoder: :class:`MaskTransformerEmbeddings` followed by ``num_hidden_layers``
+    :class:`MaskTransformerLayer` s that all use the same visibility, plus BERT's pooler
+    (:math:`\tanh(\mathbf{W}\mathbf{v} + \mathbf{b})`, applied by :meth:`pool` to a pooled vector).
+
+    Args:
+        config (MaskTransformerConfig): sizes and dropout.
+
+    Shapes:
+        - **input:** ``input_ids``, ``pos``, ``seg`` :math:`(B, L)` long; ``visible``
+          :math:`(B, L, L)` bool (or a key-padding mask :math:`(B, 1, L)`)
+        - **output:** :math:`(B, L, F)`; with ``return_attention_weights=True`` also a list
+          of per-layer weights :math:`(B, H, L, L)`
+    """
+
+    def __init__(self, config: MaskTransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embeddings = MaskTransformerEmbeddings(config)
+        self.layers = nn.ModuleList(MaskTransformerLayer(config) for _ in range(config.num_hidden_layers))
+        self.pooler = nn.Linear(config.hidden_size, config.hidden_size)
+        self.reset_parameters()
+
+    @property
+    def hidden_size(self) -> int:
+        return self.config.hidden_size
+
+    def reset_parameters(self) -> None:
+        """BERT's initialisation: normal(0, initializer_range) weights, zero biases, unit LayerNorm."""
+        std = self.config.initializer_range
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, 0.0, std)
+                if isinstance(module, nn.Linear) and module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.LayerNorm):
+                nn.init.ones_(module.weight)
+                nn.init.zeros_(module.bias)
+        with torch.no_grad():
+            self.embeddings.word.weight[self.config.pad_token_id].zero_()
+
+    def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
+                return_attention_weights: bool = False):
+        if pos.max() >= self.config.max_position_embeddings:
+            raise ValueError(f"position {int(pos.max())} exceeds max_position_embeddings "
+                             f"({self.config.max_position_embeddings}); shorten max_length")
+        x = self.embeddings(input_ids, pos, seg)
+        mode = self.layers[0].attention.resolve_mode(visible) if len(self.layers) else "dense"
+        attn_mask = additive_attention_mask(visible, x.dtype) if mode == "dense" else None
+        weights = []
+        for layer in self.layers:
+            x = layer(x, visible, mode=mode, return_attention_weights=return_attention_weights,
+                      attn_mask=attn_mask)
+            if return_attention_weights:
+                x, w = x
+                weights.append(w)
+        return (x, weights) if return_attention_weights else x
+
+    def pool(self, vec: Tensor) -> Tensor:
+        """BERT's pooler on an already pooled vector: ``tanh(W vec + b)``, :math:`(B, F)`."""
+        return torch.tanh(self.pooler(vec))
+
+    # ------------------------------------------------------ HuggingFace checkpoints
+    def hf_state_dict(self) -> dict[str, Tensor]:
+        """This encoder's weights under ``transformers.BertModel`` parameter names."""
+        ours = self.state_dict()
+        return {hf: ours[name] for name, hf in _hf_names(self.config.num_hidden_layers).items()}
+
+    def load_hf_state_dict(self, state: dict[str, Tensor]) -> None:
+        """Load weights named as in ``transformers.BertModel`` (a ``bert.`` prefix is accepted)."""
+        state = {k.removeprefix("bert."): v for k, v in state.items()}
+        names = _hf_names(self.config.num_hidden_layers)
+        missing = [hf for hf in names.values() if hf not in state]
+        if missing:
+            raise KeyError(f"BERT checkpoint lacks {len(missing)} weight(s), e.g. {missing[:3]}")
+        self.load_state_dict({ours: state[hf] for ours, hf in names.items()}, strict=True)
+
+    def save_pretrained_hf(self, directory: str | os.PathLike,
+                           vocab: str | os.PathLike | None = None) -> Path:
+        """Write a checkpoint that ``transformers.BertModel.from_pretrained(directory)`` loads
+        (``config.json`` + weights); ``vocab`` (a ``vocab.txt``) is copied beside it."""
+        from transformers import BertModel
+
+        directory = Path(directory)
+        model = BertModel(self.config.to_hf(), add_pooling_layer=True)
+        model.load_state_dict(self.hf_state_dict(), strict=True)
+        model.save_pretrained(directory)
+        if vocab is not None:
+            shutil.copyfile(vocab, directory / "vocab.txt")
+        return directory
+
+    @classmethod
+    def from_hf(cls, source, **overrides: Any) -> MaskTransformerEncoder:
+        """An encoder with the weights of a local HF BERT checkpoint directory or a ``BertModel``.
+
+        ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
+        """
+        from transformers import BertModel
+
+        bert = source if isinstance(source, BertModel) else BertModel.from_pretrained(
+            str(source), local_files_only=True)
+        config = dataclasses.replace(MaskTransformerConfig.from_hf(bert.config), **overrides)
+        encoder = cls(config)
+        state = bert.state_dict()
+        if "pooler.dense.weight" not in state:  # a checkpoint without pooler keeps a fresh one
+            state.update({f"pooler.dense.{k}": v for k, v in encoder.pooler.state_dict().items()})
+        encoder.load_hf_state_dict(state)
+        return encoder
+
+
+def _hf_names(num_layers: int) -> dict[str, str]:
+    """Our parameter name → ``transformers.BertModel`` parameter name."""
+    names = {
+        "embeddings.word.weight": "embeddings.word_embeddings.weight",
+        "embeddings.position.weight": "embeddings.position_embeddings.weight",
+        "embeddings.segment.weight": "embeddings.token_type_embeddings.weight",
+        "embeddings.norm.weight": "embeddings.LayerNorm.weight",
+        "embeddings.norm.bias": "embeddings.LayerNorm.bias",
+        "pooler.weight": "pooler.dense.weight",
+        "pooler.bias": "pooler.dense.bias",
+    }
+    per_layer = {
+        "attention.query": "attention.self.query",
+        "attention.key": "attention.self.key",
+        "attention.value": "attention.self.value",
+        "attention.out": "attention.output.dense",
+        "attention_norm": "attention.output.LayerNorm",
+        "intermediate": "intermediate.dense",
+        "output": "output.dense",
+        "output_norm": "output.LayerNorm",
+    }
+    for i in range(num_layers):
+        for ours, hf in per_layer.items():
+            for p in ("weight", "bias"):
+                names[f"layers.{i}.{ours}.{p}"] = f"encoder.layer.{i}.{hf}.{p}"
+    return names

@@ -1,0 +1,262 @@
+"""K-BERT: sentence classification, sentence-pair classification and NER over sentence trees.
+
+Recipe keys (``data`` / ``model``)::
+
+    data:  dataset (book_review | chnsenticorp | shopping | lcqmc | msra_ner | medical_ner | a folder
+           of {train,dev,test}.tsv), root (data root; null = $GRAPHMATCH_DATA or download),
+           cache_dir, kg (hownet | medical | a .spo path | null = no knowledge), max_length,
+           max_entities, vocab (null = model.pretrained's vocab.txt or Google's Chinese vocab),
+           limit (first N training lines), limit_eval (first N dev/test lines), mode (default | reference)
+    model: backend (ours | hf), pretrained (a local BERT checkpoint folder; its config.json sets the
+           sizes), hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
+           attention_dropout, pooling (first | mean | max), visible_matrix, soft_positions,
+           attention_mode (auto | dense | sparse; ours only), sparse_threshold, attn_implementation
+           (sdpa | eager; hf only)
+
+Ablations: ``data.kg: null`` (no knowledge), ``model.visible_matrix: false`` (full attention
+over the injected sequence), ``model.soft_positions: false`` (hard positions 0..L-1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch_geometric.data import Batch, Dataset, HeteroData
+
+from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg
+from graphmatch.datafiles import locate
+from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
+from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.models.kbert import POOLINGS, KBert
+from graphmatch.tasks.base import Task, register
+from graphmatch.text import CharTokenizer
+
+BACKENDS = ("ours", "hf")
+
+
+@register
+class KBertTask(Task):
+    """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets."""
+
+    name = "kbert"
+    defaults = {
+        "data": {
+            "dataset": "chnsenticorp",
+            "root": None,
+            "cache_dir": None,
+            "kg": "hownet",
+            "max_length": 256,
+            "max_entities": 2,
+            "vocab": None,
+            "limit": None,
+            "limit_eval": None,
+            "mode": "default",
+        },
+        "model": {
+            "backend": "ours",
+            "pretrained": None,
+            "hidden_size": 768,
+            "num_layers": 12,
+            "num_heads": 12,
+            "intermediate_size": 3072,
+            "max_position": 512,
+            "dropout": 0.1,
+            "attention_dropout": 0.1,
+            "pooling": "first",
+            "visible_matrix": True,
+            "soft_positions": True,
+            "attention_mode": "auto",
+            "sparse_threshold": 0.02,
+            "attn_implementation": "sdpa",
+        },
+    }
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        m = self.model_cfg
+        if m["backend"] not in BACKENDS:
+            raise ValueError(f"model.backend must be one of {', '.join(BACKENDS)}, got {m['backend']!r}")
+        if m["pooling"] not in POOLINGS:
+            raise ValueError(f"model.pooling must be one of {', '.join(POOLINGS)}, got {m['pooling']!r}")
+        if m["pretrained"] is not None and not (Path(m["pretrained"]) / "config.json").is_file():
+            raise FileNotFoundError(f"model.pretrained {m['pretrained']!r} is not a folder with a config.json "
+                                    "(a HuggingFace BERT checkpoint)")
+        self.kind = dataset_kind(self.data_cfg["dataset"], self.data_cfg["root"])
+        if self.kind == "ner":
+            self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
+        elif self.kind == "pair":
+            self.metrics, self.monitor = ("accuracy", "f1"), "accuracy"
+        else:
+            self.metrics, self.monitor = ("accuracy",), "accuracy"
+        self.labels: list[str] | None = None
+        self._builder: SentenceTreeBuilder | None = None
+
+    # ----------------------------------------------------------------- data
+    def vocab_path(self) -> Path:
+        d, m = self.data_cfg, self.model_cfg
+        if d["vocab"] is not None:
+            return Path(d["vocab"])
+        if m["pretrained"] is not None and (Path(m["pretrained"]) / "vocab.txt").is_file():
+            return Path(m["pretrained"]) / "vocab.txt"
+        return locate("kbert/vocab/google_vocab.txt", d["root"])
+
+    def datasets(self) -> dict[str, Dataset]:
+        d = self.data_cfg
+        cls = KINDS[self.kind]
+        common = dict(root=d["root"], cache_dir=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
+                      max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
+                      progress=self.config.get("train", {}).get("progress", True))
+        train = cls(d["dataset"], "train", limit=d["limit"], **common)
+        self.labels = list(train.labels)
+        out: dict[str, Dataset] = {"train": train}
+        for split in ("dev", "test"):
+            out[split] = cls(d["dataset"], split, labels=self.labels, limit=d["limit_eval"], **common)
+        return out
+
+    def label_names(self) -> list[str]:
+        if self.labels is None:
+            self.datasets()
+        assert self.labels is not None
+        return list(self.labels)
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {"labels": self.label_names(), "kind": self.kind}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        self.labels = list(state["labels"])
+
+    def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
+        """The sentence-tree builder of this configuration (the one the datasets use)."""
+        if self._builder is None or self._builder.keep_text != keep_text:
+            d = self.data_cfg
+            kg_path = resolve_kg(d["kg"], d["root"])
+            kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
+            self._builder = make_builder(kg, CharTokenizer(self.vocab_path()), self.kind, self.label_names(),
+                                         d["max_length"], d["max_entities"], d["mode"], keep_text=keep_text)
+        return self._builder
+
+    def encode(self, text: str, text_b: str | None = None) -> HeteroData:
+        if self.kind == "pair" and text_b is None:
+            raise ValueError("this K-BERT model classifies sentence pairs: give text_b too")
+        if self.kind != "pair" and text_b is not None:
+            raise ValueError(f"this K-BERT model ({self.kind}) takes one text, not a pair")
+        data = self.builder()(text, text_b)
+        if self.kind == "ner":
+            data.num_chars = torch.tensor([len(text)])
+        return data
+
+    # ---------------------------------------------------------------- model
+    def _encoder_config(self):
+        from graphmatch.nn.mask_transformer import MaskTransformerConfig
+
+        m = self.model_cfg
+        overrides = dict(hidden_dropout_prob=m["dropout"], attention_probs_dropout_prob=m["attention_dropout"],
+                         attention_mode=m["attention_mode"], sparse_threshold=m["sparse_threshold"])
+        if m["pretrained"] is not None:
+            from transformers import BertConfig
+
+            config = MaskTransformerConfig.from_hf(BertConfig.from_pretrained(m["pretrained"]))
+            for key, value in overrides.items():
+                setattr(config, key, value)
+        else:
+            config = MaskTransformerConfig(
+                vocab_size=_count_lines(self.vocab_path()), hidden_size=m["hidden_size"],
+                num_hidden_layers=m["num_layers"], num_attention_heads=m["num_heads"],
+                intermediate_size=m["intermediate_size"], max_position_embeddings=m["max_position"], **overrides)
+        if self.data_cfg["max_length"] > config.max_position_embeddings:
+            raise ValueError(f"data.max_length ({self.data_cfg['max_length']}) exceeds the encoder's "
+                             f"max_position_embeddings ({config.max_position_embeddings})")
+        vocab_size = _count_lines(self.vocab_path())
+        if vocab_size > config.vocab_size:
+            raise ValueError(f"the vocabulary {self.vocab_path()} has {vocab_size} entries but the encoder "
+                             f"only {config.vocab_size} token embeddings")
+        return config
+
+    def build_model(self) -> torch.nn.Module:
+        m = self.model_cfg
+        config = self._encoder_config()
+        if m["backend"] == "hf":
+            from graphmatch.nn.hf_bert import HFBertEncoder
+
+            encoder: torch.nn.Module = HFBertEncoder.from_config(config, attn_implementation=m["attn_implementation"])
+        else:
+            from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+
+            encoder = MaskTransformerEncoder(config)
+        return KBert(encoder, len(self.label_names()), tagging=self.kind == "ner", pooling=m["pooling"],
+                     dropout=m["dropout"], visible_matrix=m["visible_matrix"], soft_positions=m["soft_positions"])
+
+    def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        return list(model.encoder.parameters())
+
+    def load_pretrained(self, model: torch.nn.Module) -> None:
+        """Weights of ``model.pretrained`` (a local HF BERT folder) into the encoder, strictly."""
+        path = self.model_cfg["pretrained"]
+        if path is None:
+            return
+        from transformers import BertModel
+
+        bert = BertModel.from_pretrained(str(path), local_files_only=True)
+        if self.model_cfg["backend"] == "hf":
+            model.encoder.bert.load_state_dict(bert.state_dict(), strict=True)
+        else:
+            state = bert.state_dict()
+            if "pooler.dense.weight" not in state:
+                state.update({f"pooler.dense.{k}": v for k, v in model.encoder.pooler.state_dict().items()})
+            model.encoder.load_hf_state_dict(state)
+
+    # ---------------------------------------------------------- loss, decode
+    def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
+        if self.kind == "ner":
+            return F.cross_entropy(out, batch["token"].y, ignore_index=IGNORE_INDEX)
+        return F.cross_entropy(out, batch.y)
+
+    def decode(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
+        if self.kind == "ner":
+            return self._decode_tags(out, batch)
+        labels = self.label_names()
+        probs = out.detach().float().softmax(-1)
+        best, pred = probs.max(-1)
+        y = getattr(batch, "y", None)
+        gold = y.tolist() if y is not None else [None] * len(pred)
+        positive = labels.index("1") if "1" in labels else None
+        rows = []
+        for i, (p, conf, g) in enumerate(zip(pred.tolist(), best.tolist(), gold, strict=True)):
+            row = {"pred": labels[p], "gold": labels[g] if g is not None else None, "prob": conf}
+            if positive is not None:
+                row["score"] = float(probs[i, positive])
+            rows.append(row)
+        return rows
+
+    def _decode_tags(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
+        """Tags of the original characters: branch tokens are skipped, a character cut by
+        truncation (or whitespace) is predicted ``O``."""
+        labels = self.label_names()
+        tok = batch["token"]
+        num_graphs = batch.num_graphs if isinstance(batch, Batch) else 1
+        graph = tok.batch if "batch" in tok else torch.zeros(tok.num_nodes, dtype=torch.long, device=out.device)
+        probs = out.detach().float().softmax(-1)
+        conf, pred = probs.max(-1)
+        num_chars = batch.num_chars.view(-1)
+        start = torch.cumsum(num_chars, 0) - num_chars
+        trunk = tok.char_index >= 0
+        outside = labels.index("O") if "O" in labels else 0
+        chars = torch.full((int(num_chars.sum()),), outside, dtype=torch.long, device=out.device)
+        chars[start[graph[trunk]] + tok.char_index[trunk]] = pred[trunk]
+        mean_conf = torch.zeros(num_graphs, device=out.device).index_add_(0, graph[trunk], conf[trunk])
+        mean_conf = mean_conf / torch.bincount(graph[trunk], minlength=num_graphs).clamp(min=1)
+        sizes = num_chars.tolist()
+        preds = chars.split(sizes)
+        tags = getattr(batch, "tags", None)
+        golds = tags.split(sizes) if tags is not None else [None] * num_graphs
+        return [{"pred": [labels[t] for t in p.tolist()],
+                 "gold": [labels[t] for t in g.tolist()] if g is not None else None,
+                 "prob": float(c)} for p, g, c in zip(preds, golds, mean_conf.tolist(), strict=True)]
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)

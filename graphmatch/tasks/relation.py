@@ -1,0 +1,273 @@
+"""Relation classification on SemEval-2010 Task 8: Att-BLSTM and the entity-aware BiLSTM.
+
+Recipe keys (``data`` / ``model``)::
+
+    data:  root (data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA or download),
+           cache_dir (processed graphs), max_distance, max_length, dev_size, split_seed, min_freq,
+           markers (keep <e1> </e1> <e2> </e2> as tokens), train_file / test_file (other files
+           in the organisers' format instead of TRAIN_FILE.TXT / TEST_FILE_FULL.TXT)
+    model: name (att_blstm | entity_attention), embedding_dim, hidden_size, position_dim, heads,
+           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, l2,
+           word_vectors (a GloVe / word2vec text file; null = random initialisation)
+
+The loss is cross-entropy plus the papers' L2 term :math:`\\lambda \\cdot \\tfrac12 \\sum \\lVert
+\\theta \\rVert^2` over every parameter except the embedding tables (TensorFlow's ``l2_loss``,
+which the papers' code used). Predictions are written as JSON lines and in the official
+``ID<TAB>LABEL`` format (``<stem>.semeval.txt``, with ``<stem>.semeval_key.txt`` from the gold
+labels) for ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch_geometric.data import Batch, Dataset, HeteroData
+
+from graphmatch.data.semeval import SPLITS, SemEval2010Task8
+from graphmatch.data.vocab import Vocab, load_word_vectors
+from graphmatch.engine.semeval import LABELS
+from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
+from graphmatch.tasks.base import Task, register
+
+MODELS = ("att_blstm", "entity_attention")
+_NO_L2 = ("embedding.", "position.")
+
+
+@register
+class RelationTask(Task):
+    """SemEval-2010 Task 8 relation classification over relation sentence graphs."""
+
+    name = "relation"
+    defaults = {
+        "data": {
+            "root": None,
+            "cache_dir": None,
+            "max_distance": 50,
+            "max_length": 90,
+            "dev_size": 800,
+            "split_seed": 1,
+            "min_freq": 1,
+            "markers": True,
+            "train_file": None,
+            "test_file": None,
+        },
+        "model": {
+            "name": "att_blstm",
+            "embedding_dim": 100,
+            "hidden_size": 100,
+            "position_dim": 50,
+            "heads": 4,
+            "latent_types": 3,
+            "attention_size": 50,
+            "emb_dropout": 0.3,
+            "rnn_dropout": 0.3,
+            "dropout": 0.5,
+            "l2": 1e-5,
+            "word_vectors": None,
+        },
+    }
+    metrics = ("semeval2010", "accuracy")
+    monitor = "semeval2010"
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        if self.model_cfg["name"] not in MODELS:
+            raise ValueError(f"model.name must be one of {', '.join(MODELS)}, got {self.model_cfg['name']!r}")
+        self.vocab: Vocab | None = None
+        self._l2_params: list[torch.nn.Parameter] = []
+
+    # ----------------------------------------------------------------- data
+    def datasets(self) -> dict[str, Dataset]:
+        d = self.data_cfg
+        out = {
+            split: SemEval2010Task8(
+                d["cache_dir"], split, data_dir=d["root"], max_distance=d["max_distance"],
+                max_length=d["max_length"], dev_size=d["dev_size"], split_seed=d["split_seed"],
+                min_freq=d["min_freq"], markers=d["markers"], train_file=d["train_file"],
+                test_file=d["test_file"],
+            )
+            for split in SPLITS
+        }
+        self.vocab = out["train"].vocab
+        return out
+
+    def label_names(self) -> list[str]:
+        return list(LABELS)
+
+    def _vocab(self) -> Vocab:
+        if self.vocab is None:
+            self.datasets()
+        assert self.vocab is not None
+        return self.vocab
+
+    def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
+        d = self.data_cfg
+        return RelationGraphBuilder(
+            self._vocab(), d["max_distance"], d["max_length"], keep_text=keep_text, markers=d["markers"]
+        )
+
+    def encode(self, text: str, text_b: str | None = None) -> HeteroData:
+        """A marked sentence (``… <e1>…</e1> … <e2>…</e2> …``, optionally ``ID<TAB>"…"``)."""
+        if text_b is not None:
+            raise ValueError("relation classification takes one marked sentence, not a pair")
+        sid, sentence = split_input_line(text)
+        data = self.builder()(sentence)
+        if sid is not None:
+            data.sid = torch.tensor([int(sid)])
+        return data
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {"vocab": self._vocab().itos}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        self.vocab = Vocab(state["vocab"])
+
+    # ---------------------------------------------------------------- model
+    def build_model(self) -> torch.nn.Module:
+        m = self.model_cfg
+        common = dict(
+            num_words=len(self._vocab()), num_classes=len(LABELS), embedding_dim=m["embedding_dim"],
+            hidden_size=m["hidden_size"], emb_dropout=m["emb_dropout"], rnn_dropout=m["rnn_dropout"],
+            dropout=m["dropout"],
+        )
+        if m["name"] == "att_blstm":
+            from graphmatch.models.att_blstm import AttBLSTM
+
+            model: torch.nn.Module = AttBLSTM(**common)
+        else:
+            from graphmatch.models.entity_attention import EntityAttentionBiLSTM
+
+            model = EntityAttentionBiLSTM(
+                **common, num_positions=2 * self.data_cfg["max_distance"] + 1, position_dim=m["position_dim"],
+                heads=m["heads"], latent_types=m["latent_types"], attention_size=m["attention_size"],
+            )
+        self._l2_params = [p for n, p in model.named_parameters() if not n.startswith(_NO_L2)]
+        return model
+
+    def load_pretrained(self, model: torch.nn.Module) -> None:
+        """Copy vectors of ``model.word_vectors`` into the word embeddings (others stay random)."""
+        path = self.model_cfg["word_vectors"]
+        if not path:
+            return
+        emb = model.embedding.weight
+        vectors, found = load_word_vectors(path, self._vocab(), emb.size(1))
+        with torch.no_grad():
+            emb[found] = vectors[found].to(emb)
+            emb[Vocab.pad_id] = 0.0
+        print(f"word vectors: {int(found.sum())} of {len(found)} vocabulary words found in {path}", file=sys.stderr)
+
+    def loss(self, out: Tensor, batch: Batch) -> Tensor:
+        loss = F.cross_entropy(out, batch.y)
+        l2 = self.model_cfg["l2"]
+        if l2 and self._l2_params:
+            loss = loss + 0.5 * l2 * sum(p.pow(2).sum() for p in self._l2_params)
+        return loss
+
+    def decode(self, out: Tensor, batch: Batch) -> list[dict[str, Any]]:
+        prob, pred = torch.softmax(out.detach().float(), dim=-1).max(dim=-1)
+        gold = batch.y.tolist() if "y" in batch else [None] * len(pred)
+        ids = batch.sid.tolist() if "sid" in batch else [None] * len(pred)
+        return [
+            {"id": i, "pred": LABELS[p], "gold": None if g is None else LABELS[g], "prob": float(q)}
+            for i, p, g, q in zip(ids, pred.tolist(), gold, prob.tolist(), strict=True)
+        ]
+
+    # -------------------------------------------------------------- outputs
+    def write_predictions(self, path: str, rows: list[dict[str, Any]]) -> None:
+        """JSON lines at ``path``, plus the official ``ID<TAB>LABEL`` answer file and key."""
+        super().write_predictions(path, rows)
+        stem = Path(path).with_suffix("")
+        ids = [r.get("id") if r.get("id") is not None else k + 1 for k, r in enumerate(rows)]
+        write_answers(f"{stem}.semeval.txt", ids, [r["pred"] for r in rows])
+        if rows and all(r.get("gold") is not None for r in rows):
+            write_answers(f"{stem}.semeval_key.txt", ids, [r["gold"] for r in rows])
+
+    def explain(self, model: torch.nn.Module, data: HeteroData, path: str) -> None:
+        """Attention over the tokens (and, for the entity-aware model, over the latent types)."""
+        batch = data if isinstance(data, Batch) else Batch.from_data_list([data])
+        if batch.num_graphs != 1:
+            raise ValueError(f"explain draws one sentence, got a batch of {batch.num_graphs}")
+        model.eval()
+        with torch.no_grad():
+            logits, att = model(batch, return_attention=True)
+        prob, pred = torch.softmax(logits[0], -1).max(-1)
+        ent = batch["token", "in", "entity"].edge_index
+        draw_relation_attention(
+            tokens_of(data, self.vocab),
+            att["token"].tolist(),
+            [ent[0, ent[1] == k].tolist() for k in range(2)],
+            None if "types" not in att else att["types"][0].tolist(),
+            f"{LABELS[int(pred)]}  (p = {float(prob):.2f})",
+            path,
+        )
+
+
+def write_answers(path: str | os.PathLike, ids: list[int], labels: list[str]) -> None:
+    """An ``ID<TAB>LABEL`` file, every line ending in a newline, as the official scorer reads it."""
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.writelines(f"{i}\t{label}\n" for i, label in zip(ids, labels, strict=True))
+
+
+def draw_relation_attention(
+    tokens: list[str],
+    weights: list[float],
+    entity_tokens: list[list[int]],
+    type_weights: list[list[float]] | None,
+    title: str,
+    path: str | os.PathLike,
+) -> None:
+    """Bars of the attention over ``tokens`` (e1 tokens orange, e2 blue, others grey) and, when
+    given, a heat map of each entity's weights over the K latent types."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(tokens)
+    rows = 2 if type_weights is not None else 1
+    fig = plt.figure(figsize=(max(6.0, 0.42 * n + 1.5), 3.2 + 1.9 * (rows - 1)))
+    grid = fig.add_gridspec(rows, 2, height_ratios=[3.2, 1.6][:rows], width_ratios=[1, 2])
+    ax = fig.add_subplot(grid[0, :])
+    colors = ["tab:grey"] * n
+    for k, color in ((0, "tab:orange"), (1, "tab:blue")):
+        for i in entity_tokens[k]:
+            colors[i] = color
+    ax.bar(range(n), weights, color=colors)
+    top = max(weights) if weights else 1.0
+    ax.set_ylim(0, top * 1.18)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_xticks(range(n), tokens, rotation=60, ha="right", fontsize=9)
+    for i, label in enumerate(ax.get_xticklabels()):
+        if colors[i] != "tab:grey":
+            label.set_color(colors[i])
+            label.set_fontweight("bold")
+    if n <= 50:
+        for i, w in enumerate(weights):
+            ax.text(i, w + 0.02 * top, f"{w:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0 / max(n, 1), color="black", lw=0.6, ls=":", label="uniform 1/n")
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.set_ylabel("attention α")
+    ax.set_title(f"{title} — attention over tokens (e1 orange, e2 blue)", fontsize=10)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if type_weights is not None:
+        ax = fig.add_subplot(grid[1, 0])
+        k = len(type_weights[0])
+        ax.imshow(type_weights, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+        ax.set_xticks(range(k), [f"type {j + 1}" for j in range(k)], fontsize=8)
+        names = [" ".join(tokens[i] for i in entity_tokens[e]) for e in range(2)]
+        ax.set_yticks([0, 1], [f"e1 {names[0]}", f"e2 {names[1]}"])
+        for r, row in enumerate(type_weights):
+            for j, w in enumerate(row):
+                ax.text(j, r, f"{w:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if w > 0.6 else "black")
+        ax.set_title("latent entity types", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,138 @@
+import argparse
+import json
+import re
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+from PIL import Image
+
+from graphmatch.cli.main import main
+from graphmatch.cli.show import LET_CLOSURES, build_graph
+from graphmatch.viz.layout import NODE_COLORS
+
+RELATION = "The <e1>storm</e1> caused severe <e2>flooding</e2> in the valley."
+
+
+@pytest.fixture(autouse=True)
+def no_data_root(monkeypatch):
+    """Every test says where its data come from."""
+    monkeypatch.delenv("GRAPHMATCH_DATA", raising=False)
+
+
+def _has_color(path, color: str) -> bool:
+    with Image.open(path) as img:
+        pixels = np.asarray(img.convert("RGB")).astype(int)
+    rgb = np.array([round(255 * c) for c in to_rgb(color)])
+    return bool((np.abs(pixels - rgb).max(axis=-1) <= 3).any())
+
+
+def _args(**kw) -> argparse.Namespace:
+    base = dict(text_b=None, kg=None, max_length=None, segmenters="jieba", no_senses=False, vocab=None, data_dir=None)
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_kbert_png_with_the_sample_kg_offline(samples, tmp_path, capsys):
+    out, matrix = tmp_path / "tree.png", tmp_path / "matrix.png"
+    kg = str(samples / "kg" / "sample.spo")
+    rc = main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "-o", str(out), "--matrix", str(matrix)])
+    assert rc == 0
+    stdout = capsys.readouterr().out
+    assert "2 word" in stdout and "3 entity" in stdout  # 北京 (2 values) and 苹果 (1 value)
+    assert out.is_file() and matrix.is_file()
+    assert _has_color(out, NODE_COLORS["entity"]) and _has_color(out, NODE_COLORS["word"])
+    with Image.open(out) as tree, Image.open(matrix) as vis:
+        assert tree.width > vis.width  # the tree picture carries the matrix beside it
+    rc = main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "--no-visible", "-o", str(tmp_path / "b.png")])
+    with Image.open(tmp_path / "b.png") as alone, Image.open(out) as tree:
+        assert rc == 0 and alone.width < tree.width
+
+
+def test_kbert_html_shows_branches_and_their_visibility(samples, tmp_path):
+    out = tmp_path / "tree.html"
+    kg = str(samples / "kg" / "sample.spo")
+    assert main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "http://" not in page and "https://" not in page
+    for label in ("北京", "苹果", "类别城市", "属于中国", "类别水果"):
+        assert f">{label}</text>" in page
+    assert "token -sees-&gt; token" in page and 'class="edge hidden" data-type="token -sees-&gt; token"' in page
+    nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
+    branch_token = next(n for n in nodes.values() if n["type"] == "token" and n["attrs"]["branch"] == "True")
+    assert set(branch_token["attrs"]) >= {"input_ids", "pos", "seg", "char_index"}
+
+
+def test_kbert_with_hownet_and_the_bert_vocabulary(shared_data, tmp_path, capsys):
+    out = tmp_path / "tree.html"
+    rc = main(["show", "洗手间很干净，离火车站很近", "--kind", "kbert", "--data-dir", str(shared_data), "-o", str(out)])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "own characters" not in captured.err  # the real vocabulary was found
+    page = out.read_text(encoding="utf-8")
+    assert ">义原设施</text>" in page and ">火车站</text>" in page
+    nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
+    assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in Google's vocabulary
+
+
+def test_let_png_leaves_out_the_closures(shared_data, tmp_path, capsys):
+    args = _args(kind="let", text="南京市长江大桥", text_b="长江大桥在南京", data_dir=str(shared_data), closures=False)
+    data, options = build_graph(args)
+    assert data["sense"].num_nodes > 0 and data["sememe"].num_nodes > 0
+    assert options["hidden_edge_types"] == list(LET_CLOSURES)
+    assert not set(LET_CLOSURES) & set(options["edge_types"])
+    out = tmp_path / "lattice.png"
+    rc = main(
+        ["show", "南京市长江大桥", "长江大桥在南京", "--kind", "let", "--segmenters", "jieba",
+         "--data-dir", str(shared_data), "-o", str(out)]
+    )  # fmt: skip
+    assert rc == 0 and _has_color(out, NODE_COLORS["sememe"]) and _has_color(out, NODE_COLORS["sense"])
+    assert "0 sense" not in capsys.readouterr().out
+
+
+def test_let_without_senses_works_offline(tmp_path, capsys):
+    out = tmp_path / "lattice.html"
+    rc = main(
+        ["show", "南京市长江大桥", "长江大桥在南京", "--kind", "let", "--segmenters", "jieba", "--no-senses",
+         "-o", str(out)]
+    )  # fmt: skip
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "0 sense" in captured.out
+    page = out.read_text(encoding="utf-8")
+    assert ">长江大桥</text>" in page and ">[SEP]</text>" in page
+    assert 'class="item edge-item off" data-type="word -reach_fwd-&gt; word"' in page  # closures start hidden
+
+
+def test_relation_png_and_html(tmp_path, capsys):
+    png, html = tmp_path / "rel.png", tmp_path / "rel.html"
+    assert main(["show", RELATION, "--kind", "relation", "-o", str(png)]) == 0
+    assert main(["show", RELATION, "--kind", "relation", "-o", str(html), "--title", "a relation"]) == 0
+    assert "13 token, 2 entity, 1 sentence" in capsys.readouterr().out  # 9 words + 4 entity markers
+    assert _has_color(png, NODE_COLORS["entity"])
+    page = html.read_text(encoding="utf-8")
+    assert "<h1>a relation</h1>" in page and ">flooding</text>" in page
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["show", "no markup here", "--kind", "relation"], "missing entity marker <e1>"),
+        (["show", RELATION, "b", "--kind", "relation"], "not a pair"),
+        (["show", RELATION, "--kind", "relation", "--kg", "hownet"], "--kg applies to --kind kbert"),
+        (["show", "南京", "--kind", "let", "--no-senses"], "give text and text_b"),
+        (["show", "南京", "--kind", "kbert", "--kg", "no/such/file.spo"], "not found"),
+        (["show", RELATION, "--kind", "relation", "--matrix", "m.png"], "--matrix"),
+        (["show", RELATION, "--kind", "relation", "--data-dir", "no/such/dir"], "is not a folder"),
+        (["show", RELATION, "--kind", "relation", "--max-length", "0"], "must be positive"),
+    ],
+)
+def test_bad_input_is_one_clear_error(argv, message, tmp_path, capsys):
+    assert main([*argv, "-o", str(tmp_path / "out.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("graphmatch show: error:") and message in err
+
+
+def test_unknown_picture_format(tmp_path, capsys):
+    assert main(["show", RELATION, "--kind", "relation", "-o", str(tmp_path / "out.jpg")]) == 2
+    assert ".png or .html" in capsys.readouterr().err
+    assert not (tmp_path / "out.jpg").exists()

@@ -1,0 +1,140 @@
+import os
+
+import pytest
+import torch
+from torch_geometric.loader import DataLoader
+
+from graphmatch.data.kbert import (
+    KBertClassificationDataset,
+    KBertNERDataset,
+    KBertPairDataset,
+    dataset_kind,
+    kbert_dataset,
+    label_set,
+)
+from graphmatch.graphs.kbert import dense_inputs
+
+
+@pytest.fixture
+def folder(tmp_path, shared_data):
+    """A tiny dataset folder of each kind, plus the shared vocabulary."""
+    root = tmp_path / "data"
+    (root / "cls").mkdir(parents=True)
+    (root / "cls" / "train.tsv").write_text("label\ttext_a\n1\t我爱北京天安门\n0\t苹果手机很不好用\n1\t很好\n",
+                                            encoding="utf-8")
+    (root / "cls" / "dev.tsv").write_text("label\ttext_a\n0\t北京很好\n2\t苹果\n", encoding="utf-8")
+    (root / "ner").mkdir()
+    (root / "ner" / "train.tsv").write_text(
+        "text_a\tlabel\n头 痛 三 天\tB-Symptom I-Symptom O O\n左 腿\tB-BodyPart I-BodyPart\n", encoding="utf-8")
+    (root / "ner" / "dev.tsv").write_text("text_a\tlabel\n头 痛 三 天\tB-Symptom I-Symptom O\n", encoding="utf-8")
+    (root / "pair").mkdir()
+    (root / "pair" / "train.tsv").write_text("text_a\ttext_b\tlabel\n北京好\t北京很好\t1\n苹果\t手机\t0\n",
+                                             encoding="utf-8")
+    return root
+
+
+def _kw(tmp_path, shared_data, **kw):
+    return dict(root=shared_data, cache_dir=tmp_path / "cache", max_length=32, progress=False, **kw)
+
+
+def test_classification_labels_and_graphs(folder, tmp_path, shared_data):
+    ds = KBertClassificationDataset(str(folder / "cls"), "train", **_kw(tmp_path, shared_data))
+    assert len(ds) == 3 and ds.labels == ["0", "1"]
+    assert [int(ds[i].y) for i in range(3)] == [1, 0, 1]
+    g = ds[0]
+    assert g["token"].branch.any()  # 北京 gets HowNet branches
+    assert g["entity"].length.sum() == g["token"].branch.sum()
+    batch = next(iter(DataLoader(ds, batch_size=3)))
+    assert dense_inputs(batch)["visible"].shape[0] == 3
+
+
+def test_unknown_label_in_dev_names_file_and_line(folder, tmp_path, shared_data):
+    with pytest.raises(ValueError, match=r"dev\.tsv:3: label '2' is not in the label set"):
+        KBertClassificationDataset(str(folder / "cls"), "dev", labels=["0", "1"], **_kw(tmp_path, shared_data))
+
+
+def test_ner_tags_chars_and_branches(folder, tmp_path, shared_data):
+    ds = KBertNERDataset(str(folder / "ner"), "train", kg="medical", **_kw(tmp_path, shared_data))
+    assert ds.labels == ["O", "B-BodyPart", "B-Symptom", "I-BodyPart", "I-Symptom"]
+    g = ds[0]
+    tok = g["token"]
+    assert (tok.y[tok.branch] == -100).all()  # injected tokens never get a label
+    trunk = tok.char_index >= 0
+    assert torch.equal(tok.y[trunk], g.tags[tok.char_index[trunk]])
+    assert g.num_chars.item() == 4 and tok.input_ids[0] != 101  # no [CLS] for NER, as the reference
+    assert dataset_kind(str(folder / "ner")) == "ner"
+    assert dataset_kind(str(folder / "pair")) == "pair"
+    assert dataset_kind(str(folder / "cls")) == "classification"
+
+
+def test_ner_tag_count_mismatch_names_the_line(folder, tmp_path, shared_data):
+    with pytest.raises(ValueError, match=r"dev\.tsv:2: 4 characters but 3 tags"):
+        KBertNERDataset(str(folder / "ner"), "dev", labels=["O", "B-Symptom", "I-Symptom"],
+                        **_kw(tmp_path, shared_data))
+
+
+def test_pairs(folder, tmp_path, shared_data):
+    ds = KBertPairDataset(str(folder / "pair"), "train", **_kw(tmp_path, shared_data))
+    g = ds[0]
+    assert (g["token"].seg == 1).any() and (g["token"].input_ids == 102).sum() == 2
+    assert ds.labels == ["0", "1"] and int(g.y) == 1
+
+
+def test_truncation_to_max_length(tmp_path, shared_data):
+    """A sentence longer than max_length after injection is cut, as the reference does."""
+    ds = kbert_dataset("chnsenticorp", "dev", labels=["0", "1"], limit=20,
+                       **{**_kw(tmp_path, shared_data), "max_length": 24})
+    lengths = torch.tensor([ds[i]["token"].num_nodes for i in range(len(ds))])
+    assert lengths.max() == 24 and len(ds) == 20
+
+
+def test_cache_is_keyed_by_options_and_source(folder, tmp_path, shared_data):
+    kw = _kw(tmp_path, shared_data)
+    a = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
+    again = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
+    assert again.processed_dir == a.processed_dir
+    stamp = os.stat(a.processed_paths[0]).st_mtime_ns
+    again = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
+    assert os.stat(again.processed_paths[0]).st_mtime_ns == stamp  # reused, not rebuilt
+    dirs = {a.processed_dir}
+    for change in ({"max_length": 16}, {"max_entities": 1}, {"kg": None}, {"limit": 2}, {"mode": "reference"}):
+        other = KBertClassificationDataset(str(folder / "cls"), "train", **{**kw, **change})
+        assert other.processed_dir not in dirs, change
+        dirs.add(other.processed_dir)
+    plain = KBertClassificationDataset(str(folder / "cls"), "train", **{**kw, "kg": None})
+    assert not plain[0]["token"].branch.any() and len(plain) == 3
+    # the source file changes: a new cache, with the new content
+    path = folder / "cls" / "train.tsv"
+    path.write_text(path.read_text(encoding="utf-8") + "0\t不好\n", encoding="utf-8")
+    changed = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
+    assert changed.processed_dir not in dirs and len(changed) == 4
+
+
+def test_bad_input(folder, tmp_path, shared_data):
+    bad = folder / "bad"
+    bad.mkdir()
+    (bad / "train.tsv").write_text("text\tlabel\nx\t1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"train\.tsv:1: header .* lacks column\(s\) text_a"):
+        KBertClassificationDataset(str(bad), "train", **_kw(tmp_path, shared_data))
+    (bad / "train.tsv").write_text("label\ttext_a\n1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"train\.tsv:2: expected 2 tab-separated fields"):
+        KBertClassificationDataset(str(bad), "train", **_kw(tmp_path, shared_data))
+    with pytest.raises(FileNotFoundError, match="nor a folder"):
+        kbert_dataset(str(tmp_path / "nowhere"), "train", **_kw(tmp_path, shared_data))
+    with pytest.raises(ValueError, match="split"):
+        KBertClassificationDataset(str(folder / "cls"), "valid", **_kw(tmp_path, shared_data))
+
+
+def test_label_set_order():
+    from graphmatch.data.kbert import Example
+
+    ex = [Example("a", None, lab, "f", 1) for lab in ("10", "2", "0")]
+    assert label_set(ex, "classification") == ["0", "2", "10"]
+    ner = [Example("ab", None, ["I-X", "B-X"], "f", 1), Example("c", None, ["O"], "f", 2)]
+    assert label_set(ner, "ner") == ["O", "B-X", "I-X"]
+
+
+def test_real_medical_ner_limit(tmp_path, shared_data):
+    ds = kbert_dataset("medical_ner", "train", limit=30, kg="medical", **{**_kw(tmp_path, shared_data)})
+    assert isinstance(ds, KBertNERDataset) and len(ds) == 30
+    assert "O" in ds.labels and any(t.startswith("B-") for t in ds.labels)

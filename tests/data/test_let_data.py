@@ -1,0 +1,107 @@
+import pytest
+import torch
+
+from graphmatch.data.let import PairMatchingDataset, lcqmc_file, read_pairs
+from graphmatch.graphs.let import LatticePairBuilder
+
+
+@pytest.fixture(scope="module")
+def builder(tokenizer, hownet_lexicon):
+    return LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+
+
+def test_read_tsv_with_header_and_limit(tmp_path):
+    f = tmp_path / "pairs.tsv"
+    f.write_text("text_a\ttext_b\tlabel\n你好\t您好\t1\n\n今天\t明天\t0\n吃饭\t喝水\t0\n", encoding="utf-8")
+    pairs = read_pairs(f)
+    assert [(p.text_a, p.text_b, p.label, p.line) for p in pairs] == [
+        ("你好", "您好", 1, 2), ("今天", "明天", 0, 4), ("吃饭", "喝水", 0, 5)]
+    assert len(read_pairs(f, limit=2)) == 2
+
+
+def test_read_bq_csv(tmp_path):
+    f = tmp_path / "bq.csv"
+    f.write_text('sentence1,sentence2,label\n"借款，怎么还",如何还款,1\n额度多少,利息多少,0\n', encoding="utf-8")
+    pairs = read_pairs(f)
+    assert pairs[0].text_a == "借款，怎么还" and pairs[0].label == 1 and pairs[0].line == 2
+    assert pairs[1].label == 0
+
+
+def test_unlabelled_rows(tmp_path):
+    f = tmp_path / "pairs.tsv"
+    f.write_text("你好\t您好\n今天\t明天\n", encoding="utf-8")
+    assert [p.label for p in read_pairs(f)] == [None, None]
+    f.write_text("你好\t您好\t1\n今天\t明天\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pairs.tsv:2: some rows have a label"):
+        read_pairs(f)
+
+
+@pytest.mark.parametrize("content,message", [
+    ("你好\t您好\t1\n\t明天\t0\n", r"bad.tsv:2: text_a is empty"),
+    ("你好\t  \t1\n", r"bad.tsv:1: text_b is empty"),
+    ("你好\t您好\t2\n", r"bad.tsv:1: label must be 0 or 1, got '2'"),
+    ("你好\t您好\tyes\n", r"bad.tsv:1: label must be 0 or 1"),
+    ("你好\t您好\t1\t3\n", r"bad.tsv:1: expected text_a<TAB>text_b<TAB>label, got 4 fields"),
+])
+def test_bad_rows_name_file_and_line(tmp_path, content, message):
+    f = tmp_path / "bad.tsv"
+    f.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        read_pairs(f)
+
+
+def test_read_errors(tmp_path):
+    f = tmp_path / "empty.tsv"
+    f.write_text("text_a\ttext_b\tlabel\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no sentence pairs"):
+        read_pairs(f)
+    with pytest.raises(ValueError, match="unknown pair file format"):
+        read_pairs(f, fmt="json")
+
+
+def test_dataset_builds_caches_and_keys(tmp_path, builder, tokenizer, capsys):
+    f = tmp_path / "pairs.tsv"
+    f.write_text("text_a\ttext_b\tlabel\n苹果手机\t买个手机\t1\n今天天气\t明天下雨\t0\nhello\t？？\t0\n",
+                 encoding="utf-8")
+    cache = tmp_path / "cache"
+    ds = PairMatchingDataset(f, builder, root=cache)
+    assert len(ds) == 3
+    assert ds[0].y.tolist() == [1] and ds[2].y.tolist() == [0]
+    assert ds[1].line.tolist() == [3]
+    direct = builder("苹果手机", "买个手机", 1)
+    for store in ("token", "word", "sense", "sememe"):
+        assert ds[0][store].num_nodes == direct[store].num_nodes
+    assert torch.equal(ds[0]["word", "reach_fwd", "word"].edge_index,
+                       direct["word", "reach_fwd", "word"].edge_index)
+    files = sorted(p.name for p in cache.glob("pairs-*.pt"))
+    assert len(files) == 1 and (cache / files[0]).with_suffix(".json").is_file()
+
+    # same options + same file: loaded from the cache (no new file); other options: a new file
+    again = PairMatchingDataset(f, builder, root=cache)
+    assert again.key == ds.key and len(list(cache.glob("pairs-*.pt"))) == 1
+    PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters="jieba", senses=False), root=cache)
+    PairMatchingDataset(f, builder, root=cache, limit=2)
+    assert len(list(cache.glob("pairs-*.pt"))) == 3
+    # a changed file changes the key
+    f.write_text("你好\t您好\t1\n", encoding="utf-8")
+    assert PairMatchingDataset(f, builder, root=cache).key != ds.key
+
+
+def test_dataset_errors(tmp_path, builder):
+    f = tmp_path / "bad.tsv"
+    f.write_text("你好\t您好\t1\n你好\t您好\t5\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.tsv:2: label must be 0 or 1"):
+        PairMatchingDataset(f, builder, root=tmp_path / "c")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        PairMatchingDataset(tmp_path / "missing.tsv", builder, root=tmp_path / "c")
+
+
+def test_lcqmc_real_file(shared_data, builder, tmp_path):
+    path = lcqmc_file("dev", shared_data)
+    ds = PairMatchingDataset(path, builder, root=tmp_path, limit=50, progress=False)
+    assert len(ds) == 50
+    labels = torch.cat([ds[i].y for i in range(50)])
+    assert set(labels.tolist()) == {0, 1}
+    assert read_pairs(path, limit=1)[0].text_a == "开初婚未育证明怎么弄？"
+    with pytest.raises(ValueError, match="unknown LCQMC split"):
+        lcqmc_file("valid", shared_data)

@@ -1,0 +1,63 @@
+"""The train / evaluate / predict commands on the toy task, and their one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from engine_helpers import TOY, TOY_QUICK, Crash
+
+from graphmatch.cli.main import main
+from graphmatch.engine import train
+from graphmatch.engine.runs import read_yaml
+
+
+def test_train_evaluate_predict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "quick"
+    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "model.hidden=8", "--out", str(run)]) == 0
+    out = capsys.readouterr().out
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert f"run folder: {run}" in out and f"accuracy {metrics['test']['accuracy']:.2f}" in out
+    assert metrics["steps"] == 4 and read_yaml(run / "config.yaml")["model"]["hidden"] == 8
+
+    assert main(["evaluate", str(run), "--split", "dev", "--predictions", str(tmp_path / "dev.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert f"dev accuracy\t{metrics['dev']['accuracy']:.2f}" in out
+    rows = [json.loads(line) for line in (tmp_path / "dev.jsonl").read_text().splitlines()]
+    assert len(rows) == 64 and [r["index"] for r in rows] == list(range(64))
+
+    show, explain = tmp_path / "graph.png", tmp_path / "explain.png"
+    assert main(["predict", str(run), "自然语言", "处理", "--show", str(show), "--explain", str(explain)]) == 0
+    label, prob = capsys.readouterr().out.splitlines()[0].split("\t")
+    assert label in ("0", "1") and 0.5 <= float(prob) <= 1.0
+    assert show.read_bytes()[:4] == b"\x89PNG" and explain.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_resume_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "broken"
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train(TOY_QUICK, ["train.epochs=2"], run, callbacks=[Crash(at_epoch=1)])
+    assert main(["evaluate", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "interrupted" in err and f"graphmatch train --resume {run}" in err
+    assert main(["train", "--resume", str(run)]) == 0
+    assert (run / "COMPLETE").is_file() and json.loads((run / "metrics.json").read_text())["epochs"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["train", str(TOY), "--set", "train.epoch=1"], "valid keys of train: "),
+        (["train", str(TOY), "--set", "data.file=toy/missing.tsv"], "data file 'toy/missing.tsv' not found"),
+        (["train", "no/such/recipe"], "recipe 'no/such/recipe' not found"),
+        (["train"], "give a recipe to train"),
+        (["evaluate", "/no/such/run"], "no run folder or checkpoint"),
+        (["predict", "/no/such/run", "文本"], "no run folder or checkpoint"),
+    ],
+)
+def test_errors_are_one_line(tmp_path: Path, capsys, argv: list[str], message: str, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # default run folders land here
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err

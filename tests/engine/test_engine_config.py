@@ -1,0 +1,121 @@
+"""Recipes: defaults, base inheritance, --set overrides and their errors; optimiser groups and the
+learning-rate schedule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import toy_task  # registers the "toy" task
+
+from graphmatch.engine.config import ENGINE_DEFAULTS, diff, find_recipe, parse_overrides, resolve
+from graphmatch.engine.optim import build_optimizer, build_scheduler, lr_factor, param_groups
+
+HERE = Path(__file__).parent
+TOY = HERE / "toy.yaml"
+
+
+def test_resolve_fills_every_default() -> None:
+    config = resolve(TOY)
+    assert config["task"] == "toy_task:toy" and config["name"] == "toy"
+    assert set(config["train"]) == set(ENGINE_DEFAULTS["train"])
+    assert set(config["optim"]) == set(ENGINE_DEFAULTS["optim"])
+    assert config["data"]["num_classes"] == 2  # the task's default
+    assert config["optim"]["lr"] == pytest.approx(0.02)  # "2e-2" in YAML is a float
+    assert config["train"]["eval_batch_size"] is None
+    assert resolve(config) == config  # resolving a resolved config changes nothing
+
+
+def test_base_recipe_is_inherited(tmp_path: Path) -> None:
+    quick = resolve(HERE / "toy_quick.yaml")
+    full = resolve(TOY)
+    assert quick["name"] == "toy_quick"
+    assert quick["train"]["epochs"] == 2 and quick["train"]["limit_train"] == 64
+    assert sorted(diff(full, quick)) == ["name", "train.epochs", "train.limit_train"]
+    loop = tmp_path / "loop.yaml"
+    loop.write_text("base: loop.yaml\ntask: toy_task:toy\n")
+    with pytest.raises(ValueError, match="inherits from itself"):
+        resolve(loop)
+
+
+def test_overrides_are_parsed_as_yaml() -> None:
+    assert parse_overrides(["train.epochs=2", "optim.lr=3e-4", "train.limit_eval=null", "optim.clip=0.5"]) == [
+        (["train", "epochs"], 2),
+        (["optim", "lr"], 3e-4),
+        (["train", "limit_eval"], None),
+        (["optim", "clip"], 0.5),
+    ]
+    config = resolve(TOY, ["train.epochs=1", "model.hidden=8", "optim.encoder_lr=1e-4"])
+    assert (config["train"]["epochs"], config["model"]["hidden"], config["optim"]["encoder_lr"]) == (1, 8, 1e-4)
+    with pytest.raises(ValueError, match="expects key=value"):
+        parse_overrides(["train.epochs"])
+
+
+def test_unknown_keys_list_the_valid_ones(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown recipe key 'train.epoch'.*valid keys of train: .*epochs"):
+        resolve(TOY, ["train.epoch=2"])
+    with pytest.raises(ValueError, match=r"unknown recipe key 'model.hiden'; valid keys of model: dropout, hidden"):
+        resolve(TOY, ["model.hiden=2"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: toy_task:toy\ndata:\n  n_trian: 3\n")
+    with pytest.raises(ValueError, match=r"unknown recipe key 'data.n_trian'.*n_train"):
+        resolve(bad)
+    bad.write_text("task: toy_task:toy\ntrainer: {}\n")
+    with pytest.raises(ValueError, match="unknown recipe section"):
+        resolve(bad)
+
+
+def test_values_are_checked() -> None:
+    with pytest.raises(ValueError, match="model.hidden must be a number"):
+        resolve(TOY, ["model.hidden=big"])
+    with pytest.raises(ValueError, match="train.epochs must be an integer"):
+        resolve(TOY, ["train.epochs=1.5"])
+    with pytest.raises(ValueError, match="optim.optimizer must be one of"):
+        resolve(TOY, ["optim.optimizer=lamb"])
+    with pytest.raises(ValueError, match="optim.warmup"):
+        resolve(TOY, ["optim.warmup=1.5"])
+    with pytest.raises(ValueError, match="train.limit_train"):
+        resolve(TOY, ["train.limit_train=0"])
+    assert resolve(TOY, ["train.precision=32"])["train"]["precision"] == "32-true"
+
+
+def test_unknown_task_and_recipe() -> None:
+    with pytest.raises(KeyError, match="unknown task 'nope'"):
+        resolve({"task": "nope"})
+    with pytest.raises(ValueError, match="cannot import module"):
+        resolve({"task": "no_such_module_xyz:toy"})
+    with pytest.raises(FileNotFoundError, match="recipe 'no/such/recipe' not found"):
+        find_recipe("no/such/recipe")
+
+
+def test_param_groups_split_encoder_and_decay() -> None:
+    config = resolve(TOY, ["optim.encoder_lr=0.001", "optim.lr=0.01", "optim.weight_decay=0.1"])
+    task = toy_task.ToyTask(config)
+    task.datasets()
+    model = task.build_model()
+    groups = param_groups(model, task.encoder_parameters(model), config["optim"])
+    by_name = {g["name"]: g for g in groups}
+    assert set(by_name) == {"encoder", "encoder_no_decay", "rest", "rest_no_decay"}
+    assert by_name["encoder"]["params"] == [model.encoder.weight] and by_name["encoder"]["lr"] == 0.001
+    assert by_name["encoder_no_decay"]["params"] == [model.encoder.bias]
+    assert by_name["rest"]["lr"] == 0.01 and by_name["rest"]["weight_decay"] == 0.1
+    assert all(p.dim() == 1 for p in by_name["rest_no_decay"]["params"])  # biases, LayerNorm
+    assert by_name["rest_no_decay"]["weight_decay"] == 0.0
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+    assert isinstance(build_optimizer(groups, {**config["optim"], "optimizer": "rmsprop"}), torch.optim.RMSprop)
+
+
+def test_warmup_then_linear_decay() -> None:
+    assert [lr_factor(s, 10, 2, "linear") for s in (0, 1, 2, 6, 10)] == [0.0, 0.5, 1.0, 0.5, 0.0]
+    assert [lr_factor(s, 10, 2, "constant") for s in (1, 2, 9)] == [0.5, 1.0, 1.0]
+    assert lr_factor(0, 10, 0, "linear") == 1.0
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.SGD([{"params": [p], "lr": 1.0}])
+    sched = build_scheduler(opt, 10, {"warmup": 0.2, "schedule": "linear"})
+    lrs = []
+    for _ in range(10):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs == pytest.approx([0.0, 0.5, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125])

@@ -1,0 +1,24 @@
+"""On a machine with a CUDA GPU: the toy recipe trains there in mixed precision (bf16 when the GPU
+supports it), selected by precision=auto."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from engine_helpers import TOY_QUICK
+
+from graphmatch.engine import evaluate, train
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+
+
+def test_trains_on_the_gpu_in_mixed_precision(tmp_path: Path) -> None:
+    run = train(TOY_QUICK, ["train.accelerator=gpu", "train.precision=auto", "train.epochs=3"], tmp_path / "gpu")
+    metrics = json.loads((run / "metrics.json").read_text())
+    expected = "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
+    assert "CUDA" in metrics["device"] and expected in metrics["device"]
+    assert metrics["dev"]["accuracy"] >= 60
+    assert evaluate(run, "test", ["train.accelerator=gpu"]) == pytest.approx(metrics["test"], abs=2.0)

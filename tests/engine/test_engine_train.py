@@ -1,0 +1,195 @@
+"""End to end through the engine's Python API on the toy task: run folders, selection on dev,
+a single test evaluation, resuming, early stopping, seeds and the errors users meet."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from engine_helpers import TOY, TOY_QUICK, Crash
+
+from graphmatch.datafiles import DataFileMissing
+from graphmatch.engine import evaluate, load, predict, resolve, train
+from graphmatch.engine.checkpoint import META, read_checkpoint
+from graphmatch.engine.metrics import accuracy
+from graphmatch.engine.runner import build_trainer
+from graphmatch.engine.runs import read_yaml
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_run_folder(trained_run) -> None:
+    run_dir, _ = trained_run
+    for name in (
+        "config.yaml",
+        "best.ckpt",
+        "last.ckpt",
+        "metrics.json",
+        "predictions_dev.jsonl",
+        "predictions_test.jsonl",
+        "curve.png",
+        "summary.md",
+        "history.json",
+        "COMPLETE",
+    ):
+        assert (run_dir / name).is_file(), name
+    assert not list(run_dir.glob(".*")), "temporary files left behind"
+    assert read_checkpoint(run_dir / "last.ckpt")["global_step"] == 32  # the latest state, not the best
+    assert read_yaml(run_dir / "config.yaml") == resolve(TOY)
+    metrics = read_json(run_dir / "metrics.json")
+    assert metrics["epochs"] == 4 and metrics["steps"] == 4 * 8  # 128 samples / 16
+    assert metrics["samples"] == {"train": 128, "dev": 64, "test": 64}
+    assert (run_dir / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = (run_dir / "summary.md").read_text()
+    assert f"{metrics['test']['accuracy']:.2f}" in summary and "curve.png" in summary
+
+
+def test_model_learns(trained_run) -> None:
+    metrics = read_json(trained_run[0] / "metrics.json")
+    assert metrics["dev"]["accuracy"] >= 80 and metrics["test"]["accuracy"] >= 75  # chance is ~50
+
+
+def test_checkpoint_is_selected_on_dev_and_test_runs_once(trained_run) -> None:
+    run_dir, recorder = trained_run
+    metrics = read_json(run_dir / "metrics.json")
+    history = read_json(run_dir / "history.json")
+    assert [h["step"] for h in history] == [8, 16, 24, 32]
+    dev_scores = [h["dev"]["accuracy"] for h in history]
+    best = dev_scores.index(max(dev_scores))  # first best: later ties do not replace it
+    assert metrics["best_step"] == history[best]["step"]
+    assert metrics["dev"] == history[best]["dev"]  # dev re-evaluated with the selected weights
+    assert all("test" not in h for h in history)
+    assert recorder.tests == 1 and recorder.fn_at_test == ["test"]  # once, after fitting
+    for split in ("dev", "test"):
+        rows = read_rows(run_dir / f"predictions_{split}.jsonl")
+        assert [r["index"] for r in rows] == list(range(64))
+        assert accuracy(rows) == pytest.approx(metrics[split]["accuracy"])
+
+
+def test_learning_rates_warm_up_then_decay_per_group(trained_run) -> None:
+    lrs = trained_run[1].lrs
+    assert len(lrs) == 32
+    rest = [s["rest"] for s in lrs]
+    assert all(s["encoder"] == pytest.approx(s["rest"] / 2) for s in lrs)  # encoder_lr 1e-2 vs lr 2e-2
+    peak = rest.index(max(rest))
+    assert rest[0] == 0.0 and peak == 3  # warm-up over 10 % of 32 steps = 3 steps
+    assert all(a > b for a, b in zip(rest[peak:], rest[peak + 1 :], strict=False))  # linear decay
+    assert max(rest) == pytest.approx(0.02)
+
+
+def test_evaluate_load_predict(trained_run) -> None:
+    run_dir, _ = trained_run
+    metrics = read_json(run_dir / "metrics.json")
+    assert evaluate(run_dir, "test") == pytest.approx(metrics["test"])
+    assert evaluate(run_dir / "best.ckpt", "dev") == pytest.approx(metrics["dev"])
+    task, model = load(run_dir)
+    assert not model.training
+    state = read_checkpoint(run_dir / "best.ckpt")["state_dict"]
+    assert torch.equal(model.head.weight, state["model.head.weight"])
+    row = predict(run_dir, "一二三四")
+    assert row["pred"] in task.label_names() and 0.5 <= row["prob"] <= 1 and row["gold"] is None
+
+
+def test_trainer_options() -> None:
+    config = resolve(TOY, ["optim.clip=0.5", "train.patience=2", "train.val_every_steps=5"])
+    trainer = build_trainer(config, Path("unused"), "accuracy")
+    assert trainer.gradient_clip_val == 0.5 and trainer.gradient_clip_algorithm == "norm"
+    assert trainer.val_check_interval == 5 and trainer.check_val_every_n_epoch is None
+    assert trainer.early_stopping_callback.patience == 2
+    assert trainer.checkpoint_callback.monitor == "dev/accuracy"
+    assert torch.get_num_threads() >= 1
+
+
+@pytest.mark.parametrize(
+    "every",
+    [
+        [],  # dev after every epoch: last.ckpt is the end of epoch 2
+        ["train.val_every_steps=3"],  # last.ckpt at step 15, in the middle of epoch 2 (8 batches an epoch)
+    ],
+)
+def test_resumed_run_equals_uninterrupted(tmp_path: Path, every: list[str]) -> None:
+    # dropout: the resumed run must continue the random stream
+    sets = ["model.dropout=0.3", "train.epochs=4", *every]
+    straight = train(TOY, sets, tmp_path / "straight")
+    broken = tmp_path / "broken"
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train(TOY, sets, broken, callbacks=[Crash(at_epoch=2)])
+    assert read_checkpoint(broken / "last.ckpt")["global_step"] == (15 if every else 16)
+    assert not (broken / "COMPLETE").exists()
+    assert not (broken / "metrics.json").exists()
+    with pytest.raises(ValueError, match=r"interrupted.*graphmatch train --resume"):
+        evaluate(broken)
+    with pytest.raises(ValueError, match="differs from the run's configuration in model.dropout"):
+        train(TOY, ["train.epochs=4", *every], resume=broken)
+    assert train(resume=broken) == broken
+    a, b = read_json(straight / "metrics.json"), read_json(broken / "metrics.json")
+    for key in ("dev", "test", "best_step", "epochs", "steps"):
+        assert a[key] == b[key], key
+    assert read_json(straight / "history.json") == read_json(broken / "history.json")
+    for name in ("best.ckpt", "last.ckpt"):
+        sa, sb = read_checkpoint(straight / name)["state_dict"], read_checkpoint(broken / name)["state_dict"]
+        assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa), name
+
+
+def test_early_stopping_and_evaluation_every_n_steps(tmp_path: Path) -> None:
+    # a learning rate too small to change anything: dev never improves, patience 1 stops after 2 checks
+    run = train(
+        TOY_QUICK,
+        ["optim.lr=1e-12", "optim.encoder_lr=null", "train.patience=1", "train.epochs=10", "train.val_every_steps=3"],
+        tmp_path / "es",
+    )
+    history = read_json(run / "history.json")
+    assert [h["step"] for h in history] == [3, 6]
+    assert read_json(run / "metrics.json")["steps"] == 6
+
+
+def test_several_seeds_give_mean_and_std(tmp_path: Path) -> None:
+    run = train(TOY_QUICK, ["train.epochs=1"], tmp_path / "seeds", seeds=2)
+    agg = read_json(run / "metrics.json")
+    assert agg["seeds"] == [7, 8] and (run / "COMPLETE").is_file()
+    values = [read_json(run / f"seed-{s}" / "metrics.json")["test"]["accuracy"] for s in (7, 8)]
+    stats = agg["test"]["accuracy"]
+    assert stats["values"] == values
+    assert stats["mean"] == pytest.approx(sum(values) / 2)
+    assert stats["std"] == pytest.approx(abs(values[0] - values[1]) / math.sqrt(2))
+    assert "±" in (run / "summary.md").read_text() and (run / "curve.png").is_file()
+    # resuming a finished multi-seed folder does nothing
+    assert train(resume=run) == run
+
+
+def test_bad_input_errors(tmp_path: Path, trained_run) -> None:
+    with pytest.raises(DataFileMissing, match="toy/missing.tsv"):
+        train(TOY_QUICK, ["data.file=toy/missing.tsv"], tmp_path / "nodata")
+    assert not (tmp_path / "nodata" / "COMPLETE").exists()
+    with pytest.raises(ValueError, match=r"already exists and is not empty.*--resume"):
+        train(TOY_QUICK, [], trained_run[0])
+    with pytest.raises(ValueError, match="valid keys of train"):
+        train(TOY_QUICK, ["train.epoch=1"])
+
+
+def test_incompatible_checkpoints(tmp_path: Path, trained_run) -> None:
+    ckpt = torch.load(trained_run[0] / "best.ckpt", weights_only=True)
+    ckpt[META]["config"]["model"]["hidden"] = 32  # the weights are hidden=16
+    torch.save(ckpt, tmp_path / "other.ckpt")
+    with pytest.raises(ValueError, match=r"does not fit the model.*shape mismatch.*incompatible model"):
+        load(tmp_path / "other.ckpt")
+    torch.save({"state_dict": {}}, tmp_path / "foreign.ckpt")
+    with pytest.raises(ValueError, match="not a graphmatch checkpoint"):
+        load(tmp_path / "foreign.ckpt")
+    (tmp_path / "garbage.ckpt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        evaluate(tmp_path / "garbage.ckpt")
+    with pytest.raises(FileNotFoundError, match="no run folder or checkpoint"):
+        load(tmp_path / "nothing")
+    # resuming from a checkpoint of another model size is refused before anything is loaded
+    with pytest.raises(ValueError, match="does not fit the model"):
+        train(resume=tmp_path / "other.ckpt", run_dir=tmp_path / "resumed")

@@ -1,0 +1,138 @@
+"""A test-only task for the engine: a synthetic graph classification problem a tiny PyG model
+learns in seconds. Registered as ``toy``; recipes name it ``toy_task:toy`` (this folder must be
+importable, e.g. on ``PYTHONPATH``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch_geometric.data import HeteroData
+from torch_geometric.nn import global_mean_pool
+from torch_geometric.utils import scatter
+
+from graphmatch import datafiles
+from graphmatch.tasks.base import Task, register
+
+FEATURES = 4
+
+
+def toy_graph(x: Tensor, word_sizes: list[int], y: int | None = None) -> HeteroData:
+    """Tokens with features ``x`` grouped into consecutive words of ``word_sizes`` tokens."""
+    data = HeteroData()
+    data["token"].x = x
+    data["word"].num_nodes = len(word_sizes)
+    word_of_token = torch.repeat_interleave(torch.arange(len(word_sizes)), torch.tensor(word_sizes))
+    data["token", "in", "word"].edge_index = torch.stack([torch.arange(x.size(0)), word_of_token])
+    if y is not None:
+        data.y = torch.tensor([y])
+    return data
+
+
+class ToyModel(torch.nn.Module):
+    """Token encoder → mean into words → pooled tokens and words → classifier."""
+
+    def __init__(self, hidden: int, num_classes: int, dropout: float):
+        super().__init__()
+        self.encoder = torch.nn.Linear(FEATURES, hidden)
+        self.word = torch.nn.Linear(hidden, hidden)
+        self.norm = torch.nn.LayerNorm(2 * hidden)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.head = torch.nn.Linear(2 * hidden, num_classes)
+
+    def forward(self, batch: Any) -> Tensor:
+        h = self.encoder(batch["token"].x).relu()
+        src, dst = batch["token", "in", "word"].edge_index
+        w = self.word(scatter(h[src], dst, dim=0, dim_size=batch["word"].num_nodes, reduce="mean")).relu()
+        size = batch.num_graphs
+        pooled = [global_mean_pool(h, batch["token"].batch, size), global_mean_pool(w, batch["word"].batch, size)]
+        g = torch.cat(pooled, -1)
+        return self.head(self.dropout(self.norm(g)))
+
+
+@register
+class ToyTask(Task):
+    name = "toy"
+    defaults = {
+        "data": {"n_train": 128, "n_dev": 64, "n_test": 64, "num_classes": 2, "seed": 0, "file": None, "root": None},
+        "model": {"hidden": 16, "dropout": 0.1},
+    }
+    metrics = ("accuracy", "macro_f1")
+    monitor = "accuracy"
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        self._labels: list[str] | None = None
+
+    def _make(self, n: int, gen: torch.Generator, weight: Tensor) -> list[HeteroData]:
+        graphs = []
+        for _ in range(n):
+            length = int(torch.randint(3, 9, (1,), generator=gen))
+            x = torch.randn(length, FEATURES, generator=gen)
+            split = int(torch.randint(1, length, (1,), generator=gen))
+            y = int((weight @ x.mean(0)).argmax())
+            graphs.append(toy_graph(x, [split, length - split], y))
+        return graphs
+
+    def datasets(self) -> dict[str, list[HeteroData]]:
+        d = self.data_cfg
+        if d["file"]:
+            datafiles.locate(d["file"], d["root"], download=False)
+        gen = torch.Generator().manual_seed(d["seed"])
+        weight = torch.randn(d["num_classes"], FEATURES, generator=gen)
+        self._labels = [str(i) for i in range(d["num_classes"])]
+        return {split: self._make(d[f"n_{split}"], gen, weight) for split in ("train", "dev", "test")}
+
+    def label_names(self) -> list[str]:
+        if self._labels is None:
+            raise RuntimeError("label names are known after datasets() or set_extra_state()")
+        return self._labels
+
+    def get_extra_state(self) -> dict[str, Any]:
+        return {"labels": self.label_names()}
+
+    def set_extra_state(self, state: dict[str, Any]) -> None:
+        self._labels = list(state["labels"])
+
+    def encode(self, text: str, text_b: str | None = None) -> HeteroData:
+        chars = [c for c in text + (text_b or "") if not c.isspace()]
+        if not chars:
+            raise ValueError("empty input")
+        codes = torch.tensor([ord(c) for c in chars], dtype=torch.float)
+        x = torch.stack([torch.sin(codes * (k + 1)) for k in range(FEATURES)], -1)
+        half = max(1, len(chars) // 2)
+        return toy_graph(x, [half, len(chars) - half] if len(chars) > half else [half])
+
+    def build_model(self) -> torch.nn.Module:
+        m = self.model_cfg
+        return ToyModel(m["hidden"], len(self.label_names()), m["dropout"])
+
+    def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        return list(model.encoder.parameters())
+
+    def loss(self, out: Tensor, batch: Any) -> Tensor:
+        return F.cross_entropy(out, batch.y)
+
+    def decode(self, out: Tensor, batch: Any) -> list[dict[str, Any]]:
+        prob, pred = out.softmax(-1).max(-1)
+        gold = batch.y.tolist() if "y" in batch else [None] * len(pred)
+        names = self.label_names()
+        return [
+            {"pred": names[p], "gold": None if g is None else names[g], "prob": float(q)}
+            for p, g, q in zip(pred.tolist(), gold, prob.tolist(), strict=True)
+        ]
+
+    def explain(self, model: torch.nn.Module, data: HeteroData, path: str) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        with torch.no_grad():
+            norms = model.encoder(data["token"].x).relu().norm(dim=-1)
+        fig, ax = plt.subplots(figsize=(4, 2))
+        ax.bar(range(len(norms)), norms.tolist())
+        fig.savefig(path)
+        plt.close(fig)

@@ -1,0 +1,208 @@
+import argparse
+
+import pytest
+import torch
+from torch_geometric.loader import DataLoader
+
+from graphmatch.data.vocab import Vocab
+from graphmatch.graphs.relation import (
+    RelationGraphBuilder,
+    graph_row,
+    inspect_rows,
+    parse_relation,
+    relative_positions,
+    split_input_line,
+    token_batch,
+    tokenize,
+)
+
+SENT = "The <e1>Big Dog</e1> bit the <e2>man</e2>, sadly."
+
+
+def test_tokenize_lowercases_and_splits_punctuation():
+    assert tokenize("Peru's largest (3.5) don't-stop") == [
+        "peru", "'", "s", "largest", "(", "3", ".", "5", ")", "don", "'", "t", "-", "stop",
+    ]
+    assert tokenize("  ") == []
+
+
+def test_parse_spans_and_text():
+    s = parse_relation(SENT)
+    assert s.tokens == ["the", "big", "dog", "bit", "the", "man", ",", "sadly", "."]
+    assert s.e1 == (1, 2) and s.e2 == (5, 5)
+    assert s.entity_text(1) == "big dog" and s.entity_text(2) == "man"
+    assert s.text == "The Big Dog bit the man, sadly."
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("<e1>a</e1> b c", "missing entity marker <e2>"),
+        ("<e1>a</e1> b <e2>c", "missing entity marker </e2>"),
+        ("<e1>a</e1><e1>x</e1> <e2>c</e2>", "<e1> appears 2 times"),
+        ("<e1>a <e2>b</e2> c</e1>", "nested"),
+        ("<e2>a <e1>b</e1> c</e2>", "nested"),
+        ("<e2>a</e2> b <e1>c</e1>", "wrong order"),
+        ("<e1>a <e2>b</e1> c</e2>", "overlapping"),
+        ("</e1>a<e1> <e2>b</e2>", "</e1> comes before <e1>"),
+        ("<e1> </e1> <e2>b</e2>", "entity e1 is empty"),
+    ],
+)
+def test_parse_errors_name_the_place(text, message):
+    with pytest.raises(ValueError, match="^TRAIN.TXT:7: ") as err:
+        parse_relation(text, where="TRAIN.TXT:7")
+    assert message in str(err.value)
+
+
+def test_relative_positions_clip_and_shift():
+    # span [3, 4], D = 2: rel = -3 -2 -1 0 0 1 2 3 → clipped -2 -2 -1 0 0 1 2 2 → +2
+    assert relative_positions(8, (3, 4), 2) == [0, 0, 1, 2, 2, 3, 4, 4]
+
+
+def _vocab(*texts):
+    return Vocab.build(parse_relation(t).tokens for t in texts)
+
+
+def test_builder_graph():
+    vocab = _vocab(SENT)
+    data = RelationGraphBuilder(vocab, max_distance=3, keep_text=True, markers=False)(SENT, label=5)
+    tok = data["token"]
+    assert tok.num_nodes == 9
+    assert tok.word_id.tolist() == vocab.lookup(["the", "big", "dog", "bit", "the", "man", ",", "sadly", "."])
+    assert (tok.pos1 - 3).tolist() == [-1, 0, 0, 1, 2, 3, 3, 3, 3]
+    assert (tok.pos2 - 3).tolist() == [-3, -3, -3, -2, -1, 0, 1, 2, 3]
+    assert data["entity"].num_nodes == 2 and data["entity"].kind.tolist() == [0, 1]
+    assert data["sentence"].num_nodes == 1 and data["sentence"].num_tokens.tolist() == [9]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[1, 2, 5], [0, 0, 1]]
+    assert data["token", "in", "sentence"].edge_index.tolist() == [list(range(9)), [0] * 9]
+    assert data.y.tolist() == [5] and data.y.dtype == torch.long
+    assert tok.text[1] == "big" and data["entity"].text == ["big dog", "man"]
+    data.validate()
+
+
+def test_builder_keeps_markers_as_tokens_by_default():
+    vocab = Vocab.build([["<e1>", "</e1>", "<e2>", "</e2>", *parse_relation(SENT).tokens]])
+    data = RelationGraphBuilder(vocab, max_distance=3, keep_text=True)(SENT)
+    tok = data["token"]
+    assert tok.text == ["the", "<e1>", "big", "dog", "</e1>", "bit", "the", "<e2>", "man", "</e2>", ",",
+                        "sadly", "."]
+    assert vocab.unk_id not in tok.word_id.tolist()
+    assert data["token", "in", "entity"].edge_index.tolist() == [[2, 3, 8], [0, 0, 1]]
+    assert (tok.pos1 - 3).tolist() == [-2, -1, 0, 0, 1, 2, 3, 3, 3, 3, 3, 3, 3]
+    assert (tok.pos2 - 3).tolist() == [-3, -3, -3, -3, -3, -3, -2, -1, 0, 1, 2, 3, 3]
+    assert data["entity"].text == ["big dog", "man"] and data["sentence"].num_tokens.tolist() == [13]
+
+
+def test_builder_unknown_words_and_no_text_by_default():
+    vocab = _vocab("<e1>a</e1> <e2>b</e2>")
+    data = RelationGraphBuilder(vocab, markers=False)("<e1>a</e1> zzz <e2>b</e2>")
+    assert data["token"].word_id.tolist() == [vocab["a"], vocab.unk_id, vocab["b"]]
+    assert "text" not in data["token"] and "y" not in data
+
+
+def test_crop_keeps_both_entities():
+    words = " ".join(f"w{i}" for i in range(20))
+    text = f"{words} <e1>x</e1> w <e2>y</e2> tail tail2"
+    vocab = _vocab(text)
+    data = RelationGraphBuilder(vocab, max_length=6, keep_text=True, markers=False)(text)
+    # window ends at e2 (token 22): tokens 17..22
+    assert data["token"].text == ["w17", "w18", "w19", "x", "w", "y"]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[3, 5], [0, 1]]
+    short = "<e1>x</e1> a b c d e f <e2>y</e2> g"
+    with pytest.raises(ValueError, match=r"line 4: the entities span 8 tokens, more than max_length=6"):
+        RelationGraphBuilder(_vocab(short), max_length=6, markers=False)(short, where="line 4")
+    marked = RelationGraphBuilder(_vocab(text), max_length=8, keep_text=True)(text)
+    assert marked["token"].text == ["w19", "<e1>", "x", "</e1>", "w", "<e2>", "y", "</e2>"]
+    with pytest.raises(ValueError, match="the entities span 7 tokens"):
+        RelationGraphBuilder(_vocab(text), max_length=6)(text)
+
+
+def test_builder_rejects_bad_options():
+    with pytest.raises(ValueError, match="max_distance"):
+        RelationGraphBuilder(_vocab(SENT), max_distance=0)
+    with pytest.raises(ValueError, match="max_length"):
+        RelationGraphBuilder(_vocab(SENT), max_length=1)
+
+
+def test_batching_three_graphs_keeps_every_link():
+    texts = [
+        SENT,
+        "<e1>A</e1> b c <e2>d e f</e2>",
+        "x y <e1>the cat</e1> sat on the <e2>mat</e2> .",
+    ]
+    builder = RelationGraphBuilder(_vocab(*texts), max_distance=4)
+    graphs = [builder(t, label=i) for i, t in enumerate(texts)]
+    batch = next(iter(DataLoader(graphs, batch_size=3)))
+    assert batch.num_graphs == 3 and batch.y.tolist() == [0, 1, 2]
+    tok_ptr, ent_ptr = batch["token"].ptr, batch["entity"].ptr
+    assert ent_ptr.tolist() == [0, 2, 4, 6] and batch["sentence"].ptr.tolist() == [0, 1, 2, 3]
+    batch_vec, num_graphs = token_batch(batch)
+    assert num_graphs == 3
+    for k, g in enumerate(graphs):
+        lo, hi = int(tok_ptr[k]), int(tok_ptr[k + 1])
+        assert (batch_vec[lo:hi] == k).all()
+        for key in ("word_id", "pos1", "pos2"):
+            assert torch.equal(batch["token"][key][lo:hi], g["token"][key])
+        for rel, dst_ptr in ((("token", "in", "entity"), ent_ptr), (("token", "in", "sentence"), None)):
+            ei = batch[rel].edge_index
+            mine = (ei[0] >= lo) & (ei[0] < hi)
+            src = ei[0, mine] - lo
+            dst = ei[1, mine] - (dst_ptr[k] if dst_ptr is not None else k)
+            assert torch.equal(torch.stack([src, dst]), g[rel].edge_index)
+    # the token -> entity edges of graph k point at entity nodes 2k and 2k+1 only
+    ei = batch["token", "in", "entity"].edge_index
+    assert torch.equal(batch["entity"].batch[ei[1]], batch["token"].batch[ei[0]])
+
+
+def test_token_batch_of_a_single_graph():
+    data = RelationGraphBuilder(_vocab(SENT), markers=False)(SENT)
+    vec, n = token_batch(data)
+    assert n == 1 and vec.tolist() == [0] * 9
+
+
+def test_split_input_line():
+    assert split_input_line('8001\t"The <e1>a</e1> <e2>b</e2>."\r\n') == ("8001", "The <e1>a</e1> <e2>b</e2>.")
+    assert split_input_line("plain <e1>a</e1> <e2>b</e2>") == (None, "plain <e1>a</e1> <e2>b</e2>")
+
+
+def test_inspect_rows():
+    lines = ['8001\t"The <e1>company</e1> fabricates plastic <e2>chairs</e2>."', "", SENT]
+    rows = list(inspect_rows(lines, argparse.Namespace(max_distance=2, no_markers=True)))
+    assert [r["line"] for r in rows] == [1, 3] and rows[0]["id"] == "8001" and "id" not in rows[1]
+    assert rows[0]["tokens"] == ["the", "company", "fabricates", "plastic", "chairs", "."]
+    assert rows[0]["pos1"] == [-1, 0, 1, 2, 2, 2]  # unshifted, clipped to ±2
+    assert rows[0]["entities"][1] == {"name": "e2", "text": "chairs", "tokens": [4]}
+    assert rows[1]["edges"]["token-in-entity"] == [[1, 2, 5], [0, 0, 1]]
+    # the vocabulary is built over the given lines: "the" (3 times) is the most frequent word
+    assert rows[0]["word_id"][0] == rows[1]["word_id"][0] == 2 and 1 not in rows[0]["word_id"]
+    default = next(inspect_rows(lines[:1]))  # markers kept, positions clipped to ±50
+    assert default["tokens"] == ["the", "<e1>", "company", "</e1>", "fabricates", "plastic", "<e2>", "chairs",
+                                 "</e2>", "."]
+    assert default["pos2"][0] == -7 and default["entities"][0]["tokens"] == [2]
+
+
+def test_inspect_rows_errors_name_the_line():
+    with pytest.raises(ValueError, match="^line 2: missing entity marker <e2>"):
+        list(inspect_rows(["<e1>a</e1> <e2>b</e2>", "<e1>only</e1> one"]))
+    with pytest.raises(ValueError, match="empty"):
+        list(inspect_rows(["", "  "]))
+
+
+def test_graph_row_reports_label():
+    data = RelationGraphBuilder(_vocab(SENT), keep_text=True)(SENT, label=3)
+    assert graph_row(data)["y"] == 3
+
+
+def test_inspect_relation_cli(tmp_path, capsys):
+    import json
+
+    from graphmatch.cli.main import main
+
+    path = tmp_path / "in.txt"
+    path.write_text(f"{SENT}\n\n<e1>a</e1> b <e2>c</e2>\n", encoding="utf-8")
+    assert main(["inspect", "relation", "--max-distance", "1", str(path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["line"] for r in rows] == [1, 3] and rows[1]["pos2"] == [-1, -1, -1, -1, -1, 0, 1]
+    path.write_text("<e1>a</e1> b\n", encoding="utf-8")
+    assert main(["inspect", "relation", str(path)]) == 2
+    assert "line 1: missing entity marker <e2>" in capsys.readouterr().err

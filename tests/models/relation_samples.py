@@ -1,0 +1,23 @@
+"""Small relation graphs shared by the relation model tests."""
+
+from torch_geometric.loader import DataLoader
+
+from graphmatch.data.vocab import Vocab
+from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+
+TEXTS = [
+    "The <e1>company</e1> fabricates plastic <e2>chairs</e2>.",
+    "The <e1>child</e1> was carefully wrapped and bound into the <e2>cradle</e2> by means of a cord.",
+    "The <e1>author</e1> of a keygen uses a <e2>disassembler</e2> to look at the raw assembly code.",
+    "<e1>Audits</e1> were about <e2>waste</e2>.",
+    "A few days before the service , Tom had thrown into Karen 's <e1>casket</e1> his wedding <e2>ring</e2> .",
+    "The <e1>big red car</e1> hit <e2>it</e2>",
+]
+
+
+def relation_batch(max_distance: int = 5):
+    vocab = Vocab.build(parse_relation(t).tokens for t in TEXTS)
+    builder = RelationGraphBuilder(vocab, max_distance=max_distance)
+    graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
+    batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
+    return vocab, builder, graphs, batch

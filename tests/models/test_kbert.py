@@ -1,0 +1,125 @@
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs
+from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.models.kbert import KBert
+from graphmatch.nn import HFBertEncoder, MaskTransformerConfig, MaskTransformerEncoder
+from graphmatch.text import CharTokenizer
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"我爱北京天安门苹果手机很好用首都城市水果义原"]
+CONFIG = MaskTransformerConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                               intermediate_size=48, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                               attention_probs_dropout_prob=0.0)
+
+
+@pytest.fixture(scope="module")
+def builder():
+    kg = KnowledgeGraph([("北京", "义原", "首都"), ("北京", "义原", "城市"), ("苹果", "义原", "水果")])
+    tok = CharTokenizer({t: i for i, t in enumerate(VOCAB)})
+    return SentenceTreeBuilder(kg, tok, max_length=32)
+
+
+@pytest.fixture(scope="module")
+def graphs(builder):
+    return [builder("我爱北京天安门"), builder("苹果手机很好用"), builder("好")]
+
+
+@pytest.fixture(scope="module")
+def batch(graphs):
+    return Batch.from_data_list(graphs)
+
+
+def _model(**kw) -> KBert:
+    torch.manual_seed(0)
+    return KBert(MaskTransformerEncoder(CONFIG), num_labels=3, **kw).eval()
+
+
+def test_classification_shapes_and_pooling(batch):
+    for pooling in ("first", "mean", "max"):
+        out = _model(pooling=pooling)(batch)
+        assert out.shape == (3, 3) and torch.isfinite(out).all()
+    with pytest.raises(ValueError, match="pooling"):
+        _model(pooling="last")
+
+
+def test_mean_and_max_pooling_ignore_padding():
+    model = _model(pooling="mean")
+    hidden = torch.randn(2, 4, 5)
+    mask = torch.tensor([[True, True, False, False], [True, True, True, True]])
+    assert torch.allclose(model.pool(hidden, mask)[0], hidden[0, :2].mean(0))
+    model.pooling = "max"
+    hidden[0, 2:] = 100.0  # padding must not win the max
+    assert torch.allclose(model.pool(hidden, mask)[0], hidden[0, :2].amax(0))
+
+
+def test_tagging_gives_one_row_per_token_node(graphs, batch):
+    model = _model(tagging=True)
+    out = model(batch)
+    assert out.shape == (batch["token"].num_nodes, 3)
+    # row k belongs to token node k: compare with a sample run on its own
+    single = Batch.from_data_list([graphs[1]])
+    ptr = batch["token"].ptr
+    assert torch.allclose(out[ptr[1]:ptr[2]], model(single), atol=1e-5)
+
+
+def test_batching_does_not_change_a_sample(graphs, batch):
+    model = _model()
+    out = model(batch)
+    for i in range(3):
+        alone = model(Batch.from_data_list([graphs[i]]))
+        assert torch.allclose(out[i], alone[0], atol=1e-5)
+
+
+def test_branch_is_invisible_to_cls_in_one_layer(builder):
+    """[CLS] cannot see a branch: with one layer, changing the branch leaves [CLS] unchanged,
+    while the ablation without visible matrix lets it through."""
+    config = MaskTransformerConfig(**{**CONFIG.__dict__, "num_hidden_layers": 1})
+    torch.manual_seed(0)
+    enc = MaskTransformerEncoder(config).eval()
+    data = builder("我爱北京天安门")
+    inputs = dense_inputs(Batch.from_data_list([data]))
+    branch = inputs["branch"][0].nonzero()[0].item()
+    ids2 = inputs["input_ids"].clone()
+    ids2[0, branch] = VOCAB.index("手")
+    for visible_matrix, same in ((True, True), (False, False)):
+        model = KBert(enc, 2, visible_matrix=visible_matrix).eval()
+        pos, vis = model.attention_inputs(inputs["pos"], inputs["token_mask"], inputs["visible"])
+        h1 = model.encoder(inputs["input_ids"], pos, inputs["seg"], vis)
+        h2 = model.encoder(ids2, pos, inputs["seg"], vis)
+        assert torch.allclose(h1[0, 0], h2[0, 0], atol=1e-6) is same
+
+
+def test_ablations_change_the_inputs(batch):
+    inputs = dense_inputs(batch)
+    soft = _model()
+    hard = _model(soft_positions=False)
+    pos, vis = hard.attention_inputs(inputs["pos"], inputs["token_mask"], inputs["visible"])
+    assert torch.equal(pos[0], torch.arange(pos.size(1)))
+    assert torch.equal(vis, inputs["visible"])
+    assert not torch.equal(inputs["pos"][0], pos[0])  # sample 0 has a branch: soft != hard
+    assert not torch.allclose(soft(batch), hard(batch), atol=1e-5)
+    full = _model(visible_matrix=False)
+    pos, vis = full.attention_inputs(inputs["pos"], inputs["token_mask"], inputs["visible"])
+    assert vis.shape == (3, 1, inputs["visible"].size(-1)) and torch.equal(vis[:, 0], inputs["token_mask"])
+    assert not torch.allclose(soft(batch), full(batch), atol=1e-5)
+
+
+def test_hf_backend_matches_ours(tmp_path, batch):
+    ours = _model()
+    ours.encoder.save_pretrained_hf(tmp_path)
+    for impl in ("eager", "sdpa"):
+        hf = KBert(HFBertEncoder.from_pretrained(tmp_path, attn_implementation=impl), 3).eval()
+        hf.classifier.load_state_dict(ours.classifier.state_dict())
+        assert torch.allclose(ours(batch), hf(batch), atol=1e-5)
+
+
+def test_attention_weights_and_gradients(batch):
+    model = _model()
+    model.train()
+    logits, weights = model(batch, return_attention_weights=True)
+    assert len(weights) == 2 and weights[0].shape[:2] == (3, 4)
+    logits.sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all()
+               for n, p in model.named_parameters() if not n.startswith("encoder.embeddings.word"))

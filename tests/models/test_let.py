@@ -1,0 +1,172 @@
+import pytest
+import torch
+import torch.nn.functional as F
+from torch_geometric.data import Batch
+
+from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.models.let import (
+    LETConfig,
+    LETMatcher,
+    MultiPerspectiveCosine,
+    char_pair_edges,
+    match_loss,
+    match_probability,
+)
+
+PAIRS = [("苹果手机怎么样", "这个手机好用吗", 1), ("今天天气好", "明天会下雨吗", 0),
+         ("？？！", "hello world", 0), ("打篮球的男生", "爱打篮球的男孩", 1)]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread: these small models run faster without oversubscribing shared cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny(**kw) -> LETConfig:
+    base = dict(encoder_hidden=16, encoder_layers=1, encoder_heads=2, encoder_ffn=32, hidden=16,
+                heads=2, sagt_heads=1, perspectives=4, sememe_dim=8, dropout=0.0)
+    base.update(kw)
+    return LETConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def builder(tokenizer, hownet_lexicon):
+    return LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+
+
+@pytest.fixture(scope="module")
+def batch(builder):
+    return Batch.from_data_list([builder(a, b, y) for a, b, y in PAIRS])
+
+
+def test_char_pair_edges_match_brute_force(batch):
+    tok = batch["token"]
+    is_char = tok.char_index >= 0
+    self_e, cross_e = char_pair_edges(tok.batch, tok.sent, is_char)
+    n = tok.num_nodes
+    want_self, want_cross = set(), set()
+    for i in range(n):
+        for j in range(n):
+            if is_char[i] and is_char[j] and tok.batch[i] == tok.batch[j]:
+                (want_self if tok.sent[i] == tok.sent[j] else want_cross).add((i, j))
+    assert set(map(tuple, self_e.t().tolist())) == want_self
+    assert set(map(tuple, cross_e.t().tolist())) == want_cross
+    assert self_e.size(1) == len(want_self) and cross_e.size(1) == len(want_cross)
+
+
+def test_multi_perspective_cosine():
+    torch.manual_seed(0)
+    mp = MultiPerspectiveCosine(6, 3)
+    a, b = torch.randn(5, 6), torch.randn(5, 6)
+    want = torch.stack([F.cosine_similarity(a * w, b * w, dim=-1) for w in mp.weight], dim=-1)
+    assert torch.allclose(mp(a, b), want, atol=1e-5)
+    assert torch.allclose(mp(a, a), torch.ones(5, 3), atol=1e-5)
+
+
+@pytest.mark.parametrize("objective,senses,update", [("bce", True, "gru"), ("softmax", True, "residual"),
+                                                      ("bce", False, "gru")])
+def test_forward_shapes_loss_and_gradients(batch, builder, objective, senses, update):
+    torch.manual_seed(0)
+    model = LETMatcher(tiny(objective=objective, senses=senses, update=update,
+                            num_sememes=len(builder.sememe_index)))
+    logits = model(batch)
+    assert logits.shape == ((4,) if objective == "bce" else (4, 2))
+    loss = match_loss(logits, batch.y)
+    assert torch.isfinite(loss)
+    loss.backward()
+    assert model.encoder.embeddings.word.weight.grad.abs().sum() > 0
+    if senses:
+        assert model.sememe_emb.weight.grad.abs().sum() > 0
+        assert all(p.grad is not None for p in model.sagt.parameters())
+    else:
+        assert not hasattr(model, "sagt")
+    p = match_probability(logits)
+    assert p.shape == (4,) and ((p >= 0) & (p <= 1)).all()
+
+
+def test_batched_equals_separate(builder):
+    torch.manual_seed(1)
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    graphs = [builder(a, b, y) for a, b, y in PAIRS]
+    with torch.no_grad():
+        together = model(Batch.from_data_list(graphs))
+        alone = torch.cat([model(Batch.from_data_list([g])) for g in graphs])
+        single = model(graphs[0])  # an unbatched HeteroData works too
+    assert torch.allclose(together, alone, atol=1e-5)
+    assert torch.allclose(single, alone[:1], atol=1e-5)
+
+
+def test_senses_change_the_prediction(builder):
+    torch.manual_seed(2)
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    data = Batch.from_data_list([builder("苹果手机怎么样", "这个手机好用吗", 1)])
+    assert data["sense"].num_nodes > 0
+    with torch.no_grad():
+        before = model(data)
+        data["sememe"].sememe_id = (data["sememe"].sememe_id + 7) % len(builder.sememe_index)
+        after = model(data)
+    assert not torch.allclose(before, after)
+
+
+def test_sememe_vectors_initialise_embedding():
+    vectors = torch.randn(10, 8)
+    vectors[3] = 0.0  # a sememe without a pretrained vector gets a random row
+    model = LETMatcher(tiny(num_sememes=10), sememe_vectors=vectors)
+    w = model.sememe_emb.weight
+    keep = torch.arange(10) != 3
+    assert torch.equal(w[keep], vectors[keep])
+    assert w[3].abs().sum() > 0 and w.requires_grad
+    with pytest.raises(ValueError, match="sememe_vectors must be"):
+        LETMatcher(tiny(num_sememes=11), sememe_vectors=vectors)
+
+
+def test_training_steps_fit_a_small_batch(batch, builder):
+    torch.manual_seed(3)
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index)))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(25):
+        opt.zero_grad()
+        loss = match_loss(model(batch), batch.y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    model.eval()
+    pred = (match_probability(model(batch)) > 0.5).long()
+    assert torch.equal(pred, batch.y)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="encoder must be"):
+        LETConfig(encoder="lstm")
+    with pytest.raises(ValueError, match="bert_path"):
+        LETConfig(encoder="bert")
+    with pytest.raises(ValueError, match="objective"):
+        LETConfig(objective="hinge")
+    with pytest.raises(ValueError, match="unknown LET model option"):
+        LETMatcher.from_dict({"hiddn": 3})
+
+
+def test_bert_encoder_from_local_directory(tmp_path, builder, tokenizer, batch):
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=24, num_hidden_layers=1,
+                     num_attention_heads=2, intermediate_size=48, max_position_embeddings=64)
+    BertModel(cfg).save_pretrained(tmp_path)
+    model = LETMatcher(tiny(encoder="bert", bert_path=str(tmp_path), num_sememes=len(builder.sememe_index)))
+    assert model.encoder.hidden_size == 24
+    assert model(batch).shape == (4,)
+
+
+def test_batch_without_any_sense_runs(builder):
+    data = Batch.from_data_list([builder("？？！", "hello world", 0), builder("ABC", "。。", 1)])
+    assert data["sense"].num_nodes == 0
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    with torch.no_grad():
+        out = model(data)
+    assert out.shape == (2,) and torch.isfinite(out).all()

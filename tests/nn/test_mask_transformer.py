@@ -1,0 +1,122 @@
+import pytest
+import torch
+
+from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
+
+B, L = 2, 10
+
+
+def _config(**kw) -> MaskTransformerConfig:
+    base = dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=48, max_position_embeddings=32)
+    return MaskTransformerConfig(**{**base, **kw})
+
+
+def _inputs(seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, 60, (B, L), generator=g)
+    pos = torch.arange(L).expand(B, L).clone()
+    seg = torch.zeros(B, L, dtype=torch.long)
+    vis = torch.rand(B, L, L, generator=g) < 0.5
+    vis = vis | vis.transpose(1, 2) | torch.eye(L, dtype=torch.bool)
+    vis[1, 7:], vis[1, :, 7:] = False, False  # sample 1 has 7 tokens
+    ids[1, 7:] = 0
+    return ids, pos, seg, vis
+
+
+@pytest.fixture
+def encoder():
+    torch.manual_seed(0)
+    return MaskTransformerEncoder(_config()).eval()
+
+
+def test_output_shape_and_attention_weights(encoder):
+    out, weights = encoder(*_inputs(), return_attention_weights=True)
+    assert out.shape == (B, L, 32)
+    assert len(weights) == 2 and weights[0].shape == (B, 4, L, L)
+    assert torch.isfinite(out).all()
+    assert encoder.pool(out[:, 0]).abs().max() <= 1.0
+
+
+def test_dense_and_sparse_encoders_agree(encoder):
+    ids, pos, seg, vis = _inputs(1)
+    dense = encoder(ids, pos, seg, vis)
+    for layer in encoder.layers:
+        layer.attention.mode = "sparse"
+    assert torch.allclose(dense, encoder(ids, pos, seg, vis), atol=1e-5)
+
+
+def test_visibility_and_soft_positions_matter(encoder):
+    ids, pos, seg, vis = _inputs(2)
+    out = encoder(ids, pos, seg, vis)
+    # a token's output ignores every token outside its visibility closure
+    reach = vis[0].float()
+    for _ in range(2):  # two layers: two hops
+        reach = ((reach @ vis[0].float()) > 0).float()
+    hidden = (reach[0] == 0).nonzero()
+    if len(hidden):
+        ids2 = ids.clone()
+        ids2[0, hidden[0]] = (ids[0, hidden[0]] % 59) + 1
+        assert torch.allclose(out[0, 0], encoder(ids2, pos, seg, vis)[0, 0], atol=1e-6)
+    full = torch.ones_like(vis)
+    assert not torch.allclose(out, encoder(ids, pos, seg, full), atol=1e-4)
+    soft = pos.clone()
+    soft[:, 5:] -= 2
+    assert not torch.allclose(out, encoder(ids, soft, seg, vis), atol=1e-4)
+
+
+def test_position_overflow_is_a_clear_error(encoder):
+    ids, pos, seg, vis = _inputs()
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        encoder(ids, pos + 30, seg, vis)
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="hidden_act"):
+        _config(hidden_act="swishy")
+    with pytest.raises(ValueError, match="divisible"):
+        _config(num_attention_heads=5)
+
+
+def test_hf_checkpoint_round_trip(tmp_path, encoder):
+    from transformers import BertModel
+
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("[PAD]\n[UNK]\n")
+    encoder.save_pretrained_hf(tmp_path / "ckpt", vocab=vocab)
+    assert (tmp_path / "ckpt" / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
+    ids, pos, seg, vis = _inputs(3)
+    ours = encoder(ids, pos, seg, vis)
+    for impl in ("eager", "sdpa"):
+        bert = BertModel.from_pretrained(tmp_path / "ckpt", attn_implementation=impl).eval()
+        mask = torch.zeros(vis.shape).masked_fill(~vis, torch.finfo(torch.float32).min)[:, None]
+        hf = bert(input_ids=ids, attention_mask=mask, token_type_ids=seg, position_ids=pos)
+        real = vis.any(-1)
+        assert torch.allclose(ours[real], hf.last_hidden_state[real], atol=1e-5)
+        assert torch.allclose(encoder.pool(ours[:, 0]), hf.pooler_output, atol=1e-5)
+    back = MaskTransformerEncoder.from_hf(tmp_path / "ckpt").eval()
+    assert back.config == encoder.config
+    assert torch.equal(back(ids, pos, seg, vis), ours)
+
+
+def test_from_hf_model_and_overrides():
+    from transformers import BertModel
+
+    torch.manual_seed(1)
+    bert = BertModel(_config().to_hf()).eval()
+    enc = MaskTransformerEncoder.from_hf(bert, hidden_dropout_prob=0.0, attention_mode="dense").eval()
+    assert enc.config.hidden_dropout_prob == 0.0 and enc.layers[0].attention.mode == "dense"
+    ids, pos, seg, vis = _inputs(4)
+    mask = torch.zeros(vis.shape).masked_fill(~vis, torch.finfo(torch.float32).min)[:, None]
+    ref = bert(input_ids=ids, attention_mask=mask, token_type_ids=seg, position_ids=pos).last_hidden_state
+    real = vis.any(-1)
+    assert torch.allclose(enc(ids, pos, seg, vis)[real], ref[real], atol=1e-5)
+
+
+def test_incomplete_checkpoint_names_missing_weights(encoder):
+    state = encoder.hf_state_dict()
+    del state["encoder.layer.1.output.dense.weight"]
+    with pytest.raises(KeyError, match="encoder.layer.1.output.dense.weight"):
+        encoder.load_hf_state_dict(state)
+    state = {f"bert.{k}": v for k, v in encoder.hf_state_dict().items()}  # BertFor* checkpoints
+    encoder.load_hf_state_dict(state)

@@ -1,0 +1,170 @@
+import json
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from graphmatch.engine import resolve
+
+TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
+        "model.max_position=64", "data.max_length=48", "train.progress=false"]
+
+
+def _config(tmp_path, shared_data, recipe="kbert/chnsenticorp_hownet_quick", extra=()):
+    return resolve(recipe, [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", *extra])
+
+
+def _task(config):
+    from graphmatch.tasks.kbert import KBertTask
+
+    return KBertTask(config)
+
+
+@pytest.fixture
+def ner_folder(tmp_path):
+    root = tmp_path / "ner"
+    root.mkdir()
+    lines = ("text_a\tlabel\n眼 睛 发 红 左 腿\tB-Symptom I-Symptom I-Symptom I-Symptom B-BodyPart I-BodyPart\n"
+             "左 腿 痛\tB-BodyPart I-BodyPart B-Symptom\n三 天\tO O\n")
+    for split in ("train", "dev", "test"):
+        (root / f"{split}.tsv").write_text(lines, encoding="utf-8")
+    return root
+
+
+def test_registered_defaults_and_metrics(tmp_path, shared_data):
+    from graphmatch.tasks.base import get_task
+
+    cls = get_task("kbert")
+    assert cls.defaults["model"]["pooling"] == "first" and cls.defaults["data"]["max_length"] == 256
+    assert _task(_config(tmp_path, shared_data)).metrics == ("accuracy",)
+    pair = _task(_config(tmp_path, shared_data, "kbert/lcqmc_hownet_quick"))
+    assert pair.metrics == ("accuracy", "f1")
+    ner = _task(_config(tmp_path, shared_data, "kbert/medical_ner_medical_quick"))
+    assert ner.metrics[0] == "ner_f1" and ner.monitor == "ner_f1"
+    with pytest.raises(ValueError, match="unknown recipe key 'model.hidden'"):
+        resolve("kbert/chnsenticorp_hownet_quick", ["model.hidden=3"])
+    with pytest.raises(ValueError, match="model.backend"):
+        _task(_config(tmp_path, shared_data, extra=["model.backend=tf"]))
+
+
+def test_classification_loss_decode_and_encode(tmp_path, shared_data):
+    task = _task(_config(tmp_path, shared_data, extra=["data.limit=40", "data.limit_eval=10"]))
+    data = task.datasets()
+    assert task.label_names() == ["0", "1"] and len(data["train"]) == 40 and len(data["test"]) == 10
+    model = task.build_model().eval()
+    assert [id(p) for p in task.encoder_parameters(model)] == [id(p) for p in model.encoder.parameters()]
+    batch = Batch.from_data_list([data["dev"][i] for i in range(4)])
+    out = model(batch)
+    loss = task.loss(out, batch)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+    rows = task.decode(out, batch)
+    assert [r["gold"] for r in rows] == [task.label_names()[int(y)] for y in batch.y]
+    assert all(r["pred"] in ("0", "1") and 0.5 <= r["prob"] <= 1 for r in rows)
+    assert all(abs(r["score"] - (r["prob"] if r["pred"] == "1" else 1 - r["prob"])) < 1e-6 for r in rows)
+    one = Batch.from_data_list([task.encode("这家酒店很好")])
+    row = task.decode(model(one), one)[0]
+    assert row["gold"] is None and row["pred"] in ("0", "1")
+    with pytest.raises(ValueError, match="one text"):
+        task.encode("a", "b")
+
+
+def test_pair_encode_needs_text_b(tmp_path, shared_data):
+    task = _task(_config(tmp_path, shared_data, "kbert/lcqmc_hownet_quick"))
+    task.set_extra_state({"labels": ["0", "1"]})
+    g = task.encode("北京在哪", "北京在哪里")
+    assert (g["token"].seg == 1).any()
+    with pytest.raises(ValueError, match="text_b"):
+        task.encode("北京在哪")
+
+
+def test_ner_decode_maps_back_to_characters(tmp_path, shared_data, ner_folder):
+    config = _config(tmp_path, shared_data, "kbert/medical_ner_medical_quick",
+                     [f"data.dataset={ner_folder}", "data.max_length=7"])
+    task = _task(config)
+    data = task.datasets()
+    labels = task.label_names()
+    assert labels == ["O", "B-BodyPart", "B-Symptom", "I-BodyPart", "I-Symptom"]
+    g0 = data["train"][0]
+    # 眼睛发红 is a MedicalKG subject: its branch 症状 follows it; the tree is cut to 7 tokens, losing 腿
+    assert g0["token"].branch.tolist() == [False] * 4 + [True] * 2 + [False]
+    batch = Batch.from_data_list([data["train"][0], data["train"][1]])
+    # a "model" that predicts for every token node the tag id of its gold label (branch: I-Symptom)
+    tok = batch["token"]
+    fake = torch.where(tok.y >= 0, tok.y, torch.full_like(tok.y, labels.index("I-Symptom")))
+    rows = task.decode(torch.nn.functional.one_hot(fake, len(labels)).float() * 10, batch)
+    assert rows[0]["gold"] == ["B-Symptom", *["I-Symptom"] * 3, "B-BodyPart", "I-BodyPart"]
+    assert rows[0]["pred"][:5] == rows[0]["gold"][:5]  # branch tokens skipped
+    assert rows[0]["pred"][5] == "O"  # cut by truncation: predicted O, still scored
+    assert len(rows[1]["pred"]) == 3
+    loss = task.loss(task.build_model()(batch), batch)
+    assert torch.isfinite(loss)
+    # raw text for predict: one tag per character, whitespace included
+    one = Batch.from_data_list([task.encode("左 腿")])
+    row = task.decode(task.build_model().eval()(one), one)[0]
+    assert len(row["pred"]) == 3 and row["pred"][1] == "O" and row["gold"] is None
+
+
+def test_unknown_label_in_dev_is_an_error(tmp_path, shared_data, ner_folder):
+    (ner_folder / "dev.tsv").write_text("text_a\tlabel\n三 天\tO O\n发 热\tB-Sign I-Sign\n", encoding="utf-8")
+    task = _task(_config(tmp_path, shared_data, "kbert/medical_ner_medical_quick", [f"data.dataset={ner_folder}"]))
+    with pytest.raises(ValueError, match=r"dev\.tsv:3: label 'B-Sign' is not in the label set"):
+        task.datasets()
+
+
+@pytest.mark.parametrize("backend", ["ours", "hf"])
+def test_load_pretrained_from_local_folder(tmp_path, shared_data, backend):
+    from graphmatch.nn import MaskTransformerConfig, MaskTransformerEncoder
+
+    vocab = shared_data / "kbert" / "vocab" / "google_vocab.txt"
+    torch.manual_seed(3)
+    source = MaskTransformerEncoder(MaskTransformerConfig(vocab_size=21128, hidden_size=24, num_hidden_layers=1,
+                                                          num_attention_heads=2, intermediate_size=32,
+                                                          max_position_embeddings=64))
+    source.save_pretrained_hf(tmp_path / "bert", vocab=vocab)
+    task = _task(_config(tmp_path, shared_data, extra=[f"model.pretrained={tmp_path / 'bert'}",
+                                                        f"model.backend={backend}"]))
+    task.set_extra_state({"labels": ["0", "1"]})
+    assert task.vocab_path() == tmp_path / "bert" / "vocab.txt"
+    model = task.build_model()
+    assert model.encoder.hidden_size == 24  # sizes come from the checkpoint, not the recipe
+    task.load_pretrained(model)
+    ref = source.hf_state_dict()
+    got = model.encoder.bert.state_dict() if backend == "hf" else model.encoder.hf_state_dict()
+    assert all(torch.equal(got[k], v) for k, v in ref.items())
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        _task(_config(tmp_path, shared_data, extra=[f"model.pretrained={tmp_path}"]))
+
+
+def test_position_table_must_cover_max_length(tmp_path, shared_data):
+    task = _task(_config(tmp_path, shared_data, extra=["data.max_length=128", "model.max_position=64"]))
+    task.set_extra_state({"labels": ["0", "1"]})
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        task.build_model()
+
+
+def test_quick_recipe_trains_through_the_cli(tmp_path, shared_data):
+    from graphmatch.cli.main import main
+    from graphmatch.engine import load, predict
+
+    run = tmp_path / "run"
+    overrides = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit=64",
+                 "data.limit_eval=32", "train.epochs=1", "train.batch_size=16", "train.eval_batch_size=32"]
+    assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(run), "--set", *overrides]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["samples"] == {"train": 64, "dev": 32, "test": 32} and metrics["steps"] == 4
+    assert 0 <= metrics["test"]["accuracy"] <= 100
+    task, model = load(run)
+    assert task.label_names() == ["0", "1"]
+    assert predict(run, "这本书很好看")["pred"] in ("0", "1")
+
+
+def test_quick_ner_recipe_trains(tmp_path, shared_data):
+    from graphmatch.engine import train
+
+    run = train("kbert/medical_ner_medical_quick",
+                [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit=48",
+                 "data.limit_eval=16", "train.epochs=1", "train.batch_size=16"], tmp_path / "run")
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert set(metrics["test"]) == {"ner_f1", "accuracy"}
+    rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text().splitlines()]
+    assert len(rows) == 16 and all(len(r["pred"]) == len(r["gold"]) for r in rows)

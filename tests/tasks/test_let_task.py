@@ -1,0 +1,122 @@
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from graphmatch.engine import load, resolve, train
+from graphmatch.tasks.base import get_task
+
+TINY = ["model.encoder_hidden=16", "model.encoder_layers=1", "model.encoder_heads=2", "model.encoder_ffn=32",
+        "model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false", "data.progress=false"]
+
+
+def quick_overrides(shared_data: Path, cache: Path) -> list[str]:
+    return [f"data.root={shared_data}", f"data.cache_dir={cache}", "data.segmentation=jieba",
+            "data.limit=48", "data.dev_limit=24", "data.test_limit=24", "train.batch_size=16",
+            "train.epochs=1", "train.threads=1", *TINY]
+
+
+def test_recipes_resolve():
+    for name in ("let/lcqmc", "let/bq", "let/lcqmc_quick", "let/lcqmc_quick_nosenses"):
+        config = resolve(name)
+        assert config["task"] == "let"
+    published = resolve("let/lcqmc")
+    assert published["model"]["hidden"] == 128 and published["model"]["sagt_layers"] == 2
+    assert published["model"]["perspectives"] == 20 and published["model"]["dropout"] == 0.2
+    assert published["optim"]["optimizer"] == "rmsprop" and published["optim"]["lr"] == 5e-4
+    assert published["optim"]["encoder_lr"] == 5e-5 and published["optim"]["warmup"] == 0.1
+    assert published["train"]["batch_size"] == 32 and published["train"]["epochs"] == 6
+    assert published["data"]["max_length"] == 128 and published["data"]["segmentation"] == "lattice"
+    assert resolve("let/lcqmc_quick_nosenses")["model"]["senses"] is False
+    with pytest.raises(ValueError, match="unknown recipe key"):
+        resolve("let/lcqmc_quick", ["model.hiden=3"])
+
+
+def test_task_options_are_checked(shared_data):
+    task_cls = get_task("let")
+    with pytest.raises(ValueError, match="data.dataset must be one of"):
+        task_cls(resolve("let/lcqmc_quick", ["data.dataset=snli"]))
+    with pytest.raises(ValueError, match="unknown segmentation"):
+        task_cls(resolve("let/lcqmc_quick", ["data.segmentation=ltp"]))
+    task = task_cls(resolve("let/lcqmc", [f"data.root={shared_data}"]))
+    with pytest.raises(ValueError, match="bert_path"):
+        task.build_model()
+    bq = task_cls(resolve("let/bq", [f"data.root={shared_data}"]))
+    with pytest.raises(ValueError, match="needs data.train"):
+        bq.datasets()
+
+
+def test_bq_csv_files(tmp_path, shared_data):
+    rows = "sentence1,sentence2,label\n我要借款,怎么借钱,1\n额度多少,利息多少,0\n"
+    for split in ("train", "dev", "test"):
+        (tmp_path / f"{split}.csv").write_text(rows, encoding="utf-8")
+    task = get_task("let")(resolve("let/bq", [
+        f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
+        *(f"data.{s}={tmp_path / f'{s}.csv'}" for s in ("train", "dev", "test")), "data.progress=false"]))
+    data = task.datasets()
+    assert {k: len(v) for k, v in data.items()} == {"train": 2, "dev": 2, "test": 2}
+    assert data["train"][0].y.tolist() == [1]
+
+
+def test_quick_recipe_trains_end_to_end(tmp_path, shared_data):
+    run = train("let/lcqmc_quick", quick_overrides(shared_data, tmp_path / "cache"), run_dir=tmp_path / "run")
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["samples"] == {"train": 48, "dev": 24, "test": 24}
+    for split in ("dev", "test"):
+        assert set(metrics[split]) == {"accuracy", "f1"}
+        assert 0 <= metrics[split]["accuracy"] <= 100
+    rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text().splitlines()]
+    assert len(rows) == 24 and {r["gold"] for r in rows} <= {"0", "1"}
+    assert all(0 <= r["prob"] <= 1 and r["pred"] == ("1" if r["prob"] > 0.5 else "0") for r in rows)
+    assert rows[0]["line"] == 2  # first pair of test.tsv, after its header
+
+    # the selected model reloads without rebuilding datasets and predicts a new pair
+    task, model = load(run)
+    data = task.encode("苹果手机怎么样", "这个手机好用吗")
+    assert data["word"].text and data["sense"].num_nodes > 0
+    with torch.no_grad():
+        out = model(Batch.from_data_list([data]))
+    (row,) = task.decode(out, Batch.from_data_list([data]))
+    assert row["gold"] is None and row["pred"] in ("0", "1")
+    with pytest.raises(ValueError, match="pair"):
+        task.encode("只有一句")
+
+
+def test_senses_off_model_and_softmax_objective(shared_data, tmp_path):
+    cfg = resolve("let/lcqmc_quick_nosenses", [*quick_overrides(shared_data, tmp_path), "model.objective=softmax"])
+    task = get_task("let")(cfg)
+    model = task.build_model()
+    assert not model.config.senses and not hasattr(model, "sagt")
+    data = task.datasets()["dev"]
+    batch = Batch.from_data_list([data[i] for i in range(4)])
+    out = model(batch)
+    assert out.shape == (4, 2)
+    assert torch.isfinite(task.loss(out, batch))
+    assert len(task.decode(out, batch)) == 4
+
+
+def test_pretrained_weights_are_loaded(tmp_path, shared_data):
+    from transformers import BertConfig, BertModel
+
+    bert_dir = tmp_path / "bert"
+    cfg = BertConfig(vocab_size=21128, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=140)
+    bert = BertModel(cfg)
+    bert.save_pretrained(bert_dir)
+    shutil.copyfile(shared_data / "kbert" / "vocab" / "google_vocab.txt", bert_dir / "vocab.txt")
+    task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.bert_path={bert_dir}",
+                                                 *TINY[5:]]))
+    model = task.build_model()
+    task.load_pretrained(model)
+    assert torch.equal(model.encoder.embeddings.word.weight, bert.embeddings.word_embeddings.weight)
+    assert {id(p) for p in task.encoder_parameters(model)} == {id(p) for p in model.encoder.parameters()}
+    # sememe rows with a pretrained vector are the SAT vectors
+    from graphmatch.knowledge import load_sememe_vectors
+
+    vecs = load_sememe_vectors(root=shared_data)
+    names = task.sememe_names()
+    assert names[: len(vecs.names)] == vecs.names
+    assert torch.allclose(model.sememe_emb.weight[:5], torch.from_numpy(vecs.vectors[:5]))
