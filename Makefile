@@ -36,7 +36,7 @@ demo: setup
 	$(BIN)/graphmatch demo --out demo_out
 
 test: setup $(VENV)/.pkuseg
-	$(BIN)/python -m pytest -q -n 2 --durations=15
+	$(BIN)/python -m pytest -q -rs -n 2 --durations=15
 	$(BIN)/ruff check .
 
 lint: setup

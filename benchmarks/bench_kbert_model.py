@@ -10,7 +10,9 @@ timed on the same batches of real sentence trees, alternating which goes first:
   key-padding mask (what plain BERT does), through the same encoder and head.
 
 Training = forward, loss, backward and an AdamW step; inference = forward without gradients.
-The first ``--warmup`` batches are not timed. Goal: K-BERT at most 1.15x slower in training.
+The first ``--warmup`` batches are not timed. ``slowdown`` is the ratio of total times;
+``slowdown_median_batch`` the median of the per-batch ratios, which resists bursts of load on a
+shared machine. Goal: K-BERT at most 1.15x slower in training.
 
     PYTHONPATH=. python benchmarks/bench_kbert_model.py --data-dir ../shared/data \\
         --set model.hidden_size=256 model.num_layers=4 model.num_heads=4 model.intermediate_size=1024
@@ -22,6 +24,7 @@ import argparse
 import copy
 import json
 import platform
+import statistics
 import sys
 import time
 
@@ -71,6 +74,7 @@ def bench(args: argparse.Namespace) -> dict:
     result: dict = {"train": {}, "inference": {}}
     loader = DataLoader(data["train"], batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(0))
     elapsed = dict.fromkeys(runs, 0.0)
+    ratios: list[float] = []
     samples, tokens = 0, 0
     for m, _ in runs.values():
         m.train()
@@ -79,6 +83,7 @@ def bench(args: argparse.Namespace) -> dict:
             break
         batch = batch.to(device)
         order = list(runs) if k % 2 == 0 else list(reversed(runs))
+        times: dict[str, float] = {}
         for name in order:
             model, forward = runs[name]
 
@@ -87,19 +92,22 @@ def bench(args: argparse.Namespace) -> dict:
                 task.loss(forward(model, batch), batch).backward()
                 optims[name].step()
 
-            t = timed(step)
-            if k >= args.warmup:
-                elapsed[name] += t
+            times[name] = timed(step)
         if k >= args.warmup:
+            for name in runs:
+                elapsed[name] += times[name]
+            ratios.append(times["kbert"] / times["padding_only"])
             samples += batch.num_graphs
             tokens += batch["token"].num_nodes
     for name in runs:
         result["train"][f"{name}_samples_per_s"] = round(samples / elapsed[name], 1)
     result["train"]["slowdown"] = round(elapsed["kbert"] / elapsed["padding_only"], 3)
+    result["train"]["slowdown_median_batch"] = round(statistics.median(ratios), 3)
     result["train"]["mean_tokens"] = round(tokens / max(samples, 1), 1)
 
     test = data["test"][: args.eval_samples]
     elapsed = dict.fromkeys(runs, 0.0)
+    ratios = []
     samples = 0
     for m, _ in runs.values():
         m.eval()
@@ -107,16 +115,19 @@ def bench(args: argparse.Namespace) -> dict:
         for k, batch in enumerate(DataLoader(test, batch_size=args.eval_batch)):
             batch = batch.to(device)
             order = list(runs) if k % 2 == 0 else list(reversed(runs))
+            times = {}
             for name in order:
                 model, forward = runs[name]
-                t = timed(lambda model=model, forward=forward, batch=batch: forward(model, batch).argmax(-1))
-                if k >= args.warmup:
-                    elapsed[name] += t
+                times[name] = timed(lambda model=model, forward=forward, batch=batch: forward(model, batch).argmax(-1))
             if k >= args.warmup:
+                for name in runs:
+                    elapsed[name] += times[name]
+                ratios.append(times["kbert"] / times["padding_only"])
                 samples += batch.num_graphs
     for name in runs:
         result["inference"][f"{name}_samples_per_s"] = round(samples / elapsed[name], 1)
     result["inference"]["slowdown"] = round(elapsed["kbert"] / elapsed["padding_only"], 3)
+    result["inference"]["slowdown_median_batch"] = round(statistics.median(ratios), 3)
     m = config["model"]
     result.update({
         "recipe": args.recipe, "dataset": config["data"]["dataset"], "kg": config["data"]["kg"],

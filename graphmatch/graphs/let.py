@@ -21,8 +21,6 @@ pairs are not stored: the model forms them per batch from ``token.sent`` (O(n) s
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -30,7 +28,7 @@ import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
-from graphmatch.knowledge import HowNetLexicon, SememeVectors
+from graphmatch.knowledge import HowNetLexicon, SememeVectors, load_lexicon
 from graphmatch.text import CharTokenizer, Span, lattice
 
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
@@ -59,16 +57,6 @@ def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
             f"unknown segmentation {value!r}: use 'lattice' or any of {', '.join(ALL_SEGMENTERS)}"
         )
     return tuple(dict.fromkeys(names))
-
-
-@functools.cache
-def _lexicon(root: str | None) -> HowNetLexicon:
-    return HowNetLexicon.load(root)
-
-
-def load_lexicon(root: str | os.PathLike | None = None) -> HowNetLexicon:
-    """The HowNet lexicon, loaded once per process and data root (~127k words)."""
-    return _lexicon(None if root is None else str(root))
 
 
 def sememe_vocabulary(lexicon: HowNetLexicon | None, vectors: SememeVectors | None) -> list[str]:

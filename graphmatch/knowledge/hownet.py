@@ -7,6 +7,7 @@ every other word, its sememe set from ``sememe_prediction``'s ``hownet.txt`` as 
 
 from __future__ import annotations
 
+import functools
 import os
 
 from graphmatch.datafiles import locate
@@ -83,3 +84,13 @@ class HowNetLexicon:
             if names:
                 senses.setdefault(sense.zh_word, []).append(names)
         return cls(senses)
+
+
+@functools.cache
+def _shared(root: str | None) -> HowNetLexicon:
+    return HowNetLexicon.load(root)
+
+
+def load_lexicon(root: str | os.PathLike | None = None) -> HowNetLexicon:
+    """The HowNet lexicon, loaded once per process and data root (~127k words)."""
+    return _shared(None if root is None else str(root))
