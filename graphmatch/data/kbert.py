@@ -27,8 +27,9 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from tqdm.auto import tqdm
 
+from graphmatch.data.cache import write_atomically
 from graphmatch.datafiles import CACHE_DIR, locate, sha256
-from graphmatch.graphs.kbert import ENTITY_EDGE, SentenceTreeBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -212,16 +213,12 @@ class KBertDataset(InMemoryDataset):
                 data = self.graph(builder, ex, index)
             except ValueError as err:
                 raise ValueError(f"{ex.where}: {err}") from err
-            # InMemoryDataset cannot separate a node type that has no attribute besides num_nodes:
-            # store each branch's (kept) token count, O(number of branches)
-            entity = data["entity"]
-            entity.length = torch.bincount(data[ENTITY_EDGE].edge_index[1], minlength=entity.num_nodes)
             graphs.append(data)
         os.makedirs(self.processed_dir, exist_ok=True)
-        _atomic(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
-        _atomic(self.processed_paths[1], lambda tmp: Path(tmp).write_text(json.dumps(self.labels, ensure_ascii=False)))
-        _atomic(self.processed_paths[2], lambda tmp: Path(tmp).write_text(
-            json.dumps(self.cache_key(), indent=1, ensure_ascii=False)))
+        write_atomically(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
+        for path, obj in ((self.processed_paths[1], self.labels), (self.processed_paths[2], self.cache_key())):
+            text = json.dumps(obj, indent=1, ensure_ascii=False)
+            write_atomically(path, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
 
     def read(self) -> list[Example]:
         """Parse the source file (the first ``limit`` data lines); bad lines name ``file:line``."""
@@ -364,8 +361,3 @@ def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | Non
     """The dataset class that fits ``name`` (see :data:`DATASETS`), built with ``kwargs``."""
     return KINDS[dataset_kind(name, root)](name, split, root=root, **kwargs)
 
-
-def _atomic(path: str, write) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    write(tmp)
-    os.replace(tmp, path)

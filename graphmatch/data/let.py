@@ -24,6 +24,7 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from tqdm.auto import tqdm
 
+from graphmatch.data.cache import write_atomically
 from graphmatch.datafiles import CACHE_DIR, locate, sha256
 from graphmatch.graphs.let import LatticePairBuilder
 
@@ -157,7 +158,7 @@ class PairMatchingDataset(InMemoryDataset):
                 raise ValueError(f"{self.source}:{ex.line}: {err}") from err
             data.line = torch.tensor([ex.line])
             graphs.append(data)
-        self.save(graphs, self.processed_paths[0])
+        write_atomically(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
         meta = {"source": str(self.source), "pairs": len(graphs), "options": self.builder.options(),
                 "limit": self.limit}
         Path(self.processed_paths[0]).with_suffix(".json").write_text(json.dumps(meta, indent=1))

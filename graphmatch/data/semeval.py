@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 
+from graphmatch.data.cache import write_atomically
 from graphmatch.data.vocab import Vocab
 from graphmatch.datafiles import CACHE_DIR, locate
 from graphmatch.engine.semeval import LABELS
@@ -186,8 +187,8 @@ class SemEval2010Task8(InMemoryDataset):
                                        markers=o["markers"])
         for split, path in zip(SPLITS, self.processed_paths, strict=False):
             graphs = [self._graph(builder, ex, path) for ex in parts[split]]
-            _atomic(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
-        _atomic(self.processed_paths[-1], vocab.save)
+            write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
+        write_atomically(self.processed_paths[-1], vocab.save)
 
     def _graph(self, builder: RelationGraphBuilder, ex: SemEvalExample, path: str) -> HeteroData:
         src = self.test_file if path.endswith("test.pt") else self.train_file
@@ -206,8 +207,3 @@ def _given(path: str | os.PathLike | None) -> Path | None:
         raise FileNotFoundError(f"SemEval file {path} does not exist")
     return Path(path)
 
-
-def _atomic(path: str, write) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    write(tmp)
-    os.replace(tmp, path)

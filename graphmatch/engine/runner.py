@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -77,10 +78,15 @@ def _precision(train_cfg: Mapping[str, Any]) -> str:
 
 
 def build_trainer(
-    config: Mapping[str, Any], run_dir: Path, monitor: str, callbacks: Sequence[Callback] = ()
+    config: Mapping[str, Any],
+    run_dir: Path,
+    monitor: str,
+    callbacks: Sequence[Callback] = (),
+    steps_per_epoch: int | None = None,
 ) -> pl.Trainer:
     """A Lightning ``Trainer`` for ``config``: best-on-dev + last checkpoints in ``run_dir``
-    (atomic writes), optional early stopping, clipping, precision, devices and strategy."""
+    (atomic writes), optional early stopping, clipping, precision, devices and strategy.
+    A ``max_steps`` shorter than an epoch evaluates on dev when it is reached."""
     t, o = config["train"], config["optim"]
     select = ModelCheckpoint(
         dirpath=run_dir,
@@ -102,6 +108,8 @@ def build_trainer(
     every: dict[str, Any] = {}
     if t["val_every_steps"]:
         every = {"val_check_interval": t["val_every_steps"], "check_val_every_n_epoch": None}
+    elif t["max_steps"] and steps_per_epoch and t["max_steps"] < steps_per_epoch:
+        every = {"val_check_interval": t["max_steps"]}
     return pl.Trainer(
         accelerator=t["accelerator"],
         devices=t["devices"],
@@ -293,7 +301,8 @@ def _train_one(
         seed=t["seed"],
         num_workers=t["num_workers"],
     )
-    trainer = build_trainer(config, run_dir, task.monitor, callbacks)
+    shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
+    trainer = build_trainer(config, run_dir, task.monitor, callbacks, math.ceil(shard / t["batch_size"]))
     trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
         raise RuntimeError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")

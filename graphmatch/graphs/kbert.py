@@ -15,7 +15,7 @@ values (branches) right after them. The flattened tree is one token sequence:
                                         -1 for branch tokens and added [CLS]/[SEP]
     data["token"].y          [L] long   NER tag ids (only with ``tags``), -100 where none applies
     data["word"].span        [W, 2]     (start, end) character offsets of each word that got a branch
-    data["entity"]                      one node per injected branch (value)
+    data["entity"].length    [E] long   one node per injected branch: its tokens kept after the cut
     ("token", "in", "word")             trunk token -> its word
     ("token", "in", "entity")           branch token -> its branch
     ("entity", "on", "word")            branch -> the word it hangs on
@@ -427,7 +427,10 @@ class SentenceTreeBuilder:
             token["y"] = torch.from_numpy(y)
         word: dict[str, Any] = {"span": torch.from_numpy(np.array(spans, dtype=np.int64).reshape(-1, 2)),
                                 "num_nodes": len(spans)}
-        entity: dict[str, Any] = {"num_nodes": len(entity_text)}
+        # each branch's kept token count (a branch can be cut): also gives PyG an attribute to
+        # separate this node type by when a dataset is collated
+        kept = np.bincount(np.asarray(entity_edge[1], dtype=np.int64), minlength=len(entity_text))
+        entity: dict[str, Any] = {"length": torch.from_numpy(kept), "num_nodes": len(entity_text)}
         if trunk.text is not None:
             texts.append(trunk.text[prev:])
             token["text"] = list(chain.from_iterable(texts))[:limit]

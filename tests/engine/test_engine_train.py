@@ -193,3 +193,11 @@ def test_incompatible_checkpoints(tmp_path: Path, trained_run) -> None:
     # resuming from a checkpoint of another model size is refused before anything is loaded
     with pytest.raises(ValueError, match="does not fit the model"):
         train(resume=tmp_path / "other.ckpt", run_dir=tmp_path / "resumed")
+
+
+def test_max_steps_shorter_than_an_epoch_still_selects_on_dev(tmp_path: Path) -> None:
+    # 128 training samples in batches of 16: 8 steps per epoch; stop after 3
+    run = train(TOY, ["train.max_steps=3"], run_dir=tmp_path / "run")
+    metrics = read_json(run / "metrics.json")
+    assert (run / "best.ckpt").is_file() and "accuracy" in metrics["dev"]
+    assert read_checkpoint(run / "best.ckpt")["global_step"] == 3
