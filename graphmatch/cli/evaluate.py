@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from graphmatch.cli.train import add_set_argument
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -13,15 +15,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
     p.add_argument("--split", default="test", choices=("dev", "test"))
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="KEY=VALUE",
-        help="data/train overrides, e.g. --set data.root=/path/to/data train.eval_batch_size=64",
-    )
+    add_set_argument(p, "data/train overrides, e.g. --set data.root=/path/to/data train.eval_batch_size=64")
     p.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-sample rows here")
     p.set_defaults(func=run)
 

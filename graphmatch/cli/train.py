@@ -7,6 +7,11 @@ import json
 from pathlib import Path
 
 
+def add_set_argument(p: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY=VALUE ...`` (repeatable), collected in ``args.overrides``."""
+    p.add_argument("--set", dest="overrides", nargs="+", action="extend", default=[], metavar="KEY=VALUE", help=help)
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
@@ -15,15 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "The checkpoint is selected on dev; test is evaluated once, with it.",
     )
     p.add_argument("recipe", nargs="?", help="recipe file or name (optional with --resume)")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override recipe keys, e.g. --set train.epochs=1 optim.lr=2e-5 (values are YAML)",
-    )
+    add_set_argument(p, "override recipe keys, e.g. --set train.epochs=1 optim.lr=2e-5 (values are YAML)")
     p.add_argument("--seeds", type=int, default=1, help="train N seeds (seed, seed+1, ...) and report mean ± std")
     p.add_argument("--out", help="run folder (default: runs/<task>-<recipe>-<timestamp>)")
     p.add_argument("--resume", metavar="RUN_OR_CKPT", help="continue an interrupted run folder (or a .ckpt)")

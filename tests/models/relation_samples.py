@@ -21,3 +21,19 @@ def relation_batch(max_distance: int = 5):
     graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
     batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
     return vocab, builder, graphs, batch
+
+
+def fit_and_predict(model, graphs, lr: float, epochs: int = 40) -> tuple[list[int], list[int]]:
+    """Train ``model`` on ``graphs`` with Adam and return (predicted, gold) labels for all of them."""
+    import torch
+
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    loader = DataLoader(graphs, batch_size=3, shuffle=True)
+    for _ in range(epochs):
+        for b in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(b), b.y).backward()
+            opt.step()
+    model.eval()
+    batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
+    return model(batch).argmax(-1).tolist(), batch.y.tolist()
