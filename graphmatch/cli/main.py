@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (FileNotFoundError, ValueError, KeyError) as err:
+    except (FileNotFoundError, ValueError, KeyError, NotImplementedError) as err:
         # user errors: one clear line, no traceback
         print(f"graphmatch {args.command}: error: {err}", file=sys.stderr)
         return 2

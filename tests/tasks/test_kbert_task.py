@@ -156,6 +156,8 @@ def test_quick_recipe_trains_through_the_cli(tmp_path, shared_data):
     task, model = load(run)
     assert task.label_names() == ["0", "1"]
     assert predict(run, "这本书很好看")["pred"] in ("0", "1")
+    # K-BERT draws no attention picture: a one-line error, not a traceback
+    assert main(["predict", str(run), "这本书很好看", "--explain", str(tmp_path / "x.png")]) == 2
 
 
 def test_quick_ner_recipe_trains(tmp_path, shared_data):
