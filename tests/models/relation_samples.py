@@ -37,3 +37,19 @@ def fit_and_predict(model, graphs, lr: float, epochs: int = 40) -> tuple[list[in
     model.eval()
     batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
     return model(batch).argmax(-1).tolist(), batch.y.tolist()
+
+
+def assert_batch_equals_singles(model, graphs, batch, keys=("token",)) -> None:
+    """Logits and attention of a batch equal those of each graph run alone (``keys`` are the
+    attention outputs to compare: per-token ``"token"``, per-sentence ones otherwise)."""
+    import torch
+
+    logits, att = model(batch, return_attention=True)
+    ptr = batch["token"].ptr
+    for k, g in enumerate(graphs):
+        single, single_att = model(g, return_attention=True)
+        assert torch.allclose(logits[k], single[0], atol=1e-5)
+        for key in keys:
+            mine = att[key][ptr[k]:ptr[k + 1]] if key == "token" else att[key][k]
+            theirs = single_att[key] if key == "token" else single_att[key][0]
+            assert torch.allclose(mine, theirs, atol=1e-5)

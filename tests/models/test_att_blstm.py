@@ -1,5 +1,5 @@
 import torch
-from relation_samples import fit_and_predict, relation_batch
+from relation_samples import assert_batch_equals_singles, fit_and_predict, relation_batch
 
 from graphmatch.models.att_blstm import AttBLSTM
 
@@ -24,12 +24,7 @@ def test_shapes_and_attention_normalised_per_sentence():
 def test_batched_equals_one_by_one():
     vocab, _, graphs, batch = relation_batch()
     model = _model(vocab).eval()
-    logits, att = model(batch, return_attention=True)
-    ptr = batch["token"].ptr
-    for k, g in enumerate(graphs):
-        single, single_att = model(g, return_attention=True)
-        assert torch.allclose(logits[k], single[0], atol=1e-5)
-        assert torch.allclose(att["token"][ptr[k]:ptr[k + 1]], single_att["token"], atol=1e-5)
+    assert_batch_equals_singles(model, graphs, batch)
 
 
 def test_padding_token_embedding_is_zero_and_dropout_only_in_training():

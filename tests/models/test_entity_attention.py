@@ -1,6 +1,6 @@
 import pytest
 import torch
-from relation_samples import fit_and_predict, relation_batch
+from relation_samples import assert_batch_equals_singles, fit_and_predict, relation_batch
 
 from graphmatch.models.entity_attention import EntityAttentionBiLSTM
 
@@ -27,13 +27,7 @@ def test_shapes_and_normalised_weights():
 def test_batched_equals_one_by_one():
     vocab, builder, graphs, batch = relation_batch()
     model = _model(vocab, builder).eval()
-    logits, att = model(batch, return_attention=True)
-    ptr = batch["token"].ptr
-    for k, g in enumerate(graphs):
-        single, single_att = model(g, return_attention=True)
-        assert torch.allclose(logits[k], single[0], atol=1e-5)
-        assert torch.allclose(att["token"][ptr[k]:ptr[k + 1]], single_att["token"], atol=1e-5)
-        assert torch.allclose(att["types"][k], single_att["types"][0], atol=1e-5)
+    assert_batch_equals_singles(model, graphs, batch, keys=("token", "types"))
 
 
 def test_entities_and_positions_matter():
