@@ -1,14 +1,23 @@
 """Speed and memory of K-BERT sentence-tree building, side by side with the reference's design.
 
-Ours: :class:`graphmatch.graphs.kbert.SentenceTreeBuilder` (O(L) tensors per sample), then per
-batch PyG collation and :func:`graphmatch.graphs.kbert.dense_inputs` (the ``[B, L, L]`` mask).
-Baseline: a plain per-sentence Python loop in the reference's design (K-BERT's
-``brain/knowgraph.py``): the same K-Query and values, an ``L x L`` float64 visibility matrix
-filled row by row, padded to ``max_length`` and kept as a bool array with int64 ids, positions
-and segments; per batch the arrays are stacked into tensors. Both produce the same visibility
-(checked on the first samples before timing).
+Three ways of building the trees of the same sentences, timed in one run:
 
-Run (prints a Markdown table for docs/benchmarks.md)::
+* **reference design**: a plain per-sentence Python loop after K-BERT's ``brain/knowgraph.py``:
+  the same K-Query and values, an ``L x L`` float64 visibility matrix filled row by row, padded
+  to ``max_length`` and kept as a bool array with int64 ids, positions and segments;
+* **one by one**: :class:`graphmatch.graphs.kbert.SentenceTreeBuilder`, one ``HeteroData`` per
+  sentence (O(L) tensors);
+* **corpus**: :class:`graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, all sentences at once,
+  vectorised, straight into the ``InMemoryDataset`` storage the datasets save.
+
+All three give the same trees (checked before timing). The methods take turns for ``--rounds``
+rounds over all sentences, and each figure is the median of its rounds. Batching is timed after,
+on shuffled batches: PyG's ``Batch.from_data_list`` of the stored graphs and
+:func:`graphmatch.data.batching.gather_batch` (what the training loaders use), then
+:func:`~graphmatch.graphs.kbert.dense_inputs` (the ``[B, L, L]`` mask), against stacking the
+reference design's arrays.
+
+Run (prints Markdown tables for docs/benchmarks.md)::
 
     PYTHONPATH=. python benchmarks/bench_kbert_graphs.py --data-dir ../shared/data
 """
@@ -18,14 +27,18 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch_geometric.data import Batch
+from torch_geometric.data import Batch, HeteroData, InMemoryDataset
+from torch_geometric.data.collate import collate
 
+from graphmatch.data.batching import gather_batch
 from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, fold
+from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -90,9 +103,23 @@ class ReferenceDesign:
         return np.array(ids), np.array(pos), np.array(seg), visible.astype(bool)
 
 
-def graph_bytes(data) -> int:
-    return sum(v.numel() * v.element_size() for store in data.stores for v in store.values()
-               if isinstance(v, torch.Tensor))
+def tensor_bytes(obj) -> int:
+    """Bytes of every tensor in a graph, a storage or a (nested) slices dict."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if hasattr(obj, "stores"):
+        return sum(tensor_bytes(dict(store)) for store in obj.stores)
+    return 0  # counts kept as Python numbers
+
+
+class Trees(InMemoryDataset):
+    """The stored graphs, as a dataset reads them back."""
+
+    def __init__(self, data, slices):
+        super().__init__()
+        self.data, self.slices = data, slices
 
 
 def main() -> None:
@@ -101,8 +128,8 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--limit", type=int, default=None, help="first N sentences only (default: all)")
-    parser.add_argument("--mode", choices=("default", "reference"), default="default")
-    parser.add_argument("--check", type=int, default=300, help="samples checked equal before timing")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each method (default: 3)")
+    parser.add_argument("--check", type=int, default=500, help="sentences checked equal before timing")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -114,67 +141,102 @@ def main() -> None:
     tokenizer = CharTokenizer.default(root)
     lines = (root / "kbert/datasets/book_review/test.tsv").read_text(encoding="utf-8").splitlines()[1:]
     texts = [line.split("\t")[1] for line in lines][: args.limit]
-    builder = SentenceTreeBuilder(kg, tokenizer, max_length=args.max_length, mode=args.mode)
+    builder = SentenceTreeBuilder(kg, tokenizer, max_length=args.max_length)
     baseline = ReferenceDesign(kg, tokenizer, args.max_length)
-    print(f"loaded HowNet ({len(kg)} subjects) and {len(texts)} sentences in {time.perf_counter() - t0:.1f} s")
+    t1 = time.perf_counter()
+    corpus = TreeCorpusBuilder(builder)
+    setup = time.perf_counter() - t1
+    print(f"loaded HowNet ({len(kg)} subjects) and {len(texts)} sentences in {t1 - t0:.1f} s; "
+          f"corpus builder set up (flat trie) in {setup:.2f} s")
 
-    for text in texts[: args.check]:  # same input, same visibility
-        if args.mode == "reference":
-            break
+    # same input, same trees: corpus == one by one, and one by one == the reference design
+    sample = texts[: args.check]
+    data, slices = corpus(sample)
+    expected, expected_slices, _ = collate(HeteroData, [builder(t) for t in sample], increment=False,
+                                           add_batch=False)
+    for key, value in expected_slices.items():
+        for name, ptr in value.items():
+            assert torch.equal(slices[key][name], ptr) and torch.equal(data[key][name], expected[key][name]), key
+    for text in sample:
         mine = dense_inputs(builder(text))
         ids, pos, _, visible = baseline(text)
         n = mine["input_ids"].shape[1]
         assert np.array_equal(visible[:n, :n], mine["visible"][0].numpy()) and not visible[n:].any()
         assert np.array_equal(pos[:n], mine["pos"][0].numpy()) and np.array_equal(ids[:n], mine["input_ids"][0])
+    print(f"checked {len(sample)} sentences: the three give the same trees")
 
-    # the two are timed in alternating chunks, so that both see the same machine load
-    graphs, rows = [], []
-    t_build = t_collate = t_mask = t_base = t_base_batch = 0.0
-    for i in range(0, len(texts), args.batch_size):
-        chunk = texts[i:i + args.batch_size]
-        t0 = time.perf_counter()
-        mine = [builder(text) for text in chunk]
-        t1 = time.perf_counter()
-        batch = Batch.from_data_list(mine)
-        t2 = time.perf_counter()
-        dense_inputs(batch)
-        t3 = time.perf_counter()
-        theirs = [baseline(text) for text in chunk]
-        t4 = time.perf_counter()
-        [torch.from_numpy(np.stack(column)) for column in zip(*theirs, strict=True)]
-        t5 = time.perf_counter()
-        t_build, t_collate, t_mask = t_build + t1 - t0, t_collate + t2 - t1, t_mask + t3 - t2
-        t_base, t_base_batch = t_base + t4 - t3, t_base_batch + t5 - t4
-        graphs += mine
-        rows += theirs
-        if (i // args.batch_size) % 50 == 0:
-            print(f"{i + len(chunk)}/{len(texts)} sentences", flush=True)
+    methods = {
+        "reference": lambda: [baseline(text) for text in texts],
+        "one by one": lambda: [builder(text) for text in texts],
+        "corpus": lambda: corpus(texts),
+    }
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    results = {}
+    for r in range(args.rounds):
+        for name, run in methods.items():
+            t0 = time.perf_counter()
+            results[name] = run()
+            times[name].append(time.perf_counter() - t0)
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
+    build = {name: statistics.median(v) for name, v in times.items()}
 
     n = len(texts)
-    ours_bytes = sum(graph_bytes(g) for g in graphs) / n
-    tokens = sum(g["token"].num_nodes for g in graphs) / n
+    stored = Trees(*results["corpus"])
+    rows = results["reference"]
+    order = np.random.default_rng(0).permutation(n)  # shuffled batches, as in training
+    t_pyg = t_gather = t_mask = t_stack = 0.0
+    for i in range(0, n, args.batch_size):
+        index = order[i:i + args.batch_size].tolist()
+        t0 = time.perf_counter()
+        batch = Batch.from_data_list([stored[j] for j in index])
+        t1 = time.perf_counter()
+        gathered = gather_batch(stored, index)
+        t2 = time.perf_counter()
+        dense_inputs(gathered)
+        t3 = time.perf_counter()
+        [torch.from_numpy(np.stack(column)) for column in zip(*(rows[j] for j in index), strict=True)]
+        t4 = time.perf_counter()
+        t_pyg, t_gather = t_pyg + t1 - t0, t_gather + t2 - t1
+        t_mask, t_stack = t_mask + t3 - t2, t_stack + t4 - t3
+        if i == 0:
+            assert torch.equal(batch["token", "in", "entity"].edge_index, gathered["token", "in", "entity"].edge_index)
+
+    ours_bytes = (tensor_bytes(stored._data) + tensor_bytes(stored.slices)) / n
+    one_bytes = sum(tensor_bytes(g) for g in results["one by one"]) / n
+    tokens = stored._data["token"].num_nodes / n
     base_bytes = sum(sum(a.nbytes for a in row) for row in rows) / n
     float_bytes = args.max_length ** 2 * 8
 
     def us(t: float) -> str:
-        return f"{t / n * 1e6:,.0f}"
+        return f"{t / n * 1e6:,.1f}"
 
-    ours_total, base_total = t_build + t_collate + t_mask, t_base + t_base_batch
     print()
     print(f"book_review/test.tsv, {n} sentences (mean {tokens:.1f} tokens per tree), HowNet, max_length "
-          f"{args.max_length}, batch {args.batch_size}, mode {args.mode}; {platform.machine()}, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} torch thread(s)")
+          f"{args.max_length}, mode default; median of {args.rounds} rounds; {platform.machine()}, "
+          f"torch {torch.__version__}, {torch.get_num_threads()} torch thread(s); "
+          f"load average {os.getloadavg()[0]:.1f}")
     print()
-    print("| µs per sentence | build | batch | [B, L, L] mask | total | sentences/s (build) | sentences/s (total) "
+    print("| building | µs per sentence | sentences/s | speed-up over the reference design "
           "| bytes stored per sample |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| reference design: L×L matrix per sentence | {us(t_base)} | {us(t_base_batch)} | (stored) | "
-          f"{us(base_total)} | {n / t_base:,.0f} | {n / base_total:,.0f} | {base_bytes:,.0f} (bool L×L and int64 "
-          f"ids/pos/seg; the float64 L×L as built: {float_bytes:,}) |")
-    print(f"| `SentenceTreeBuilder` + `dense_inputs` | {us(t_build)} | {us(t_collate)} | {us(t_mask)} | "
-          f"{us(ours_total)} | {n / t_build:,.0f} | {n / ours_total:,.0f} | {ours_bytes:,.0f} |")
-    print(f"| ratio (reference design / ours) | | | | | {t_base / t_build:.1f}× | {base_total / ours_total:.1f}× "
-          f"| {base_bytes / ours_bytes:.0f}× smaller |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| reference design: L×L matrix per sentence | {us(build['reference'])} | {n / build['reference']:,.0f} "
+          f"| 1.0× | {base_bytes:,.0f} (bool L×L and int64 ids/pos/seg; the float64 L×L as built: "
+          f"{float_bytes:,}) |")
+    print(f"| `SentenceTreeBuilder`, one graph per sentence | {us(build['one by one'])} | "
+          f"{n / build['one by one']:,.0f} | {build['reference'] / build['one by one']:.1f}× | {one_bytes:,.0f} |")
+    print(f"| `TreeCorpusBuilder`, all sentences at once | {us(build['corpus'])} | {n / build['corpus']:,.0f} | "
+          f"**{build['reference'] / build['corpus']:.1f}×** | {ours_bytes:,.0f} "
+          f"(**{base_bytes / ours_bytes:.0f}× smaller**) |")
+    print()
+    print(f"| shuffled batches of {args.batch_size} | µs per sentence |")
+    print("|---|---:|")
+    print(f"| reference design: stack the stored arrays | {us(t_stack)} |")
+    print(f"| PyG: `Batch.from_data_list` of the stored graphs | {us(t_pyg)} |")
+    print(f"| ours: `gather_batch` from the storage (what the loaders use) | {us(t_gather)} |")
+    print(f"| ours: `dense_inputs` (padded inputs and the [B, L, L] mask) | {us(t_mask)} |")
+    total_ref, total_ours = build["reference"] + t_stack, build["corpus"] + t_gather + t_mask
+    print(f"\nbuild + batch: reference design {us(total_ref)} µs, ours {us(total_ours)} µs per sentence "
+          f"({total_ref / total_ours:.1f}×)")
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ from typing import Any, ClassVar
 
 import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
-from tqdm.auto import tqdm
 
 from graphmatch.data.cache import write_atomically
 from graphmatch.datafiles import CACHE_DIR, locate, sha256
 from graphmatch.graphs.kbert import SentenceTreeBuilder
+from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -204,18 +204,15 @@ class KBertDataset(InMemoryDataset):
         if not self.labels:
             self.labels = label_set(examples, self.kind)
         self.check_labels(examples)
-        builder = self.builder()
+        corpus = TreeCorpusBuilder(self.builder())
         index = {label: i for i, label in enumerate(self.labels)}
-        graphs = []
-        for ex in tqdm(examples, desc=f"K-BERT graphs {self.name}/{self.split}", unit="sent",
-                       disable=not self.progress, mininterval=1.0):
-            try:
-                data = self.graph(builder, ex, index)
-            except ValueError as err:
-                raise ValueError(f"{ex.where}: {err}") from err
-            graphs.append(data)
+        try:
+            data, slices = self.build(corpus, examples, index)
+        except InputError as err:
+            raise ValueError(f"{examples[err.index].where}: {err.reason}") from err
         os.makedirs(self.processed_dir, exist_ok=True)
-        write_atomically(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
+        stored = (data.to_dict(), slices, HeteroData)  # the layout of InMemoryDataset.save
+        write_atomically(self.processed_paths[0], lambda tmp: torch.save(stored, tmp))
         for path, obj in ((self.processed_paths[1], self.labels), (self.processed_paths[2], self.cache_key())):
             text = json.dumps(obj, indent=1, ensure_ascii=False)
             write_atomically(path, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
@@ -240,8 +237,12 @@ class KBertDataset(InMemoryDataset):
     def parse(self, fields: list[str], columns: dict[str, int], path: str, line: int) -> Example:
         raise NotImplementedError
 
-    def graph(self, builder: SentenceTreeBuilder, ex: Example, index: dict[str, int]) -> HeteroData:
-        return builder(ex.text_a, ex.text_b, label=index[ex.label])
+    def build(self, corpus: TreeCorpusBuilder, examples: list[Example],
+              index: dict[str, int]) -> tuple[HeteroData, Slices]:
+        """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`)."""
+        texts_b = [ex.text_b for ex in examples] if self.kind == "pair" else None
+        return corpus([ex.text_a for ex in examples], texts_b, labels=[index[ex.label] for ex in examples],
+                      progress=self.progress, desc=f"K-BERT graphs {self.name}/{self.split}")
 
     def check_labels(self, examples: list[Example]) -> None:
         known = set(self.labels)
@@ -300,11 +301,15 @@ class KBertNERDataset(KBertDataset):
             raise ValueError(f"{path}:{line}: expected one character per space-separated item, got {long[0]!r}")
         return Example("".join(chars), None, tags, path, line)
 
-    def graph(self, builder, ex, index) -> HeteroData:
-        data = builder(ex.text_a, tags=ex.label)
-        data.tags = torch.tensor([index[t] for t in ex.label], dtype=torch.long)
-        data.num_chars = torch.tensor([len(ex.label)])
-        return data
+    def build(self, corpus, examples, index) -> tuple[HeteroData, Slices]:
+        data, slices = corpus([ex.text_a for ex in examples], tags=[ex.label for ex in examples],
+                              progress=self.progress, desc=f"K-BERT graphs {self.name}/{self.split}")
+        counts = torch.tensor([len(ex.label) for ex in examples])
+        data.tags = torch.tensor([index[t] for ex in examples for t in ex.label], dtype=torch.long)
+        data.num_chars = counts
+        slices["tags"] = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        slices["num_chars"] = torch.arange(len(examples) + 1)
+        return data, slices
 
 
 KINDS: dict[str, type[KBertDataset]] = {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 _END = ""  # key marking the end of a word; never a character of a word
 
 
@@ -55,3 +57,86 @@ class Trie:
             if _END in node:
                 ends.append(i)
         return ends, i
+
+
+_SHIFT = 21  # every code point is below 2**21, so (node << 21) | code is a unique transition key
+_CODES = 0x110000
+
+
+class FlatTrie:
+    r"""The trie as sorted arrays, for longest-match lookups at every offset of many texts at once.
+
+    A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
+    sorted array; the root's transitions are a dense table over all code points. One lookup
+    step advances every still-matching offset by one character with a single
+    ``searchsorted``, so a corpus of :math:`N` characters costs a few vectorised passes of at
+    most :math:`N` elements (the number of offsets still inside a word shrinks quickly).
+    """
+
+    def __init__(self, words: Iterable[str] = ()):
+        nodes: dict[str, int] = {"": 0}
+        parent: list[int] = []
+        code: list[int] = []
+        ends: dict[int, int] = {}  # node -> word index
+        self.words: list[str] = []
+        for word in words:
+            node = 0
+            for k in range(1, len(word) + 1):
+                prefix = word[:k]
+                child = nodes.get(prefix)
+                if child is None:
+                    child = nodes[prefix] = len(nodes)
+                    parent.append(node)
+                    code.append(ord(word[k - 1]))
+                node = child
+            if word and node not in ends:
+                ends[node] = len(self.words)
+                self.words.append(word)
+        parent_a = np.asarray(parent, dtype=np.int64)
+        code_a = np.asarray(code, dtype=np.int64)
+        child_a = np.arange(1, len(nodes), dtype=np.int64)
+        keys = (parent_a << _SHIFT) | code_a
+        order = np.argsort(keys)
+        self._keys, self._child = keys[order], child_a[order]
+        self._word = np.full(len(nodes), -1, dtype=np.int64)
+        self._word[list(ends)] = list(ends.values())
+        self._root = np.full(_CODES, -1, dtype=np.int64)
+        top = parent_a == 0
+        self._root[code_a[top]] = child_a[top]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def longest(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The longest word starting at every offset.
+
+        Args:
+            codes: ``[N]`` code points of one or more texts laid end to end.
+            stop: ``[N]`` for every offset, the end of the text it belongs to (a word never
+                runs past it).
+
+        Returns:
+            ``(length, word)``, both ``[N]``: the length of the longest word ``w`` with
+            ``codes[i:i + len(w)] == w`` (0 if none) and its index in :attr:`words` (-1 if none).
+        """
+        n = len(codes)
+        length = np.zeros(n, dtype=np.int64)
+        word = np.full(n, -1, dtype=np.int64)
+        state = self._root[codes]
+        start = np.flatnonzero(state >= 0)
+        state = state[start]
+        k = 1
+        while start.size:
+            found = self._word[state]
+            done = found >= 0
+            length[start[done]] = k
+            word[start[done]] = found[done]
+            at = start + k
+            inside = at < stop[start]
+            start, state, at = start[inside], state[inside], at[inside]
+            key = (state << _SHIFT) | codes[at]
+            slot = np.minimum(np.searchsorted(self._keys, key), len(self._keys) - 1)
+            hit = self._keys[slot] == key
+            start, state = start[hit], self._child[slot[hit]]
+            k += 1
+        return length, word

@@ -123,6 +123,9 @@ def test_bad_input(folder, tmp_path, shared_data):
         kbert_dataset(str(tmp_path / "nowhere"), "train", **_kw(tmp_path, shared_data))
     with pytest.raises(ValueError, match="split"):
         KBertClassificationDataset(str(folder / "cls"), "valid", **_kw(tmp_path, shared_data))
+    (bad / "train.tsv").write_text("text_a\tlabel\n头\tO\n\u3000\tO\n", encoding="utf-8")  # only a wide space
+    with pytest.raises(ValueError, match=r"train\.tsv:3: empty text"):
+        KBertNERDataset(str(bad), "train", **_kw(tmp_path, shared_data))
 
 
 def test_label_set_order():
@@ -138,3 +141,13 @@ def test_real_medical_ner_limit(tmp_path, shared_data):
     ds = kbert_dataset("medical_ner", "train", limit=30, kg="medical", **{**_kw(tmp_path, shared_data)})
     assert isinstance(ds, KBertNERDataset) and len(ds) == 30
     assert "O" in ds.labels and any(t.startswith("B-") for t in ds.labels)
+    # built all at once, every graph is what the one-by-one builder gives, plus the gold tags
+    builder = ds.builder()
+    for i, ex in enumerate(ds.read()):
+        expected, got = builder(ex.text_a, tags=ex.label), ds[i]
+        for key in ("input_ids", "pos", "seg", "branch", "char_index", "y"):
+            assert torch.equal(got["token"][key], expected["token"][key]), (i, key)
+        for key in expected.edge_types:
+            assert torch.equal(got[key].edge_index, expected[key].edge_index), (i, key)
+        assert torch.equal(got["entity"].length, expected["entity"].length)
+        assert got.tags.tolist() == [ds.labels.index(t) for t in ex.label] and got.num_chars.item() == len(ex.label)

@@ -1,6 +1,9 @@
+import random
+
+import numpy as np
 import pytest
 
-from graphmatch.knowledge import KnowledgeGraph, Trie
+from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Trie
 from graphmatch.text import Span
 
 
@@ -39,6 +42,25 @@ def test_trie_walk_reports_every_end_and_reach():
     assert trie.walk("北京大", 0) == ([2], 3)  # text ran out inside 北京大学
     assert trie.walk("南京", 0) == ([], 0)
     assert "北京" in trie and "北" not in trie and len(trie) == 3
+
+
+def test_flat_trie_finds_the_longest_word_at_every_offset():
+    rng = random.Random(0)
+    words = ["".join(rng.choices("ab天😀", k=rng.randint(1, 5))) for _ in range(40)] + [""]
+    trie, flat = Trie(words), FlatTrie(words)
+    assert len(flat) == len(trie) and set(flat.words) == set(words) - {""}
+    texts = ["".join(rng.choices("ab天😀c", k=rng.randint(1, 12))) for _ in range(30)]
+    codes = np.array([ord(ch) for text in texts for ch in text])
+    ends = np.cumsum([len(text) for text in texts])
+    length, word = flat.longest(codes, np.repeat(ends, [len(text) for text in texts]))
+    offset = 0
+    for text in texts:
+        for i in range(len(text)):  # a word never runs into the next text
+            found, _ = trie.walk(text, i)
+            assert length[offset + i] == (found[-1] - i if found else 0)
+            assert word[offset + i] == (flat.words.index(text[i:found[-1]]) if found else -1)
+        offset += len(text)
+    assert length.any()
 
 
 def test_query_by_words_and_longest_match():
