@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
+from torch_geometric.utils import cumsum
 
 from graphmatch.data.cache import write_atomically
 from graphmatch.datafiles import CACHE_DIR, locate, sha256
@@ -241,7 +242,10 @@ class KBertDataset(InMemoryDataset):
               index: dict[str, int]) -> tuple[HeteroData, Slices]:
         """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`)."""
         texts_b = [ex.text_b for ex in examples] if self.kind == "pair" else None
-        return corpus([ex.text_a for ex in examples], texts_b, labels=[index[ex.label] for ex in examples],
+        ner = self.kind == "ner"
+        return corpus([ex.text_a for ex in examples], texts_b,
+                      labels=None if ner else [index[ex.label] for ex in examples],
+                      tags=[ex.label for ex in examples] if ner else None,
                       progress=self.progress, desc=f"K-BERT graphs {self.name}/{self.split}")
 
     def check_labels(self, examples: list[Example]) -> None:
@@ -302,12 +306,11 @@ class KBertNERDataset(KBertDataset):
         return Example("".join(chars), None, tags, path, line)
 
     def build(self, corpus, examples, index) -> tuple[HeteroData, Slices]:
-        data, slices = corpus([ex.text_a for ex in examples], tags=[ex.label for ex in examples],
-                              progress=self.progress, desc=f"K-BERT graphs {self.name}/{self.split}")
+        data, slices = super().build(corpus, examples, index)
         counts = torch.tensor([len(ex.label) for ex in examples])
         data.tags = torch.tensor([index[t] for ex in examples for t in ex.label], dtype=torch.long)
         data.num_chars = counts
-        slices["tags"] = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        slices["tags"] = cumsum(counts)
         slices["num_chars"] = torch.arange(len(examples) + 1)
         return data, slices
 

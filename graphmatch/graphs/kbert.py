@@ -223,14 +223,31 @@ class SentenceTreeBuilder:
         Raises :class:`ValueError` for an empty (or whitespace-only) text, and for ``tags``
         without ``tag_to_id``, with a pair, of the wrong length or with an unknown tag.
         """
+        self.check(text_a, text_b, tags)
+        trunk = self._reference_trunk(text_a, text_b) if self.mode == "reference" else self._trunk(text_a, text_b)
+        tag_ids = None
+        if tags is not None:
+            tag_ids = np.fromiter(map(self.tag_to_id.__getitem__, tags), dtype=np.int64, count=len(tags))
+        return self._assemble(trunk, label, tag_ids)
+
+    def check(self, text_a: str, text_b: str | None = None, tags: Sequence[str] | None = None) -> None:
+        """Raise :class:`TypeError` / :class:`ValueError` for an input :meth:`__call__` refuses."""
         for name, text in (("text_a", text_a), ("text_b", text_b)):
             if text is not None and not isinstance(text, str):
                 raise TypeError(f"{name} must be a str, got {type(text).__name__}")
             if text is not None and not text.strip():
                 raise ValueError(f"empty text ({name})")
-        trunk = self._reference_trunk(text_a, text_b) if self.mode == "reference" else self._trunk(text_a, text_b)
-        tag_ids = self._tag_ids(tags, text_a, text_b) if tags is not None else None
-        return self._assemble(trunk, label, tag_ids)
+        if tags is None:
+            return
+        if self.tag_to_id is None:
+            raise ValueError("tags given but the builder has no tag_to_id")
+        if text_b is not None:
+            raise ValueError("tags apply to a single text, not to a pair")
+        if len(tags) != len(text_a):
+            raise ValueError(f"{len(tags)} tags for {len(text_a)} characters")
+        unknown = sorted({t for t in tags if t not in self.tag_to_id})
+        if unknown:
+            raise ValueError(f"unknown tag(s) {unknown}; known: {sorted(self.tag_to_id)}")
 
     # ------------------------------------------------------------------ trunk
     def _query(self, text: str) -> list[Span]:
@@ -352,18 +369,6 @@ class SentenceTreeBuilder:
             result = _Branches(block, [len(v) for v in kept], chars, values)
         self._values[subject] = result
         return result
-
-    def _tag_ids(self, tags: Sequence[str], text_a: str, text_b: str | None) -> np.ndarray:
-        if self.tag_to_id is None:
-            raise ValueError("tags given but the builder has no tag_to_id")
-        if text_b is not None:
-            raise ValueError("tags apply to a single text, not to a pair")
-        if len(tags) != len(text_a):
-            raise ValueError(f"{len(tags)} tags for {len(text_a)} characters")
-        unknown = sorted({t for t in tags if t not in self.tag_to_id})
-        if unknown:
-            raise ValueError(f"unknown tag(s) {unknown}; known: {sorted(self.tag_to_id)}")
-        return np.fromiter((self.tag_to_id[t] for t in tags), dtype=np.int64, count=len(tags))
 
     # --------------------------------------------------------------- assemble
     def _assemble(self, trunk: _Trunk, label: int | None, tag_ids: np.ndarray | None) -> HeteroData:

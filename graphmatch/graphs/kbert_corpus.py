@@ -94,9 +94,9 @@ class TreeCorpusBuilder:
         self.builder = builder
         self.vectorised = builder.mode == "default" and builder.query == "trie" and not builder.keep_text
         self._id_table = np.full(0x110000, _UNSET, dtype=np.int64)
-        self._fold_table = np.full(0x110000, _UNSET, dtype=np.int64)
-        inject = builder.kg is not None and builder.max_entities > 0
-        self._trie = FlatTrie(builder.kg.subjects) if inject and self.vectorised else None
+        inject = builder.kg is not None and builder.max_entities > 0 and self.vectorised
+        self._trie = FlatTrie(builder.kg.subjects) if inject else None
+        self._fold_table = np.full(0x110000, _UNSET, dtype=np.int64) if inject else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.builder!r}, vectorised={self.vectorised})"
@@ -122,7 +122,7 @@ class TreeCorpusBuilder:
             progress: show a progress bar over the inputs.
 
         Raises :class:`InputError` (a :class:`ValueError` with the input's ``index``) for an
-        empty text or tags of the wrong length, and :class:`ValueError` for unknown tags.
+        input :meth:`SentenceTreeBuilder.check` refuses.
         """
         n = len(texts_a)
         if n == 0:
@@ -145,27 +145,17 @@ class TreeCorpusBuilder:
 
     # ------------------------------------------------------------------ checks
     def _check(self, texts_a, texts_b, tags) -> None:
-        for name, column in (("text_a", texts_a), ("text_b", texts_b)):
-            if column is None:
-                continue
-            for i, text in enumerate(column):
-                if not isinstance(text, str):
-                    raise TypeError(f"input {i}: {name} must be a str, got {type(text).__name__}")
-                if not text.strip():
-                    raise InputError(i, f"empty text ({name})")
-        if tags is None:
-            return
-        b = self.builder
-        if b.tag_to_id is None:
-            raise ValueError("tags given but the builder has no tag_to_id")
-        if texts_b is not None:
-            raise ValueError("tags apply to a single text, not to a pair")
-        for i, (text, row) in enumerate(zip(texts_a, tags, strict=True)):
-            if len(row) != len(text):
-                raise InputError(i, f"{len(row)} tags for {len(text)} characters")
-        unknown = sorted(set(chain.from_iterable(tags)) - set(b.tag_to_id))
-        if unknown:
-            raise ValueError(f"unknown tag(s) {unknown}; known: {sorted(b.tag_to_id)}")
+        """The builder's own checks of every input, naming the input that fails."""
+        check = self.builder.check
+        for i, text in enumerate(texts_a):
+            try:
+                if texts_b is not None and texts_b[i] is None:  # the builder would read None as "no pair"
+                    raise TypeError("text_b must be a str, got NoneType")
+                check(text, None if texts_b is None else texts_b[i], None if tags is None else tags[i])
+            except TypeError as err:
+                raise TypeError(f"input {i}: {err}") from err
+            except ValueError as err:
+                raise InputError(i, str(err)) from err
 
     def _one_by_one(self, texts_a, texts_b, labels, tags, bar) -> tuple[HeteroData, Slices]:
         graphs = []
