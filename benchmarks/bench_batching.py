@@ -23,7 +23,8 @@ from graphmatch.data.batching import gather_batch
 from graphmatch.data.kbert import kbert_dataset
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file
 from graphmatch.data.semeval import SemEval2010Task8
-from graphmatch.graphs.let import LatticePairBuilder, load_lexicon
+from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.knowledge import load_lexicon
 from graphmatch.text import CharTokenizer
 
 

@@ -6,15 +6,17 @@ to stdout.
 - ``kbert``: a line is a text or a pair ``text_a<TAB>text_b`` ([CLS]/[SEP] are added by the
   builder). Output: ``{"tokens", "ids", "pos", "seg", "visible"}`` for the real (unpadded)
   tokens; ``visible[i]`` lists the columns token ``i`` sees.
-- ``let``: a pair per line; words, spans, senses, sememes and edges
-  (:func:`graphmatch.graphs.let.inspect_rows`).
-- ``relation``: a marked sentence per line (:func:`graphmatch.graphs.relation.inspect_rows`).
+- ``let``: a pair per line ``text_a<TAB>text_b[<TAB>label]``; words, spans, senses, sememes and
+  edges (:func:`let_rows`).
+- ``relation``: a marked sentence per line, optionally SemEval's ``id<TAB>"sentence"``
+  (:func:`relation_rows`).
+
+Each kind imports its graph builder only when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -108,26 +110,134 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
         }
 
 
-def _rows_function(kind: str) -> Any:
-    """``inspect_rows`` of ``graphmatch.graphs.<kind>``, or ``None`` when it is not there yet."""
-    try:
-        module = importlib.import_module(f"graphmatch.graphs.{kind}")
-    except ModuleNotFoundError as err:
-        if err.name != f"graphmatch.graphs.{kind}":
-            raise
-        return None
-    return getattr(module, "inspect_rows", None)
+def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """One dict per line ``text_a<TAB>text_b[<TAB>label]`` (a ``text_a<TAB>text_b`` header is
+    skipped): tokens, words with spans and senses, sememes and every edge list."""
+    from graphmatch.graphs.let import ALL_SEGMENTERS, LatticePairBuilder
+    from graphmatch.knowledge import load_lexicon
+    from graphmatch.text import CharTokenizer
+
+    tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
+    builder = LatticePairBuilder(
+        tokenizer,
+        None if args.no_senses else load_lexicon(args.data_dir),
+        segmenters=args.segmenters or ALL_SEGMENTERS,
+        max_length=args.max_length or 128,
+        senses=not args.no_senses,
+        keep_text=True,
+    )
+    for lineno, line in enumerate(lines, 1):
+        line = line.rstrip("\r\n")
+        fields = line.split("\t")
+        if not line.strip() or (lineno == 1 and fields[:2] == ["text_a", "text_b"]):
+            continue
+        if len(fields) not in (2, 3):
+            raise ValueError(f"line {lineno}: expected text_a<TAB>text_b[<TAB>label], got {len(fields)} fields")
+        label = None
+        if len(fields) == 3:
+            if fields[2].strip() not in ("0", "1"):
+                raise ValueError(f"line {lineno}: label must be 0 or 1, got {fields[2].strip()!r}")
+            label = int(fields[2])
+        try:
+            data = builder(fields[0], fields[1], label)
+        except ValueError as err:
+            raise ValueError(f"line {lineno}: {err}") from err
+        yield let_graph_dict(data, fields[0], fields[1], label)
+
+
+def let_graph_dict(data: Any, text_a: str, text_b: str, label: int | None = None) -> dict[str, Any]:
+    """A LET pair graph built with ``keep_text`` as plain JSON-ready lists."""
+    from graphmatch.graphs.let import EDGE_TYPES, NODE_TYPES
+
+    sense_word = data["sense", "of", "word"].edge_index[1].tolist()
+    sememe_sense = data["sememe", "of", "sense"].edge_index[1].tolist()
+    sememes: list[list[str]] = [[] for _ in sense_word]
+    for m, k in enumerate(sememe_sense):
+        sememes[k].append(data["sememe"].text[m])
+    words = [
+        {"id": i, "word": w, "sent": s, "span": span, "senses": [sememes[k] for k, sw in enumerate(sense_word)
+                                                                  if sw == i]}
+        for i, (w, s, span) in enumerate(zip(data["word"].text, data["word"].sent.tolist(),
+                                             data["word"].span.tolist(), strict=True))
+    ]
+    return {
+        "text_a": text_a,
+        "text_b": text_b,
+        "label": label,
+        "tokens": data["token"].text,
+        "words": words,
+        "senses": [{"id": k, "word": w, "sememes": sememes[k]} for k, w in enumerate(sense_word)],
+        "sememe_ids": data["sememe"].sememe_id.tolist(),
+        "num_nodes": {t: int(data[t].num_nodes) for t in NODE_TYPES},
+        "edges": {"_".join(et): data[et].edge_index.t().tolist() for et in EDGE_TYPES},
+    }
+
+
+def relation_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """One dict per non-blank line: a marked sentence, optionally SemEval's ``id<TAB>"sentence"``.
+
+    Word ids come from a vocabulary built over the given lines; positions are shown unshifted
+    (``-D … D``).
+    """
+    from graphmatch.graphs.relation import (
+        DEFAULT_MAX_DISTANCE,
+        DEFAULT_MAX_LENGTH,
+        RelationGraphBuilder,
+        parse_relation,
+        split_input_line,
+        with_markers,
+    )
+    from graphmatch.text import Vocab
+
+    parsed = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        sid, text = split_input_line(line)
+        parsed.append((n, sid, parse_relation(text, where=f"line {n}")))
+    if not parsed:
+        raise ValueError("no input: every line is empty")
+    max_distance = args.max_distance or DEFAULT_MAX_DISTANCE
+    markers = not args.no_markers
+    vocab = Vocab.build((with_markers(s) if markers else s).tokens for _, _, s in parsed)
+    builder = RelationGraphBuilder(vocab, max_distance=max_distance, max_length=args.max_length or DEFAULT_MAX_LENGTH,
+                                   keep_text=True, markers=markers)
+    for n, sid, sent in parsed:
+        yield relation_graph_dict(builder(sent, where=f"line {n}"), line=n, sid=sid, max_distance=max_distance)
+
+
+def relation_graph_dict(data: Any, line: int | None = None, sid: str | None = None,
+                        max_distance: int = 50) -> dict[str, Any]:
+    """A relation graph built with ``keep_text`` as a JSON-ready dict (positions unshifted)."""
+    tok = data["token"]
+    ent = data["token", "in", "entity"].edge_index
+    row: dict[str, Any] = {"line": line} if line is not None else {}
+    if sid is not None:
+        row["id"] = sid
+    row.update(
+        tokens=list(tok.text),
+        word_id=tok.word_id.tolist(),
+        pos1=(tok.pos1 - max_distance).tolist(),
+        pos2=(tok.pos2 - max_distance).tolist(),
+        entities=[
+            {"name": f"e{k + 1}", "text": data["entity"].text[k], "tokens": ent[0, ent[1] == k].tolist()}
+            for k in range(2)
+        ],
+        edges={
+            "token-in-entity": ent.tolist(),
+            "token-in-sentence": data["token", "in", "sentence"].edge_index.tolist(),
+        },
+    )
+    if "y" in data:
+        row["y"] = int(data.y)
+    return row
+
+
+ROWS = {"kbert": kbert_rows, "let": let_rows, "relation": relation_rows}
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.kind == "kbert":
-        rows_of = kbert_rows
-    else:
-        rows_of = _rows_function(args.kind)
-        if rows_of is None:
-            print(f"graphmatch inspect: error: '{args.kind}' inspection is not available in this installation "
-                  f"(graphmatch.graphs.{args.kind}.inspect_rows is missing)", file=sys.stderr)
-            return 2
+    rows_of = ROWS[args.kind]
     stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
     try:
         for row in rows_of(stream, args):

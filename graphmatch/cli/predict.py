@@ -41,9 +41,12 @@ def run(args: argparse.Namespace) -> int:
             draw_graph(data, args.show, title=args.text)
         print(f"input graph: {args.show}")
     if args.explain:
+        from graphmatch.viz.attention import draw_token_attention
+
         try:
-            task.explain(model, data, args.explain)
+            explanation = task.explain(model, data)
         except NotImplementedError as err:
             raise ValueError(str(err)) from err
+        draw_token_attention(**explanation, path=args.explain)
         print(f"explanation: {args.explain}")
     return 0

@@ -24,7 +24,7 @@ from typing import Any
 
 KINDS = ("kbert", "let", "relation")
 VOCAB_FILE = "kbert/vocab/google_vocab.txt"
-LET_CLOSURES = (("word", "reach_fwd", "word"), ("word", "reach_bwd", "word"))
+LET_CLOSURES = (("word", "reach_fwd", "word"),)
 SEES = ("token", "sees", "token")
 
 
@@ -102,7 +102,8 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, **length)(text, text_b)
         return data, {}
     if kind == "let":
-        from graphmatch.graphs.let import LatticePairBuilder, load_lexicon
+        from graphmatch.graphs.let import LatticePairBuilder
+        from graphmatch.knowledge import load_lexicon
 
         if text_b is None:
             raise ValueError("--kind let matches two texts: give text and text_b")
@@ -115,8 +116,8 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         closures = [et for et in LET_CLOSURES if et in data.edge_types]
         drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
         return data, {"edge_types": drawn, "hidden_edge_types": closures}
-    from graphmatch.data.vocab import Vocab
     from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+    from graphmatch.text.vocab import Vocab
 
     if text_b is not None:
         raise ValueError("--kind relation takes one marked sentence, not a pair")

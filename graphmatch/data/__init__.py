@@ -1,11 +1,5 @@
-"""PyG datasets with processed caches keyed by builder options."""
+"""PyG datasets with processed caches keyed by builder options, one module per paper
+(``kbert``, ``let``, ``semeval``), file formats, and batches gathered from storage.
 
-from graphmatch.data.kbert import (  # noqa: F401
-    KBertClassificationDataset,
-    KBertNERDataset,
-    KBertPairDataset,
-    kbert_dataset,
-)
-from graphmatch.data.let import PairMatchingDataset, read_pairs  # noqa: F401
-from graphmatch.data.semeval import SemEval2010Task8, read_semeval_file  # noqa: F401
-from graphmatch.data.vocab import Vocab, load_word_vectors  # noqa: F401
+Import from the submodules (``from graphmatch.data.kbert import kbert_dataset``): the package
+itself imports nothing, so that reading one file format does not load every dataset."""

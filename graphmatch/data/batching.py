@@ -26,11 +26,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, HeteroData, InMemoryDataset
 from torch_geometric.data.storage import EdgeStorage
 
-
-def _ptr(sizes: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=out[1:])
-    return out
+from graphmatch import ragged
 
 
 def can_gather(dataset: object) -> bool:
@@ -103,11 +99,11 @@ def gather_batch(dataset: InMemoryDataset, index: Sequence[int] | Tensor) -> Bat
     for ptr in plan.ptrs:
         start, size = ptr[idx], ptr[idx + 1] - ptr[idx]
         owner = np.repeat(graphs, size)
-        new_ptr = _ptr(size)
+        new_ptr = ragged.ptr(size)
         gathers.append((torch.from_numpy(new_ptr), owner, torch.from_numpy(np.arange(owner.size) +
                                                                             (start - new_ptr[:-1])[owner])))
     nodes = {key: counts[idx] for key, counts in plan.nodes.items()}
-    node_ptr = {key: _ptr(counts) for key, counts in nodes.items()}
+    node_ptr = {key: ragged.ptr(counts) for key, counts in nodes.items()}
     values: dict[Any, dict[str, Any]] = {}  # store key (None: the graph's own) -> its attributes
     slice_dict: dict = {}
     inc_dict: dict = {}

@@ -25,9 +25,8 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 
 from graphmatch.data.cache import write_atomically
-from graphmatch.data.vocab import Vocab
+from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.datafiles import CACHE_DIR, locate
-from graphmatch.engine.semeval import LABELS
 from graphmatch.graphs.relation import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_MAX_LENGTH,
@@ -36,6 +35,7 @@ from graphmatch.graphs.relation import (
     parse_relation,
     with_markers,
 )
+from graphmatch.text.vocab import Vocab
 
 TRAIN_FILE = "semeval2010_task8/TRAIN_FILE.TXT"
 TEST_FILE = "semeval2010_task8/TEST_FILE_FULL.TXT"

@@ -8,7 +8,7 @@ whole split and returns a percentage in ``[0, 100]``, as the papers report them.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -104,41 +104,6 @@ def ner_f1(rows: Sequence[Row]) -> float:
     return 100.0 * _f1(tp, n_pred, n_gold)
 
 
-def _positive_score(row: Row, positive: str) -> float:
-    if "score" in row:
-        return float(row["score"])
-    prob = float(row["prob"])
-    return prob if str(row["pred"]) == positive else 1.0 - prob
-
-
-def mrr(rows: Sequence[Row], positive: str = "1") -> float:
-    """Mean reciprocal rank over queries (DBQA style).
-
-    Rows are grouped by ``row["qid"]`` and ranked by the positive-class score (``row["score"]``,
-    else ``prob`` of a positive prediction and ``1 - prob`` of a negative one), ties kept in
-    input order. Queries without a positive candidate are left out, as in the WikiQA/DBQA
-    evaluation.
-
-    .. math::
-        \\mathrm{MRR} = \\frac{1}{|Q|} \\sum_{q \\in Q} \\frac{1}{\\mathrm{rank}_q}
-    """
-    rows = _labelled(rows)
-    groups: dict[Any, list[Row]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        if "qid" not in r:
-            raise ValueError(f"row {i} has no 'qid'; MRR ranks the candidates of each query")
-        groups[r["qid"]].append(r)
-    reciprocal = []
-    for cands in groups.values():
-        ranked = sorted(cands, key=lambda r: -_positive_score(r, positive))
-        hits = [k for k, r in enumerate(ranked, 1) if str(r["gold"]) == positive]
-        if hits:
-            reciprocal.append(1.0 / hits[0])
-    if not reciprocal:
-        raise ValueError("no query has a positive candidate; MRR is undefined")
-    return 100.0 * sum(reciprocal) / len(reciprocal)
-
-
 def semeval2010(rows: Sequence[Row]) -> float:
     """The official SemEval-2010 Task 8 score: (9+1)-way macro-F1 with directionality
     (see :mod:`graphmatch.engine.semeval`)."""
@@ -151,7 +116,6 @@ METRICS: dict[str, Callable[[Sequence[Row]], float]] = {
     "f1": f1,
     "macro_f1": macro_f1,
     "ner_f1": ner_f1,
-    "mrr": mrr,
     "semeval2010": semeval2010,
 }
 

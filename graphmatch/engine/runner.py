@@ -8,12 +8,13 @@ task and model from a checkpoint's own configuration.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,9 +149,17 @@ def _splits(task: Task, train_cfg: Mapping[str, Any]) -> dict[str, IndexedDatase
     return out
 
 
-def _set_threads(train_cfg: Mapping[str, Any]) -> None:
+@contextlib.contextmanager
+def cpu_threads(train_cfg: Mapping[str, Any]) -> Iterator[None]:
+    """Use ``train.threads`` torch CPU threads (on a CPU run) for the duration of the block, and
+    give the caller's process its own thread count back afterwards."""
+    before = torch.get_num_threads()
     if not _uses_gpu(train_cfg):
         torch.set_num_threads(train_cfg["threads"])
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 # ------------------------------------------------------------------------------- train
@@ -214,9 +223,10 @@ def train(
     if _env_rank() == 0:
         os.environ[RUN_DIR_ENV] = str(base.resolve())
 
-    if seeds == 1 and not (base / "seeds.json").is_file():
-        return _train_one(config, base, ckpt=ckpt, resume_dir=resume_dir, callbacks=callbacks)
-    return _train_seeds(config, base, seeds, resume_dir=resume_dir, callbacks=callbacks)
+    with cpu_threads(config["train"]):
+        if seeds == 1 and not (base / "seeds.json").is_file():
+            return _train_one(config, base, ckpt=ckpt, resume_dir=resume_dir, callbacks=callbacks)
+        return _train_seeds(config, base, seeds, resume_dir=resume_dir, callbacks=callbacks)
 
 
 def _same_config(
@@ -284,7 +294,6 @@ def _train_one(
         runs.clear_complete(run_dir)
         runs.write_yaml(run_dir / "config.yaml", config)
 
-    _set_threads(t)
     pl.seed_everything(t["seed"], workers=True, verbose=False)
     task = task_class(config["task"])(config)
     splits = _splits(task, t)
@@ -416,29 +425,29 @@ def evaluate(
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
     _quiet(config["train"]["progress"])
-    _set_threads(config["train"])
-    task, data = _restore(meta, config, with_data=True)
-    if data.get(split) is None:
-        raise ValueError(f"task {task.name!r} has no {split!r} split")
-    dataset = IndexedDataset(data[split], config["train"]["limit_eval"])
-    module = TaskModule(task, _model_from(ckpt, task, path), config)
-    module.split = split
-    batch = config["train"]["eval_batch_size"] or config["train"]["batch_size"]
-    loaders = GraphDataModule(dataset, dataset, None, batch, batch, seed=0).val_dataloader()
-    trainer = pl.Trainer(
-        accelerator=config["train"]["accelerator"],
-        devices=1,
-        precision=_precision(config["train"]),
-        logger=False,
-        enable_progress_bar=config["train"]["progress"],
-        enable_model_summary=False,
-        callbacks=[TQDMProgressBar()] if config["train"]["progress"] else [],
-    )
-    trainer.validate(module, dataloaders=loaders, verbose=False)
-    if predictions is not None:  # JSON lines, plus the task's official formats beside them
-        Path(predictions).parent.mkdir(parents=True, exist_ok=True)
-        task.write_predictions(str(predictions), runs.to_plain(module.rows[split]))
-    return module.metrics[split]
+    with cpu_threads(config["train"]):
+        task, data = _restore(meta, config, with_data=True)
+        if data.get(split) is None:
+            raise ValueError(f"task {task.name!r} has no {split!r} split")
+        dataset = IndexedDataset(data[split], config["train"]["limit_eval"])
+        module = TaskModule(task, _model_from(ckpt, task, path), config)
+        module.split = split
+        batch = config["train"]["eval_batch_size"] or config["train"]["batch_size"]
+        loaders = GraphDataModule(dataset, dataset, None, batch, batch, seed=0).val_dataloader()
+        trainer = pl.Trainer(
+            accelerator=config["train"]["accelerator"],
+            devices=1,
+            precision=_precision(config["train"]),
+            logger=False,
+            enable_progress_bar=config["train"]["progress"],
+            enable_model_summary=False,
+            callbacks=[TQDMProgressBar()] if config["train"]["progress"] else [],
+        )
+        trainer.validate(module, dataloaders=loaders, verbose=False)
+        if predictions is not None:  # JSON lines, plus the task's official formats beside them
+            Path(predictions).parent.mkdir(parents=True, exist_ok=True)
+            task.write_predictions(str(predictions), runs.to_plain(module.rows[split]))
+        return module.metrics[split]
 
 
 def predict(run_or_ckpt: str | os.PathLike, text: str, text_b: str | None = None) -> dict[str, Any]:

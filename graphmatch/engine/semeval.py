@@ -27,19 +27,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-RELATIONS = (
-    "Cause-Effect",
-    "Component-Whole",
-    "Content-Container",
-    "Entity-Destination",
-    "Entity-Origin",
-    "Instrument-Agency",
-    "Member-Collection",
-    "Message-Topic",
-    "Product-Producer",
-)
-#: the 19 labels the scorer accepts: ``Other`` and each relation in both directions
-LABELS = ("Other",) + tuple(f"{r}({d})" for r in RELATIONS for d in ("e1,e2", "e2,e1"))
+from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
+
 _VALID = frozenset(LABELS)
 _OTHER = "_Other"  # the scorer renames Other so that it sorts first
 _LINE = re.compile(r"([0-9]+)\t([^\r\n]+)\r?\n")

@@ -1,6 +1,5 @@
-"""Graph builders: one module per paper, each turning raw input into a HeteroData graph."""
+"""Graph builders, one module per paper (``kbert``, ``kbert_corpus``, ``let``, ``relation``),
+each turning raw input into a :class:`~torch_geometric.data.HeteroData` graph.
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, visibility_mask, visible_edge_index  # noqa: F401
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder  # noqa: F401
-from graphmatch.graphs.let import LatticePairBuilder, inspect_rows, load_lexicon, sememe_vocabulary  # noqa: F401
-from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, parse_relation  # noqa: F401
+Import from the submodules (``from graphmatch.graphs.kbert import SentenceTreeBuilder``): the
+package itself imports nothing, so that a command needing one builder does not load the others."""

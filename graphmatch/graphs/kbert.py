@@ -62,6 +62,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 
 from graphmatch.knowledge import KnowledgeGraph, Trie
+from graphmatch.ragged import group_pairs
 from graphmatch.text import CharTokenizer, Span, get_segmenter
 
 #: the tags K-BERT's reference never splits (``brain/config.py: NEVER_SPLIT_TAG``)
@@ -501,19 +502,6 @@ def _token_layout(data: HeteroData) -> tuple[Tensor, Tensor, Tensor, int]:
     return batch, torch.arange(n, device=device) - ptr[batch], ptr, int(sizes.max()) if len(sizes) else 0
 
 
-def _group_pairs(a: Tensor, a_group: Tensor, b: Tensor, b_group: Tensor, num_groups: int) -> tuple[Tensor, Tensor]:
-    """All pairs ``(a_i, b_j)`` with ``a_group[i] == b_group[j]``, vectorised."""
-    order = torch.argsort(b_group, stable=True)
-    b_sorted = b[order]
-    count = torch.bincount(b_group, minlength=num_groups)
-    start = torch.cumsum(count, 0) - count
-    reps = count[a_group]
-    total = int(reps.sum())
-    a_rep = torch.repeat_interleave(a, reps, output_size=total)
-    first = torch.repeat_interleave(start[a_group] - (torch.cumsum(reps, 0) - reps), reps, output_size=total)
-    return a_rep, b_sorted[first + torch.arange(total, device=a.device)]
-
-
 def visibility_mask(batch: HeteroData) -> tuple[Tensor, Tensor]:
     r"""Expand sentence trees into the dense visibility mask, on the batch's device.
 
@@ -545,8 +533,8 @@ def visibility_mask(batch: HeteroData) -> tuple[Tensor, Tensor]:
         num_words = batch["word"].num_nodes
         word_of = torch.full((num_entities,), -1, dtype=torch.long, device=device)
         word_of[anchor[0]] = anchor[1]
-        src, dst = _group_pairs(ent_edge[0], ent_edge[1], ent_edge[0], ent_edge[1], num_entities)
-        wsrc, wdst = _group_pairs(ent_edge[0], word_of[ent_edge[1]], word_edge[0], word_edge[1], num_words)
+        src, dst = group_pairs(ent_edge[0], ent_edge[1], ent_edge[0], ent_edge[1], num_entities)
+        wsrc, wdst = group_pairs(ent_edge[0], word_of[ent_edge[1]], word_edge[0], word_edge[1], num_words)
         rows = torch.cat([src, wsrc, wdst])
         cols = torch.cat([dst, wdst, wsrc])
         visible[graph[rows], local[rows], local[cols]] = True

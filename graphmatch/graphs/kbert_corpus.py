@@ -33,6 +33,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.data.collate import collate
 from tqdm.auto import tqdm
 
+from graphmatch import ragged
 from graphmatch.graphs.kbert import _FOLD, ANCHOR_EDGE, ENTITY_EDGE, IGNORE_INDEX, WORD_EDGE, SentenceTreeBuilder
 from graphmatch.knowledge import FlatTrie
 
@@ -63,20 +64,6 @@ class InputError(ValueError):
     def __init__(self, index: int, reason: str):
         super().__init__(f"input {index}: {reason}")
         self.index, self.reason = index, reason
-
-
-def _ptr(counts: np.ndarray) -> np.ndarray:
-    """``[0, c0, c0 + c1, ...]``."""
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
-
-
-def _ranges(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For ranges of ``counts[r]`` elements laid end to end: the range of every element and its
-    offset within it."""
-    owner = np.repeat(np.arange(len(counts)), counts)
-    return owner, np.arange(owner.size) - np.repeat(_ptr(counts)[:-1], counts)
 
 
 class TreeCorpusBuilder:
@@ -184,7 +171,7 @@ class TreeCorpusBuilder:
         n, per = len(texts_a), 2 if pair else 1
         texts = list(chain.from_iterable(zip(texts_a, texts_b, strict=True))) if pair else list(texts_a)
         text_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        text_start = _ptr(text_len)
+        text_start = ragged.ptr(text_len)
         codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
         char_text = np.repeat(np.arange(len(texts)), text_len)
         cls = int(b.add_cls)
@@ -243,16 +230,16 @@ class TreeCorpusBuilder:
         n = len(texts_a)
         stream = self._stream(texts_a, texts_b, tags)
         keep = stream.ids >= 0
-        kept_before = _ptr(keep)  # trunk tokens before each raw offset
+        kept_before = ragged.ptr(keep)  # trunk tokens before each raw offset
         trunk = np.flatnonzero(keep)
         t_input = stream.owner[trunk]
-        t_ptr = _ptr(np.bincount(t_input, minlength=n))
+        t_ptr = ragged.ptr(np.bincount(t_input, minlength=n))
         t_ord = np.arange(trunk.size) - t_ptr[t_input]
         w_cs, w_ce, w_first, w_end, w_sub, table = self._words(stream, kept_before)
         w_input = t_input[w_end - 1]
-        w_ptr = _ptr(np.bincount(w_input, minlength=n))
+        w_ptr = ragged.ptr(np.bincount(w_input, minlength=n))
         w_width = table["width"][w_sub]
-        w_cum = _ptr(w_width)
+        w_cum = ragged.ptr(w_width)
         inserted_before = w_cum[:-1] - w_cum[w_ptr[w_input]]
         w_start = (w_end - t_ptr[w_input]) + inserted_before  # local index of the word's first branch token
 
@@ -261,20 +248,20 @@ class TreeCorpusBuilder:
         t_local = t_ord + shift
         full = np.bincount(t_input, minlength=n) + np.bincount(w_input, weights=w_width, minlength=n).astype(np.int64)
         size = np.minimum(full, limit)
-        out_ptr = _ptr(size)
+        out_ptr = ragged.ptr(size)
 
         # -- values (entities) and their tokens
-        v_word, v_j = _ranges(table["values"][w_sub])
+        v_word, v_j = ragged.ranges(table["values"][w_sub])
         v_len = table["val_len"][table["val_ptr"][w_sub[v_word]] + v_j]
-        v_cum = _ptr(v_len)
-        v_off = v_cum[:-1] - v_cum[_ptr(table["values"][w_sub])[:-1][v_word]]  # offset within the word's block
+        v_cum = ragged.ptr(v_len)
+        v_off = v_cum[:-1] - v_cum[ragged.ptr(table["values"][w_sub])[:-1][v_word]]  # offset within the word's block
         v_start = w_start[v_word] + v_off
         v_keep = v_start < limit
         v_input = w_input[v_word]
         e_count = np.bincount(v_input[v_keep], minlength=n)
-        e_ptr = _ptr(e_count)
+        e_ptr = ragged.ptr(e_count)
         e_local = np.cumsum(v_keep) - 1 - e_ptr[v_input]  # rank among kept values of its input
-        b_val, b_k = _ranges(v_len)
+        b_val, b_k = ragged.ranges(v_len)
         b_local = v_start[b_val] + b_k
         b_keep = b_local < limit
         b_val, b_k, b_local = b_val[b_keep], b_k[b_keep], b_local[b_keep]
@@ -305,7 +292,7 @@ class TreeCorpusBuilder:
         w_keep = w_start < limit
         kw = np.flatnonzero(w_keep)
         word_count = np.bincount(w_input[kw], minlength=n)
-        tw_word, tw_tok = _ranges(w_end[kw] - w_first[kw])
+        tw_word, tw_tok = ragged.ranges(w_end[kw] - w_first[kw])
         tw_tok += w_first[kw][tw_word]
         tw_word = kw[tw_word]
         word_edge = np.stack([t_local[tw_tok], tw_word - w_ptr[w_input[tw_word]]])
@@ -345,7 +332,7 @@ class TreeCorpusBuilder:
         val_len = np.fromiter(chain.from_iterable(x.lengths for x in blocks), dtype=np.int64, count=int(values.sum()))
         tok_ids = np.concatenate([x.block[0] for x in blocks]) if blocks else np.zeros(0, dtype=np.int64)
         return {"row": row_of[inverse.reshape(-1)], "width": width, "values": values, "val_len": val_len,
-                "val_ptr": _ptr(values)[:-1], "tok_ptr": _ptr(width)[:-1], "tok_ids": tok_ids}
+                "val_ptr": ragged.ptr(values)[:-1], "tok_ptr": ragged.ptr(width)[:-1], "tok_ids": tok_ids}
 
 
 def _storage(stores: dict[Any, dict[str, Any]], counts: dict[str, np.ndarray],
@@ -356,13 +343,13 @@ def _storage(stores: dict[Any, dict[str, Any]], counts: dict[str, np.ndarray],
     slices: Slices = {}
     for key in _NODE_TYPES:
         count = counts[key]
-        ptr = torch.from_numpy(_ptr(count))
+        ptr = torch.from_numpy(ragged.ptr(count))
         mapping[key] = {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in stores[key].items()}
         mapping[key].update(num_nodes=int(count.sum()), _num_nodes=count.tolist())
         slices[key] = dict.fromkeys(stores[key], ptr)
     for key, (index, owner) in edges.items():
         mapping[key] = {"edge_index": torch.from_numpy(np.ascontiguousarray(index, dtype=np.int64))}
-        slices[key] = {"edge_index": torch.from_numpy(_ptr(np.bincount(owner, minlength=n)))}
+        slices[key] = {"edge_index": torch.from_numpy(ragged.ptr(np.bincount(owner, minlength=n)))}
     if labels is not None:
         mapping["_global_store"] = {"y": torch.as_tensor(np.asarray(labels, dtype=np.int64))}
         slices["y"] = torch.arange(n + 1)

@@ -11,24 +11,25 @@ One :class:`~torch_geometric.data.HeteroData` per sentence pair (schema in ``doc
     (word, contains, token)    a word → each of its characters
     (word, next, word)         A → B when B starts where A ends (same sentence)
     (word, reach_fwd, word)    j → i for every j in N⁺(i): j is i or lies after i on a lattice path
-    (word, reach_bwd, word)    j → i for every j in N⁻(i): j is i or lies before i on a lattice path
     (sense, of, word)          a sense → its word
     (sememe, of, sense)        a sememe occurrence → its sense
 
-Edges are oriented the way messages flow (source → destination). Cross-sentence character
+The backward closure N⁻ is ``reach_fwd`` reversed (i → j for every j ∈ N⁺(i)), so it is
+not stored. Edges are oriented the way messages flow (source → destination). Cross-sentence character
 pairs are not stored: the model forms them per batch from ``token.sent`` (O(n) storage here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
-from graphmatch.knowledge import HowNetLexicon, SememeVectors, load_lexicon
+from graphmatch.knowledge import HowNetLexicon, SememeVectors
+from graphmatch.ragged import group_pairs
 from graphmatch.text import CharTokenizer, Span, lattice
 
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
@@ -39,7 +40,6 @@ EDGE_TYPES = (
     ("word", "contains", "token"),
     ("word", "next", "word"),
     ("word", "reach_fwd", "word"),
-    ("word", "reach_bwd", "word"),
     ("sense", "of", "word"),
     ("sememe", "of", "sense"),
 )
@@ -165,7 +165,6 @@ class LatticePairBuilder:
         nxt, reach = _lattice_edges(word_tokens, word_sent)
         data["word", "next", "word"].edge_index = _edges(nxt)
         data["word", "reach_fwd", "word"].edge_index = reach.flip(0)
-        data["word", "reach_bwd", "word"].edge_index = reach
 
         senses, sense_text = self._senses(words)
         sense_word = [w for w, _ in senses]
@@ -248,69 +247,23 @@ def _lattice_edges(word_tokens: Sequence[tuple[int, int]],
     return nxt, torch.from_numpy(np.stack([rows, cols])).long()
 
 
-# ------------------------------------------------------------------ inspect CLI
-def inspect_rows(lines: Iterable[str], args: Any) -> Iterator[dict[str, Any]]:
-    """One JSON-ready dict per input line ``text_a<TAB>text_b[<TAB>label]`` for
-    ``graphmatch inspect let``: tokens, words with spans and senses, sememes and every edge list.
+def char_pair_edges(
+    batch: torch.Tensor, sent: torch.Tensor, is_char: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Character → character edges of every pair graph in a batch, built on the batch's device.
 
-    ``args`` may carry ``segmenters`` (a name, ``lattice`` or a comma list), ``no_senses``,
-    ``max_length``, ``data_dir`` and ``vocab``; absent ones take the builder defaults.
+    Args:
+        batch: ``[N]`` graph of each token (sorted, as PyG batches are).
+        sent: ``[N]`` sentence id (0/1) of each token.
+        is_char: ``[N]`` True for characters (False for ``[CLS]``/``[SEP]``).
+
+    Returns:
+        ``(self_edges, cross_edges)``, each ``[2, E]`` (source, destination): every ordered pair of
+        characters of one graph in the same sentence (self-loops included), and in different ones.
     """
-    data_dir = getattr(args, "data_dir", None)
-    vocab = getattr(args, "vocab", None)
-    tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
-    senses = not getattr(args, "no_senses", False)
-    builder = LatticePairBuilder(
-        tokenizer,
-        load_lexicon(data_dir) if senses else None,
-        segmenters=getattr(args, "segmenters", None) or ALL_SEGMENTERS,
-        max_length=getattr(args, "max_length", None) or 128,
-        senses=senses,
-        keep_text=True,
-    )
-    for lineno, line in enumerate(lines, 1):
-        line = line.rstrip("\r\n")
-        fields = line.split("\t")
-        if not line.strip() or (lineno == 1 and fields[:2] == ["text_a", "text_b"]):
-            continue
-        if len(fields) not in (2, 3):
-            raise ValueError(f"line {lineno}: expected text_a<TAB>text_b[<TAB>label], got {len(fields)} fields")
-        label = _label(fields[2], f"line {lineno}") if len(fields) == 3 else None
-        try:
-            data = builder(fields[0], fields[1], label)
-        except ValueError as err:
-            raise ValueError(f"line {lineno}: {err}") from err
-        yield graph_to_dict(data, fields[0], fields[1], label)
-
-
-def _label(value: str, where: str) -> int:
-    value = value.strip()
-    if value not in ("0", "1"):
-        raise ValueError(f"{where}: label must be 0 or 1, got {value!r}")
-    return int(value)
-
-
-def graph_to_dict(data: HeteroData, text_a: str, text_b: str, label: int | None = None) -> dict[str, Any]:
-    """A built graph (with ``keep_text``) as plain JSON-ready lists."""
-    sense_word = data["sense", "of", "word"].edge_index[1].tolist()
-    sememe_sense = data["sememe", "of", "sense"].edge_index[1].tolist()
-    sememes: list[list[str]] = [[] for _ in sense_word]
-    for m, k in enumerate(sememe_sense):
-        sememes[k].append(data["sememe"].text[m])
-    words = [
-        {"id": i, "word": w, "sent": s, "span": span, "senses": [sememes[k] for k, sw in enumerate(sense_word)
-                                                                  if sw == i]}
-        for i, (w, s, span) in enumerate(zip(data["word"].text, data["word"].sent.tolist(),
-                                             data["word"].span.tolist(), strict=True))
-    ]
-    return {
-        "text_a": text_a,
-        "text_b": text_b,
-        "label": label,
-        "tokens": data["token"].text,
-        "words": words,
-        "senses": [{"id": k, "word": w, "sememes": sememes[k]} for k, w in enumerate(sense_word)],
-        "sememe_ids": data["sememe"].sememe_id.tolist(),
-        "num_nodes": {t: int(data[t].num_nodes) for t in NODE_TYPES},
-        "edges": {"_".join(et): data[et].edge_index.t().tolist() for et in EDGE_TYPES},
-    }
+    idx = is_char.nonzero().view(-1)
+    graph = batch[idx]
+    dst, src = group_pairs(idx, graph, idx, graph, int(graph.max()) + 1 if idx.numel() else 0)
+    edges = torch.stack([src, dst])
+    same = sent[edges[0]] == sent[edges[1]]
+    return edges[:, same], edges[:, ~same]

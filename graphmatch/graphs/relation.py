@@ -27,17 +27,14 @@ digits are words and every other visible character is a token of its own
 
 from __future__ import annotations
 
-import argparse
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import torch
 from torch_geometric.data import HeteroData
 
-if TYPE_CHECKING:  # graphmatch.data imports this module
-    from graphmatch.data.vocab import Vocab
+from graphmatch.text import Vocab
 
 #: the four entity markers, in the order a well-formed sentence has them
 MARKERS = ("<e1>", "</e1>", "<e2>", "</e2>")
@@ -229,61 +226,6 @@ def split_input_line(line: str) -> tuple[str | None, str]:
     return sid, line
 
 
-def inspect_rows(lines: Iterable[str], args: argparse.Namespace | None = None) -> Iterator[dict[str, Any]]:
-    """One JSON-ready dict per non-blank input line (``graphmatch inspect relation``).
-
-    Lines are marked sentences, optionally in SemEval's ``id<TAB>"sentence"`` form. Word ids
-    come from a vocabulary built over the given lines. ``args.max_distance`` and
-    ``args.max_length`` override the builder defaults when present; ``args.no_markers`` leaves
-    the marker tokens out. Positions are shown unshifted (``-D … D``).
-    """
-    parsed: list[tuple[int, str | None, RelationSentence]] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        sid, text = split_input_line(line)
-        parsed.append((n, sid, parse_relation(text, where=f"line {n}")))
-    if not parsed:
-        raise ValueError("no input: every line is empty")
-    from graphmatch.data.vocab import Vocab
-    max_distance = getattr(args, "max_distance", None) or DEFAULT_MAX_DISTANCE
-    max_length = getattr(args, "max_length", None) or DEFAULT_MAX_LENGTH
-    markers = not getattr(args, "no_markers", False)
-    vocab = Vocab.build((with_markers(s) if markers else s).tokens for _, _, s in parsed)
-    builder = RelationGraphBuilder(vocab, max_distance=max_distance, max_length=max_length, keep_text=True,
-                                   markers=markers)
-    for n, sid, sent in parsed:
-        data = builder(sent, where=f"line {n}")
-        yield graph_row(data, line=n, sid=sid, max_distance=max_distance)
-
-
-def graph_row(data: HeteroData, line: int | None = None, sid: str | None = None,
-              max_distance: int = DEFAULT_MAX_DISTANCE) -> dict[str, Any]:
-    """A JSON-ready view of one relation graph built with ``keep_text=True``."""
-    tok = data["token"]
-    ent = data["token", "in", "entity"].edge_index
-    row: dict[str, Any] = {"line": line} if line is not None else {}
-    if sid is not None:
-        row["id"] = sid
-    row.update(
-        tokens=list(tok.text),
-        word_id=tok.word_id.tolist(),
-        pos1=(tok.pos1 - max_distance).tolist(),
-        pos2=(tok.pos2 - max_distance).tolist(),
-        entities=[
-            {"name": f"e{k + 1}", "text": data["entity"].text[k], "tokens": ent[0, ent[1] == k].tolist()}
-            for k in range(2)
-        ],
-        edges={
-            "token-in-entity": ent.tolist(),
-            "token-in-sentence": data["token", "in", "sentence"].edge_index.tolist(),
-        },
-    )
-    if "y" in data:
-        row["y"] = int(data.y)
-    return row
-
-
 def tokens_of(data: HeteroData, vocab: Vocab | None = None) -> Sequence[str]:
     """Token strings of a graph: ``.text`` when kept, else looked up in ``vocab``."""
     tok = data["token"]
@@ -292,12 +234,3 @@ def tokens_of(data: HeteroData, vocab: Vocab | None = None) -> Sequence[str]:
     if vocab is None:
         return [str(i) for i in tok.word_id.tolist()]
     return [vocab.itos[i] for i in tok.word_id.tolist()]
-
-
-def token_batch(data: HeteroData) -> tuple[torch.Tensor, int]:
-    """``(graph index of every token [L], number of graphs)`` for a batch or a single graph."""
-    tok = data["token"]
-    num_graphs = data["sentence"].num_nodes
-    if "batch" in tok:
-        return tok.batch, num_graphs
-    return torch.zeros(tok.num_nodes, dtype=torch.long, device=tok.word_id.device), num_graphs

@@ -7,9 +7,9 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
-from graphmatch.graphs.relation import token_batch
 from graphmatch.nn.attention_aggr import AttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
+from graphmatch.ragged import batch_vector
 
 
 class AttBLSTM(torch.nn.Module):
@@ -70,7 +70,7 @@ class AttBLSTM(torch.nn.Module):
         self.classifier.reset_parameters()
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
-        batch, num_graphs = token_batch(data)
+        batch, num_graphs = batch_vector(data["token"]), data["sentence"].num_nodes
         x = self.emb_dropout(self.embedding(data["token"].word_id))
         dense, mask = to_dense_batch(x, batch, batch_size=num_graphs)
         h = self.rnn_dropout(self.lstm(dense, mask)[mask])  # [N, H]

@@ -7,10 +7,10 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import scatter, to_dense_batch
 
-from graphmatch.graphs.relation import token_batch
 from graphmatch.nn.attention_aggr import AttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.latent_types import LatentEntityTyping
+from graphmatch.ragged import batch_vector
 
 
 class EntityAttentionBiLSTM(torch.nn.Module):
@@ -97,7 +97,7 @@ class EntityAttentionBiLSTM(torch.nn.Module):
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
         tok = data["token"]
-        batch, num_graphs = token_batch(data)
+        batch, num_graphs = batch_vector(data["token"]), data["sentence"].num_nodes
         if data["entity"].num_nodes != 2 * num_graphs:
             raise ValueError(
                 f"expected 2 entity nodes per sentence, got {data['entity'].num_nodes} for {num_graphs}"

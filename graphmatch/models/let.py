@@ -24,7 +24,7 @@ r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batche
    cross-entropy (paper), or a 2-way softmax (released code).
 
 The cross-sentence character pairs are formed per batch on the batch's device from
-``token.sent`` (:func:`char_pair_edges`), so nothing quadratic is stored per sample.
+``token.sent`` (:func:`graphmatch.graphs.let.char_pair_edges`), so nothing quadratic is stored per sample.
 """
 
 from __future__ import annotations
@@ -39,10 +39,13 @@ from torch import Tensor, nn
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
+from graphmatch.graphs.let import char_pair_edges
 from graphmatch.nn.attentive_pooling import AttentivePooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
-from graphmatch.nn.sagt import UPDATES, SaGT, ragged_arange
+from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
+from graphmatch.nn.sagt import UPDATES, SaGT
+from graphmatch.ragged import batch_vector
 
 ENCODERS = ("transformer", "bert")
 OBJECTIVES = ("bce", "softmax")
@@ -72,7 +75,9 @@ class LETConfig:
     senses: bool = True
     update: str = "gru"
     objective: str = "bce"
-    num_sememes: int = 2190
+    #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
+    #: with a SAT vector + 208 more of the HowNet files = 2,192)
+    num_sememes: int = 2192
     sememe_dim: int = 200
 
     def __post_init__(self) -> None:
@@ -100,54 +105,6 @@ class LETConfig:
             attention_probs_dropout_prob=0.0, max_position_embeddings=self.max_positions,
             attention_mode="dense",
         )
-
-
-def char_pair_edges(batch: Tensor, sent: Tensor, is_char: Tensor) -> tuple[Tensor, Tensor]:
-    """Character → character edges of every pair graph in a batch, built on the batch's device.
-
-    Args:
-        batch: ``[N]`` graph of each token (sorted, as PyG batches are).
-        sent: ``[N]`` sentence id (0/1) of each token.
-        is_char: ``[N]`` True for characters (False for ``[CLS]``/``[SEP]``).
-
-    Returns:
-        ``(self_edges, cross_edges)``, each ``[2, E]`` (source, destination): every ordered pair of
-        characters of one graph in the same sentence (self-loops included), and in different ones.
-    """
-    idx = is_char.nonzero().view(-1)
-    graph = batch[idx]
-    counts = torch.bincount(graph)
-    start = counts.cumsum(0) - counts
-    dst, offset = ragged_arange(counts[graph])
-    src = start[graph[dst]] + offset
-    edges = torch.stack([idx[src], idx[dst]])
-    same = sent[edges[0]] == sent[edges[1]]
-    return edges[:, same], edges[:, ~same]
-
-
-class MultiPerspectiveCosine(nn.Module):
-    r"""BiMPM's multi-perspective cosine: :math:`d_k = \cos(\mathbf{v}_k \odot \mathbf{a},
-    \mathbf{v}_k \odot \mathbf{b})` for :math:`k = 1..P` trainable perspectives :math:`\mathbf{v}_k`.
-
-    Shapes:
-        - **input:** :math:`(N, d)`, :math:`(N, d)`
-        - **output:** :math:`(N, P)`
-    """
-
-    def __init__(self, channels: int, perspectives: int = 20, eps: float = 1e-8) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(perspectives, channels))
-        self.eps = eps
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        nn.init.uniform_(self.weight, 0.0, 1.0)
-
-    def forward(self, a: Tensor, b: Tensor) -> Tensor:
-        w2 = (self.weight * self.weight).t()  # [d, P]
-        dot = (a * b) @ w2
-        norm = ((a * a) @ w2).clamp_min(self.eps).sqrt() * ((b * b) @ w2).clamp_min(self.eps).sqrt()
-        return dot / norm
 
 
 class LETMatcher(nn.Module):
@@ -209,7 +166,7 @@ class LETMatcher(nn.Module):
     def encode_chars(self, data: HeteroData) -> tuple[Tensor, Tensor]:
         """Character encoder over each pair: token vectors ``[N, E]`` and ``[CLS]`` vectors ``[B, E]``."""
         tok = data["token"]
-        batch = _batch_vector(tok)
+        batch = batch_vector(tok)
         ids, mask = to_dense_batch(tok.input_ids, batch, fill_value=self.pad_id)
         seg, _ = to_dense_batch(tok.sent, batch)
         pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
@@ -218,7 +175,7 @@ class LETMatcher(nn.Module):
 
     def forward(self, data: HeteroData) -> Tensor:
         tok = data["token"]
-        batch = _batch_vector(tok)
+        batch = batch_vector(tok)
         num_graphs = int(getattr(data, "num_graphs", 1))
         h_tok, h_cls = self.encode_chars(data)
         c = self.dropout(self.char_proj(h_tok))  # [N, d]
@@ -250,7 +207,6 @@ class LETMatcher(nn.Module):
         e = self.dropout(self.sememe_proj(self.sememe_emb(data["sememe"].sememe_id)))
         x_sense = self.sense_pool(e, sememe_sense, dim_size=S)
         x_word, _ = self.sagt(x_word, x_sense, data["word", "reach_fwd", "word"].edge_index,
-                              data["word", "reach_bwd", "word"].edge_index,
                               data["sense", "of", "word"].edge_index[1])
         return x_word
 
@@ -275,9 +231,3 @@ def match_probability(logits: Tensor) -> Tensor:
     """The probability that each pair matches, ``[B]``, from ``[B]`` or ``[B, 2]`` logits."""
     return torch.sigmoid(logits) if logits.dim() == 1 else torch.softmax(logits, dim=-1)[:, 1]
 
-
-def _batch_vector(store) -> Tensor:
-    batch = getattr(store, "batch", None)
-    if batch is None:  # a single graph
-        batch = torch.zeros(store.num_nodes, dtype=torch.long, device=store.input_ids.device)
-    return batch

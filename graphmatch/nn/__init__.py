@@ -8,4 +8,5 @@ from graphmatch.nn.latent_types import LatentEntityTyping  # noqa: F401
 from graphmatch.nn.mask_attention import MaskSelfAttention, visibility_density  # noqa: F401
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder  # noqa: F401
 from graphmatch.nn.mdgat_conv import MDGATConv  # noqa: F401
+from graphmatch.nn.mp_cosine import MultiPerspectiveCosine  # noqa: F401
 from graphmatch.nn.sagt import SaGT, SaGTLayer, expand_to_senses  # noqa: F401

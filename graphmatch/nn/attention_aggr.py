@@ -7,6 +7,8 @@ from torch import Tensor
 from torch_geometric.nn.aggr import Aggregation
 from torch_geometric.utils import softmax
 
+from graphmatch.ragged import ptr_to_index
+
 
 class AttentionPooling(Aggregation):
     r"""Additive attention pooling of each set's elements, from the `"Attention-Based Bidirectional
@@ -104,7 +106,7 @@ class AttentionPooling(Aggregation):
             u = self.key_lin(key)
             if query is not None:
                 if index is None:
-                    index = _ptr_to_index(ptr, x.size(0)) if ptr is not None else x.new_zeros(
+                    index = ptr_to_index(ptr, x.size(0)) if ptr is not None else x.new_zeros(
                         x.size(0), dtype=torch.long)
                 if query.size(0) != dim_size:
                     raise ValueError(
@@ -122,7 +124,3 @@ class AttentionPooling(Aggregation):
             f"query_channels={self.query_channels})"
         )
 
-
-def _ptr_to_index(ptr: Tensor, n: int) -> Tensor:
-    counts = ptr[1:] - ptr[:-1]
-    return torch.repeat_interleave(torch.arange(counts.numel(), device=ptr.device), counts, output_size=n)

@@ -6,18 +6,9 @@ import torch
 from torch import Tensor, nn
 
 from graphmatch.nn.mdgat_conv import MDGATConv
+from graphmatch.ragged import ragged_arange
 
 UPDATES = ("gru", "residual")
-
-
-def ragged_arange(counts: Tensor) -> tuple[Tensor, Tensor]:
-    """For ``counts = [c_0, c_1, ...]``: the owner ``k`` and offset ``0..c_k-1`` of every one of
-    the ``sum(counts)`` slots, e.g. ``[2, 0, 3]`` → ``([0, 0, 2, 2, 2], [0, 1, 0, 1, 2])``."""
-    total = int(counts.sum())
-    owner = torch.repeat_interleave(torch.arange(counts.numel(), device=counts.device), counts,
-                                    output_size=total)
-    first = torch.repeat_interleave(counts.cumsum(0) - counts, counts, output_size=total)
-    return owner, torch.arange(total, device=counts.device) - first
 
 
 def expand_to_senses(edge_index: Tensor, sense_word: Tensor, num_words: int) -> Tensor:
@@ -133,9 +124,9 @@ class SaGT(nn.Module):
         heads, dropout, update: as in :class:`SaGTLayer`.
 
     Shapes:
-        - **input:** words :math:`(W, d)`, senses :math:`(S, d)`, ``reach_fwd`` / ``reach_bwd``
-          word → word edges :math:`(2, R)` (:math:`j \to i` for :math:`j \in N^{\pm}(i)`),
-          ``sense_word`` :math:`(S)` (the word of each sense)
+        - **input:** words :math:`(W, d)`, senses :math:`(S, d)`, ``reach_fwd`` word → word
+          edges :math:`(2, R)` (:math:`j \to i` for :math:`j \in N^{+}(i)`; the backward closure
+          :math:`N^{-}` is the same edges reversed), ``sense_word`` :math:`(S)` (the word of each sense)
         - **output:** words :math:`(W, d)`, senses :math:`(S, d)`
     """
 
@@ -148,11 +139,10 @@ class SaGT(nn.Module):
         for layer in self.layers:
             layer.reset_parameters()
 
-    def forward(self, x_word: Tensor, x_sense: Tensor, reach_fwd: Tensor, reach_bwd: Tensor,
-                sense_word: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, x_word: Tensor, x_sense: Tensor, reach_fwd: Tensor, sense_word: Tensor) -> tuple[Tensor, Tensor]:
         W = x_word.size(0)
         fwd = expand_to_senses(reach_fwd, sense_word, W)
-        bwd = expand_to_senses(reach_bwd, sense_word, W)
+        bwd = expand_to_senses(reach_fwd.flip(0), sense_word, W)  # j -> i for j in N-(i): i in N+(j)
         to_word = torch.stack([torch.arange(sense_word.numel(), device=sense_word.device), sense_word])
         for layer in self.layers:
             x_word, x_sense = layer(x_word, x_sense, fwd, bwd, to_word)

@@ -131,6 +131,8 @@ class Task(abc.ABC):
             for row in rows:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
-    def explain(self, model: torch.nn.Module, data: HeteroData, path: str) -> None:
-        """Draw what the model attends to for one input (optional)."""
+    def explain(self, model: torch.nn.Module, data: HeteroData) -> dict[str, Any]:
+        """What the model attends to for one input (optional), as the keyword arguments of
+        :func:`graphmatch.viz.attention.draw_token_attention`: ``tokens``, ``weights`` (one per
+        token), ``entity_tokens`` (token indices to highlight), ``type_weights`` and ``title``."""
         raise NotImplementedError(f"task {self.name!r} has no --explain picture")

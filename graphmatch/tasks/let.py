@@ -30,8 +30,8 @@ from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file
-from graphmatch.graphs.let import LatticePairBuilder, load_lexicon, parse_segmenters, sememe_vocabulary
-from graphmatch.knowledge import load_sememe_vectors
+from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
+from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.tasks.base import Task, register
 from graphmatch.text import CharTokenizer

@@ -11,6 +11,7 @@ from graphmatch.text.segmenters import (
     lattice,
 )
 from graphmatch.text.tokenizer import CharTokenizer, Encoding
+from graphmatch.text.vocab import Vocab, load_word_vectors
 
 __all__ = [
     "CharTokenizer",
@@ -20,7 +21,9 @@ __all__ = [
     "Segmenter",
     "Span",
     "ThulacSegmenter",
+    "Vocab",
     "align_words",
     "get_segmenter",
     "lattice",
+    "load_word_vectors",
 ]

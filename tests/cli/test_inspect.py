@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-import types
+from argparse import Namespace
 
 import pytest
 
+from graphmatch.cli.inspect import let_rows, relation_graph_dict, relation_rows
 from graphmatch.cli.main import main
+from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+from graphmatch.text import Vocab
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -71,28 +74,65 @@ def test_kbert_bad_input_names_the_line(files, capsys):
     assert code == 2 and "missing.txt" in err
 
 
-@pytest.mark.parametrize("kind,option,value", [("let", "--segmenters", "jieba"), ("relation", "--max-distance", "7")])
-def test_let_and_relation_dispatch(kind, option, value, files, capsys, monkeypatch):
-    _, _, tmp = files
-    src = tmp / "in.txt"
-    src.write_text("one\ntwo\n", encoding="utf-8")
-    seen = {}
+def test_let_rows(shared_data, hownet_lexicon):
+    from graphmatch.graphs.let import EDGE_TYPES
 
-    def fake_rows(lines, args):
-        seen["args"] = args
-        for line in lines:
-            yield {"line": line.strip()}
+    args = Namespace(segmenters="jieba", no_senses=False, data_dir=str(shared_data), vocab=None, max_length=None)
+    lines = ["text_a\ttext_b\tlabel\n", "苹果手机\t买个手机\t1\n", "\n", "你好\t您好\n"]
+    rows = list(let_rows(lines, args))
+    assert len(rows) == 2
+    json.dumps(rows, ensure_ascii=False)
+    row = rows[0]
+    assert row["label"] == 1 and rows[1]["label"] is None
+    word = next(w for w in row["words"] if w["word"] == "手机")
+    assert word["senses"] == [list(s) for s in hownet_lexicon.senses("手机")]
+    assert set(row["edges"]) == {"_".join(et) for et in EDGE_TYPES}
+    args.no_senses = True
+    assert next(let_rows(lines[:2], args))["num_nodes"]["sense"] == 0
+    with pytest.raises(ValueError, match="line 2: text_b is empty"):
+        list(let_rows(["a\tb\t0", "你好\t \t1"], args))
+    with pytest.raises(ValueError, match="line 1: label must be 0 or 1"):
+        list(let_rows(["你好\t您好\t3"], args))
 
-    monkeypatch.setitem(sys.modules, f"graphmatch.graphs.{kind}", types.SimpleNamespace(inspect_rows=fake_rows))
-    code, rows, _ = run_inspect(capsys, kind, option, value, str(src))
-    assert code == 0 and rows == [{"line": "one"}, {"line": "two"}]
-    assert str(getattr(seen["args"], option[2:].replace("-", "_"))) == value
+
+RELATION_DEFAULTS = Namespace(max_distance=None, no_markers=False, max_length=None)
+SENT = "The <e1>Big Dog</e1> bit the <e2>man</e2>, sadly."
 
 
-def test_missing_builder_module_is_a_clear_error(files, capsys, monkeypatch):
-    _, _, tmp = files
-    src = tmp / "in.txt"
-    src.write_text("x\ty\n", encoding="utf-8")
-    monkeypatch.setitem(sys.modules, "graphmatch.graphs.let", types.SimpleNamespace())  # no inspect_rows
-    code, rows, err = run_inspect(capsys, "let", "--no-senses", str(src))
-    assert code == 2 and rows == [] and "'let' inspection is not available" in err
+def test_relation_rows():
+    lines = ['8001\t"The <e1>company</e1> fabricates plastic <e2>chairs</e2>."', "", SENT]
+    rows = list(relation_rows(lines, Namespace(max_distance=2, no_markers=True, max_length=None)))
+    assert [r["line"] for r in rows] == [1, 3] and rows[0]["id"] == "8001" and "id" not in rows[1]
+    assert rows[0]["tokens"] == ["the", "company", "fabricates", "plastic", "chairs", "."]
+    assert rows[0]["pos1"] == [-1, 0, 1, 2, 2, 2]  # unshifted, clipped to ±2
+    assert rows[0]["entities"][1] == {"name": "e2", "text": "chairs", "tokens": [4]}
+    assert rows[1]["edges"]["token-in-entity"] == [[1, 2, 5], [0, 0, 1]]
+    # the vocabulary is built over the given lines: "the" (3 times) is the most frequent word
+    assert rows[0]["word_id"][0] == rows[1]["word_id"][0] == 2 and 1 not in rows[0]["word_id"]
+    default = next(relation_rows(lines[:1], RELATION_DEFAULTS))  # markers kept, positions clipped to ±50
+    assert default["tokens"] == ["the", "<e1>", "company", "</e1>", "fabricates", "plastic", "<e2>", "chairs",
+                                 "</e2>", "."]
+    assert default["pos2"][0] == -7 and default["entities"][0]["tokens"] == [2]
+
+
+def test_relation_rows_errors_name_the_line():
+    with pytest.raises(ValueError, match="^line 2: missing entity marker <e2>"):
+        list(relation_rows(["<e1>a</e1> <e2>b</e2>", "<e1>only</e1> one"], RELATION_DEFAULTS))
+    with pytest.raises(ValueError, match="empty"):
+        list(relation_rows(["", "  "], RELATION_DEFAULTS))
+
+
+def test_relation_graph_dict_reports_label():
+    data = RelationGraphBuilder(Vocab.build([parse_relation(SENT).tokens]), keep_text=True)(SENT, label=3)
+    assert relation_graph_dict(data)["y"] == 3
+
+
+def test_inspect_relation_cli(tmp_path, capsys):
+    path = tmp_path / "in.txt"
+    path.write_text(f"{SENT}\n\n<e1>a</e1> b <e2>c</e2>\n", encoding="utf-8")
+    assert main(["inspect", "relation", "--max-distance", "1", str(path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["line"] for r in rows] == [1, 3] and rows[1]["pos2"] == [-1, -1, -1, -1, -1, 0, 1]
+    path.write_text("<e1>a</e1> b\n", encoding="utf-8")
+    assert main(["inspect", "relation", str(path)]) == 2
+    assert "line 1: missing entity marker <e2>" in capsys.readouterr().err

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
+from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import LABEL_INDEX, SemEval2010Task8, dev_ids, read_semeval_file
-from graphmatch.data.vocab import Vocab, load_word_vectors
-from graphmatch.engine.semeval import LABELS
+from graphmatch.text.vocab import Vocab, load_word_vectors
 
 GOOD = (
     '1\t"The <e1>company</e1> fabricates plastic <e2>chairs</e2>."\r\n'

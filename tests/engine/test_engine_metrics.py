@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmatch.engine.metrics import accuracy, bio_spans, compute, f1, macro_f1, mrr, ner_f1, semeval2010
+from graphmatch.engine.metrics import accuracy, bio_spans, compute, f1, macro_f1, ner_f1, semeval2010
 
 
 def rows(pred: list, gold: list, **extra: list) -> list[dict]:
@@ -61,21 +61,6 @@ def test_ner_f1_is_span_level() -> None:
     assert ner_f1(rows(gold, gold)) == pytest.approx(100.0)
     with pytest.raises(ValueError, match="row 0: 1 predicted tags for 2 gold"):
         ner_f1(rows([["O"]], [["O", "O"]]))
-
-
-def test_mrr_ranks_by_positive_score() -> None:
-    r = [
-        {"qid": "a", "pred": "1", "gold": "0", "prob": 0.9},  # score .9
-        {"qid": "a", "pred": "1", "gold": "1", "prob": 0.8},  # score .8 → rank 2
-        {"qid": "a", "pred": "0", "gold": "0", "prob": 0.6},  # score .4
-        {"qid": "b", "pred": "0", "gold": "1", "prob": 0.7},  # score .3 → rank 2
-        {"qid": "b", "pred": "0", "gold": "0", "prob": 0.55},  # score .45
-        {"qid": "c", "pred": "1", "gold": "0", "prob": 0.9},  # no positive: left out
-        {"qid": "d", "score": 0.2, "pred": "0", "gold": "1", "prob": 0.8},  # explicit score, rank 1
-    ]
-    assert mrr(r) == pytest.approx(100 * (1 / 2 + 1 / 2 + 1) / 3)
-    with pytest.raises(ValueError, match="no 'qid'"):
-        mrr(rows(["1"], ["1"]))
 
 
 def test_semeval2010_metric_and_compute() -> None:

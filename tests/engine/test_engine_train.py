@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import lightning.pytorch as pl
 import pytest
 import torch
 from engine_helpers import TOY, TOY_QUICK, Crash
@@ -201,3 +202,20 @@ def test_max_steps_shorter_than_an_epoch_still_selects_on_dev(tmp_path: Path) ->
     metrics = read_json(run / "metrics.json")
     assert (run / "best.ckpt").is_file() and "accuracy" in metrics["dev"]
     assert read_checkpoint(run / "best.ckpt")["global_step"] == 3
+
+
+def test_threads_are_set_for_the_run_only(tmp_path: Path) -> None:
+    """``train.threads`` applies while a run trains or evaluates; the caller's count comes back."""
+    seen: list[int] = []
+
+    class Threads(pl.Callback):
+        def on_train_batch_start(self, *args: object) -> None:
+            seen.append(torch.get_num_threads())
+
+    before = torch.get_num_threads()
+    want = before + 1
+    run = train(TOY_QUICK, [f"train.threads={want}", "train.progress=false"], tmp_path / "run", callbacks=[Threads()])
+    assert seen and set(seen) == {want}
+    assert torch.get_num_threads() == before
+    evaluate(run, split="dev", overrides=[f"train.threads={want}", "train.progress=false"])
+    assert torch.get_num_threads() == before

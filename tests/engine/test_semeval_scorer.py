@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from graphmatch.cli.main import main
-from graphmatch.engine.semeval import LABELS, score_files, semeval_official_score, semeval_scores
+from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
+from graphmatch.engine.semeval import score_files, semeval_official_score, semeval_scores
 
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
 OFFICIAL = re.compile(r"macro-averaged F1 = ([0-9.]+)%")

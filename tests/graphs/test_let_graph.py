@@ -1,6 +1,4 @@
 import importlib.util
-import json
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -10,7 +8,6 @@ from graphmatch.graphs.let import (
     EDGE_TYPES,
     NODE_TYPES,
     LatticePairBuilder,
-    inspect_rows,
     parse_segmenters,
     sememe_vocabulary,
 )
@@ -79,13 +76,10 @@ def test_lattice_next_and_reachable_closures(builder):
     assert set(map(tuple, nxt.t().tolist())) == expected
     reach = closure(list(expected), W)
     fwd = data["word", "reach_fwd", "word"].edge_index  # j -> i for j in N+(i)
-    bwd = data["word", "reach_bwd", "word"].edge_index  # j -> i for j in N-(i)
     dense_fwd = torch.zeros(W, W, dtype=torch.bool)
     dense_fwd[fwd[1], fwd[0]] = True  # [i, j]: j reachable forward from i
     assert torch.equal(dense_fwd, reach)
-    dense_bwd = torch.zeros(W, W, dtype=torch.bool)
-    dense_bwd[bwd[1], bwd[0]] = True
-    assert torch.equal(dense_bwd, reach.t())
+    assert ("word", "reach_bwd", "word") not in data.edge_types  # derived as reach_fwd reversed
     assert dense_fwd.diagonal().all()  # self-loops
     # no reachability across sentences
     assert (sent[fwd[0]] == sent[fwd[1]]).all()
@@ -194,25 +188,6 @@ def test_thulac_lattice_is_union(tokenizer):
 def test_pkuseg_lattice(tokenizer):
     data = LatticePairBuilder(tokenizer, None, segmenters="pkuseg")("我爱北京天安门", "北京")
     assert data["word"].num_nodes > 0
-
-
-def test_inspect_rows(shared_data, hownet_lexicon):
-    args = SimpleNamespace(segmenters="jieba", no_senses=False, data_dir=str(shared_data))
-    lines = ["text_a\ttext_b\tlabel\n", "苹果手机\t买个手机\t1\n", "\n", "你好\t您好\n"]
-    rows = list(inspect_rows(lines, args))
-    assert len(rows) == 2
-    json.dumps(rows, ensure_ascii=False)
-    row = rows[0]
-    assert row["label"] == 1 and rows[1]["label"] is None
-    word = next(w for w in row["words"] if w["word"] == "手机")
-    assert word["senses"] == [list(s) for s in hownet_lexicon.senses("手机")]
-    assert set(row["edges"]) == {"_".join(et) for et in EDGE_TYPES}
-    args.no_senses = True
-    assert next(inspect_rows(lines[:2], args))["num_nodes"]["sense"] == 0
-    with pytest.raises(ValueError, match="line 2: text_b is empty"):
-        list(inspect_rows(["a\tb\t0", "你好\t \t1"], args))
-    with pytest.raises(ValueError, match="line 1: label must be 0 or 1"):
-        list(inspect_rows(["你好\t您好\t3"], args))
 
 
 def test_sememe_vocabulary(shared_data, hownet_lexicon):

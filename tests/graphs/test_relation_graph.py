@@ -1,20 +1,17 @@
-import argparse
 
 import pytest
 import torch
 from torch_geometric.loader import DataLoader
 
-from graphmatch.data.vocab import Vocab
 from graphmatch.graphs.relation import (
     RelationGraphBuilder,
-    graph_row,
-    inspect_rows,
     parse_relation,
     relative_positions,
     split_input_line,
-    token_batch,
     tokenize,
 )
+from graphmatch.ragged import batch_vector
+from graphmatch.text.vocab import Vocab
 
 SENT = "The <e1>Big Dog</e1> bit the <e2>man</e2>, sadly."
 
@@ -136,8 +133,7 @@ def test_batching_three_graphs_keeps_every_link():
     assert batch.num_graphs == 3 and batch.y.tolist() == [0, 1, 2]
     tok_ptr, ent_ptr = batch["token"].ptr, batch["entity"].ptr
     assert ent_ptr.tolist() == [0, 2, 4, 6] and batch["sentence"].ptr.tolist() == [0, 1, 2, 3]
-    batch_vec, num_graphs = token_batch(batch)
-    assert num_graphs == 3
+    batch_vec = batch_vector(batch["token"])
     for k, g in enumerate(graphs):
         lo, hi = int(tok_ptr[k]), int(tok_ptr[k + 1])
         assert (batch_vec[lo:hi] == k).all()
@@ -154,55 +150,8 @@ def test_batching_three_graphs_keeps_every_link():
     assert torch.equal(batch["entity"].batch[ei[1]], batch["token"].batch[ei[0]])
 
 
-def test_token_batch_of_a_single_graph():
-    data = RelationGraphBuilder(_vocab(SENT), markers=False)(SENT)
-    vec, n = token_batch(data)
-    assert n == 1 and vec.tolist() == [0] * 9
-
-
 def test_split_input_line():
     assert split_input_line('8001\t"The <e1>a</e1> <e2>b</e2>."\r\n') == ("8001", "The <e1>a</e1> <e2>b</e2>.")
     assert split_input_line("plain <e1>a</e1> <e2>b</e2>") == (None, "plain <e1>a</e1> <e2>b</e2>")
 
 
-def test_inspect_rows():
-    lines = ['8001\t"The <e1>company</e1> fabricates plastic <e2>chairs</e2>."', "", SENT]
-    rows = list(inspect_rows(lines, argparse.Namespace(max_distance=2, no_markers=True)))
-    assert [r["line"] for r in rows] == [1, 3] and rows[0]["id"] == "8001" and "id" not in rows[1]
-    assert rows[0]["tokens"] == ["the", "company", "fabricates", "plastic", "chairs", "."]
-    assert rows[0]["pos1"] == [-1, 0, 1, 2, 2, 2]  # unshifted, clipped to ±2
-    assert rows[0]["entities"][1] == {"name": "e2", "text": "chairs", "tokens": [4]}
-    assert rows[1]["edges"]["token-in-entity"] == [[1, 2, 5], [0, 0, 1]]
-    # the vocabulary is built over the given lines: "the" (3 times) is the most frequent word
-    assert rows[0]["word_id"][0] == rows[1]["word_id"][0] == 2 and 1 not in rows[0]["word_id"]
-    default = next(inspect_rows(lines[:1]))  # markers kept, positions clipped to ±50
-    assert default["tokens"] == ["the", "<e1>", "company", "</e1>", "fabricates", "plastic", "<e2>", "chairs",
-                                 "</e2>", "."]
-    assert default["pos2"][0] == -7 and default["entities"][0]["tokens"] == [2]
-
-
-def test_inspect_rows_errors_name_the_line():
-    with pytest.raises(ValueError, match="^line 2: missing entity marker <e2>"):
-        list(inspect_rows(["<e1>a</e1> <e2>b</e2>", "<e1>only</e1> one"]))
-    with pytest.raises(ValueError, match="empty"):
-        list(inspect_rows(["", "  "]))
-
-
-def test_graph_row_reports_label():
-    data = RelationGraphBuilder(_vocab(SENT), keep_text=True)(SENT, label=3)
-    assert graph_row(data)["y"] == 3
-
-
-def test_inspect_relation_cli(tmp_path, capsys):
-    import json
-
-    from graphmatch.cli.main import main
-
-    path = tmp_path / "in.txt"
-    path.write_text(f"{SENT}\n\n<e1>a</e1> b <e2>c</e2>\n", encoding="utf-8")
-    assert main(["inspect", "relation", "--max-distance", "1", str(path)]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["line"] for r in rows] == [1, 3] and rows[1]["pos2"] == [-1, -1, -1, -1, -1, 0, 1]
-    path.write_text("<e1>a</e1> b\n", encoding="utf-8")
-    assert main(["inspect", "relation", str(path)]) == 2
-    assert "line 1: missing entity marker <e2>" in capsys.readouterr().err

@@ -2,8 +2,8 @@
 
 from torch_geometric.loader import DataLoader
 
-from graphmatch.data.vocab import Vocab
 from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+from graphmatch.text.vocab import Vocab
 
 TEXTS = [
     "The <e1>company</e1> fabricates plastic <e2>chairs</e2>.",

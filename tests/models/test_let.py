@@ -1,17 +1,9 @@
 import pytest
 import torch
-import torch.nn.functional as F
 from torch_geometric.data import Batch
 
-from graphmatch.graphs.let import LatticePairBuilder
-from graphmatch.models.let import (
-    LETConfig,
-    LETMatcher,
-    MultiPerspectiveCosine,
-    char_pair_edges,
-    match_loss,
-    match_probability,
-)
+from graphmatch.graphs.let import LatticePairBuilder, char_pair_edges
+from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 
 PAIRS = [("苹果手机怎么样", "这个手机好用吗", 1), ("今天天气好", "明天会下雨吗", 0),
          ("？？！", "hello world", 0), ("打篮球的男生", "爱打篮球的男孩", 1)]
@@ -56,15 +48,6 @@ def test_char_pair_edges_match_brute_force(batch):
     assert set(map(tuple, self_e.t().tolist())) == want_self
     assert set(map(tuple, cross_e.t().tolist())) == want_cross
     assert self_e.size(1) == len(want_self) and cross_e.size(1) == len(want_cross)
-
-
-def test_multi_perspective_cosine():
-    torch.manual_seed(0)
-    mp = MultiPerspectiveCosine(6, 3)
-    a, b = torch.randn(5, 6), torch.randn(5, 6)
-    want = torch.stack([F.cosine_similarity(a * w, b * w, dim=-1) for w in mp.weight], dim=-1)
-    assert torch.allclose(mp(a, b), want, atol=1e-5)
-    assert torch.allclose(mp(a, a), torch.ones(5, 3), atol=1e-5)
 
 
 @pytest.mark.parametrize("objective,senses,update", [("bce", True, "gru"), ("softmax", True, "residual"),
@@ -170,3 +153,11 @@ def test_batch_without_any_sense_runs(builder):
     with torch.no_grad():
         out = model(data)
     assert out.shape == (2,) and torch.isfinite(out).all()
+
+
+def test_default_sememe_count_is_the_real_vocabulary(shared_data, hownet_lexicon):
+    from graphmatch.graphs.let import sememe_vocabulary
+    from graphmatch.knowledge import load_sememe_vectors
+
+    names = sememe_vocabulary(hownet_lexicon, load_sememe_vectors(root=shared_data))
+    assert LETConfig().num_sememes == len(names) == 2192

@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-from graphmatch.nn.sagt import SaGT, SaGTLayer, expand_to_senses, ragged_arange
+from graphmatch.nn.sagt import SaGT, SaGTLayer, expand_to_senses
 
 # a toy lattice over one sentence: words 0..4, 0->1->3, 0->2->4 (two paths), 4 has no sense
 NEXT = [(0, 1), (1, 3), (0, 2), (2, 4)]
@@ -14,14 +14,6 @@ def reach_edges():
     fwd = [(j, i) for i, js in REACH.items() for j in js]  # j -> i, j in N+(i)
     bwd = [(i, j) for i, js in REACH.items() for j in js]  # i -> j, i in N-(j)
     return torch.tensor(fwd).t(), torch.tensor(bwd).t()
-
-
-def test_ragged_arange():
-    owner, offset = ragged_arange(torch.tensor([2, 0, 3]))
-    assert owner.tolist() == [0, 0, 2, 2, 2]
-    assert offset.tolist() == [0, 1, 0, 1, 2]
-    owner, offset = ragged_arange(torch.tensor([0, 0], dtype=torch.long))
-    assert owner.numel() == 0 and offset.numel() == 0
 
 
 def test_expand_to_senses_matches_brute_force():
@@ -79,9 +71,9 @@ def test_sagt_residual_update_and_bad_options():
 
 def test_sagt_without_senses_keeps_words():
     sagt = SaGT(8).eval()
-    fwd, bwd = reach_edges()
+    fwd, _ = reach_edges()
     x_word = torch.randn(5, 8)
-    w, s = sagt(x_word, torch.empty(0, 8), fwd, bwd, torch.empty(0, dtype=torch.long))
+    w, s = sagt(x_word, torch.empty(0, 8), fwd, torch.empty(0, dtype=torch.long))
     assert torch.equal(w, x_word) and s.shape == (0, 8)
 
 
@@ -99,15 +91,25 @@ def test_sagt_batched_equals_separate(tokenizer, hownet_lexicon):
         x_word = torch.randn(W, 16, generator=gen)
         x_sense = torch.randn(S, 16, generator=gen)
         return x_word, x_sense, sagt(x_word, x_sense, data["word", "reach_fwd", "word"].edge_index,
-                                     data["word", "reach_bwd", "word"].edge_index,
                                      data["sense", "of", "word"].edge_index[1])
 
     separate = [run(g) for g in graphs]
     batch = Batch.from_data_list(graphs)
     xw = torch.cat([s[0] for s in separate])
     xs = torch.cat([s[1] for s in separate])
-    w, s = sagt(xw, xs, batch["word", "reach_fwd", "word"].edge_index,
-                batch["word", "reach_bwd", "word"].edge_index, batch["sense", "of", "word"].edge_index[1])
+    w, s = sagt(xw, xs, batch["word", "reach_fwd", "word"].edge_index, batch["sense", "of", "word"].edge_index[1])
     assert torch.allclose(w, torch.cat([r[2][0] for r in separate]), atol=1e-5)
     assert torch.allclose(s, torch.cat([r[2][1] for r in separate]), atol=1e-5)
     assert len(sagt.layers) == 2
+
+
+def test_sagt_derives_the_backward_closure_from_the_forward_one():
+    torch.manual_seed(2)
+    sagt = SaGT(8, num_layers=1).eval()
+    fwd, bwd = reach_edges()  # bwd written out independently from REACH
+    x_word, x_sense = torch.randn(5, 8), torch.randn(7, 8)
+    to_word = torch.stack([torch.arange(7), SENSE_WORD])
+    want = sagt.layers[0](x_word, x_sense, expand_to_senses(fwd, SENSE_WORD, 5),
+                          expand_to_senses(bwd, SENSE_WORD, 5), to_word)
+    got = sagt(x_word, x_sense, fwd, SENSE_WORD)
+    assert torch.allclose(got[0], want[0], atol=1e-6) and torch.allclose(got[1], want[1], atol=1e-6)

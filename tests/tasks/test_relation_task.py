@@ -10,11 +10,12 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.cli.main import main as cli
+from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import read_semeval_file
 from graphmatch.engine import load, resolve
 from graphmatch.engine.metrics import semeval2010
-from graphmatch.engine.semeval import LABELS
 from graphmatch.tasks.base import get_task
+from graphmatch.viz.attention import draw_token_attention
 
 SCORER = "semeval2010_task8/scorer/semeval2010_task8_scorer-v1.2.pl"
 TINY = {
@@ -134,11 +135,15 @@ def test_explain_picture(shared_data, cache, tmp_path, name):
     task.datasets()
     model = task.build_model()
     path = tmp_path / "explain.png"
-    task.explain(model, task.encode(SENTENCE), str(path))
+    explanation = task.explain(model, task.encode(SENTENCE))
+    assert len(explanation["weights"]) == len(explanation["tokens"])
+    assert sum(explanation["weights"]) == pytest.approx(1.0, abs=1e-5)
+    assert (explanation["type_weights"] is None) == (name == "att_blstm")
+    draw_token_attention(**explanation, path=path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
     two = Batch.from_data_list([task.encode(SENTENCE), task.encode(SENTENCE)])
     with pytest.raises(ValueError, match="one sentence"):
-        task.explain(model, two, str(path))
+        task.explain(model, two)
 
 
 @pytest.mark.slow
