@@ -21,4 +21,7 @@ def test_trains_on_the_gpu_in_mixed_precision(tmp_path: Path) -> None:
     expected = "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
     assert "CUDA" in metrics["device"] and expected in metrics["device"]
     assert metrics["dev"]["accuracy"] >= 60
-    assert evaluate(run, "test", ["train.accelerator=gpu"]) == pytest.approx(metrics["test"], abs=2.0)
+    # the same checkpoint, device and precision: identical up to a prediction flipped by the order
+    # of atomic float additions on the GPU (one sample of the 64 is 1.5625 points)
+    again = evaluate(run, "test", ["train.accelerator=gpu"])
+    assert again["accuracy"] == pytest.approx(metrics["test"]["accuracy"], abs=100 / metrics["samples"]["test"])

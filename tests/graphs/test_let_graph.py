@@ -186,8 +186,12 @@ def test_thulac_lattice_is_union(tokenizer):
 
 @pytest.mark.skipif(importlib.util.find_spec("pkuseg") is None, reason="pkuseg (optional) not installed")
 def test_pkuseg_lattice(tokenizer):
-    data = LatticePairBuilder(tokenizer, None, segmenters="pkuseg")("我爱北京天安门", "北京")
-    assert data["word"].num_nodes > 0
+    a, b = "我爱北京天安门", "北京欢迎你"
+    data = LatticePairBuilder(tokenizer, None, segmenters="pkuseg", keep_text=True)(a, b)
+    got = set(zip(data["word"].sent.tolist(), map(tuple, data["word"].span.tolist()), data["word"].text, strict=True))
+    pkuseg = get_segmenter("pkuseg")
+    want = {(k, (w.start, w.end), w.word) for k, text in enumerate((a, b)) for w in pkuseg.segment(text)}
+    assert got == want and {"北京", "天安门", "欢迎"} <= {w for *_, w in got}
 
 
 def test_sememe_vocabulary(shared_data, hownet_lexicon):

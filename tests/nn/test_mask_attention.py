@@ -141,5 +141,8 @@ def test_additive_mask_and_mixed_precision(layer):
     x = torch.randn(B, L, F)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = layer(x, vis, mode="dense", attn_mask=(mask, has_any))
-    assert torch.isfinite(out).all()
-    assert torch.allclose(out.float(), layer(x, vis, mode="dense"), atol=0.1)
+    assert torch.isfinite(out).all() and out.dtype == torch.bfloat16
+    ref = layer(x, vis, mode="dense")
+    # bf16 keeps 8 significant bits (spacing 2^-7 at 1): allow two spacings of the largest output
+    # (0.003-0.004 seen for outputs up to ~1)
+    assert (out.float() - ref).abs().max() <= 2 * 2**-7 * ref.abs().max()
