@@ -158,8 +158,8 @@ def write_doc(root: Path, comps: list[Comparison], doc: Path) -> list[str]:
         begin, end = f"<!-- results:{comp.name} -->", f"<!-- /results:{comp.name} -->"
         if block is None or begin not in text:
             continue
-        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-        text = pattern.sub(lambda _: f"{begin}\n{block}\n{end}", text)
+        start, stop = text.index(begin), text.index(end, text.index(begin))
+        text = f"{text[:start]}{begin}\n{block}\n{text[stop:]}"
         written.append(comp.name)
     doc.write_text(text, encoding="utf-8")
     return written
