@@ -16,7 +16,8 @@ the relation classifier's encoder) goes through this module instead:
 * :func:`load_state_strict` — the weights into any module, optionally through a name map;
   a missing, unexpected or mis-shaped weight is a :class:`ValueError` naming it;
 * :func:`load_pretrained` — the three above for one module; :func:`load_bert` — a fresh
-  ``transformers.BertModel`` with the weights of a folder.
+  ``transformers.BertModel`` with the weights of a folder; :func:`bert_config` — its config;
+* :func:`layer_groups` — an encoder's parameters bottom to top, for layer-wise learning rates.
 
 The allowed differences (:data:`ALLOW_MISSING`, :data:`ALLOW_UNEXPECTED`) are
 ``fnmatch`` patterns over checkpoint names: a pooler the checkpoint lacks is initialised fresh,

@@ -208,12 +208,18 @@ def test_pretrained_folder_through_the_command(tmp_path, samples, capsys, backen
         "missing 1 weight: encoder.layer.0.attention.self.query.weight" in err
     assert not (tmp_path / "run1").exists()  # nothing half-written
 
-    intact = _sample_folder(samples, tmp_path / "intact")
+    intact = _sample_folder(samples, tmp_path / "intact", layers=2)
     run = tmp_path / "run2"
-    assert main([*_sample_args(samples, tmp_path, intact, backend), "--out", str(run)]) == 0
-    assert f"pretrained: loaded 23 tensors from {intact / 'model.safetensors'}" in capsys.readouterr().err
+    # with the engine's options for fine-tuning: layer-wise learning rates and length bucketing
+    tuning = ["optim.encoder_lr=1e-4", "optim.layer_decay=0.5", "train.bucket=true"]
+    assert main([*_sample_args(samples, tmp_path, intact, backend, tuning), "--out", str(run)]) == 0
+    assert f"pretrained: loaded 39 tensors from {intact / 'model.safetensors'}" in capsys.readouterr().err
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["steps"] == 2 and metrics["samples"] == {"train": 16, "dev": 8, "test": 8}
+    task, model = load(run)
+    layers = task.encoder_layers(model)  # embeddings, 2 layers (the pooler with the top one)
+    assert len(layers) == 3 and sum(map(len, layers)) == len(task.encoder_parameters(model))
+    assert {id(p) for g in layers for p in g} == {id(p) for p in task.encoder_parameters(model)}
 
 
 def test_bad_pretrained_folders_are_one_line_errors(tmp_path, samples, capsys, monkeypatch):

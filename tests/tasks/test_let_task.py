@@ -113,6 +113,8 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     task.load_pretrained(model)
     assert torch.equal(model.encoder.embeddings.word.weight, bert.embeddings.word_embeddings.weight)
     assert {id(p) for p in task.encoder_parameters(model)} == {id(p) for p in model.encoder.parameters()}
+    layers = task.encoder_layers(model)  # embeddings, then the checkpoint's one layer (+ pooler)
+    assert len(layers) == 2 and {id(p) for g in layers for p in g} == {id(p) for p in model.encoder.parameters()}
     # sememe rows with a pretrained vector are the SAT vectors
     from graphmatch.knowledge import load_sememe_vectors
 
