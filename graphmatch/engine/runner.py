@@ -284,15 +284,11 @@ def _train_one(
             return run_dir
         last = run_dir / "last.ckpt"
         ckpt = last if last.is_file() else None  # stopped before the first checkpoint: start over
-    if _env_rank() == 0:
-        if not resume_dir and run_dir.exists() and any(run_dir.iterdir()):
-            raise ValueError(
-                f"run folder {run_dir} already exists and is not empty; choose another --out, "
-                f"or continue it with --resume {run_dir}"
-            )
-        run_dir.mkdir(parents=True, exist_ok=True)
-        runs.clear_complete(run_dir)
-        runs.write_yaml(run_dir / "config.yaml", config)
+    if _env_rank() == 0 and not resume_dir and run_dir.exists() and any(run_dir.iterdir()):
+        raise ValueError(
+            f"run folder {run_dir} already exists and is not empty; choose another --out, "
+            f"or continue it with --resume {run_dir}"
+        )
 
     pl.seed_everything(t["seed"], workers=True, verbose=False)
     task = task_class(config["task"])(config)
@@ -301,6 +297,10 @@ def _train_one(
     if ckpt is None:
         task.load_pretrained(model)
     module = TaskModule(task, model, config)
+    if _env_rank() == 0:  # made once data, model and pretrained weights are ready: a bad input leaves no folder
+        run_dir.mkdir(parents=True, exist_ok=True)
+        runs.clear_complete(run_dir)
+        runs.write_yaml(run_dir / "config.yaml", config)
     data = GraphDataModule(
         splits["train"],
         splits["dev"],
@@ -309,6 +309,7 @@ def _train_one(
         eval_batch_size=t["eval_batch_size"] or t["batch_size"],
         seed=t["seed"],
         num_workers=t["num_workers"],
+        bucket=t["bucket"],
     )
     shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
     trainer = build_trainer(config, run_dir, task.monitor, callbacks, math.ceil(shard / t["batch_size"]))

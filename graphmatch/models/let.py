@@ -44,6 +44,7 @@ from graphmatch.nn.attentive_pooling import AttentivePooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
+from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.nn.sagt import UPDATES, SaGT
 from graphmatch.ragged import batch_vector
 
@@ -57,7 +58,7 @@ class LETConfig:
 
     #: ``"transformer"`` (own character transformer, trained from scratch) or ``"bert"``
     encoder: str = "transformer"
-    #: local HuggingFace BERT directory (``encoder="bert"``); its config fixes the encoder sizes
+    #: local HuggingFace BERT directory or ``minilm`` (``encoder="bert"``); its config fixes the encoder sizes
     bert_path: str | None = None
     vocab_size: int = 21128
     encoder_hidden: int = 128
@@ -95,9 +96,7 @@ class LETConfig:
     def encoder_config(self) -> MaskTransformerConfig:
         """The character encoder's configuration (read from ``bert_path`` for LET-BERT)."""
         if self.encoder == "bert":
-            from transformers import BertConfig
-
-            return MaskTransformerConfig.from_hf(BertConfig.from_pretrained(self.bert_path, local_files_only=True))
+            return MaskTransformerConfig.from_hf(bert_config(resolve_pretrained(self.bert_path, "bert_path")))
         return MaskTransformerConfig(
             vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
             num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,

@@ -14,6 +14,8 @@ import os
 import torch
 from torch import Tensor, nn
 
+from graphmatch.nn.pretrained import LoadReport, layer_groups, load_bert, load_pretrained
+
 
 def additive_mask(visible: Tensor, dtype: torch.dtype) -> Tensor:
     r"""Bool visibility ``[B, L, L]`` (or key padding ``[B, 1, L]``) → additive ``[B, 1, L, L]``
@@ -41,14 +43,24 @@ class HFBertEncoder(nn.Module):
         self.bert = bert
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, attn_implementation: str = "sdpa",
-                        **kwargs) -> HFBertEncoder:
-        """Weights from a local checkpoint directory (``config.json`` + weights); no download."""
-        from transformers import BertModel
-
-        bert = BertModel.from_pretrained(str(path), attn_implementation=attn_implementation,
-                                         local_files_only=True, **kwargs)
+    def from_pretrained(cls, path: str | os.PathLike, attn_implementation: str = "sdpa", log: bool = True,
+                        **config_overrides) -> HFBertEncoder:
+        """Weights from a local checkpoint folder (``config.json`` + weights), loaded strictly by
+        :func:`graphmatch.nn.pretrained.load_bert` (a missing weight is an error, not a random
+        value); no download. The load report goes to stderr when ``log``."""
+        bert, report = load_bert(path, attn_implementation=attn_implementation, **config_overrides)
+        if log:
+            report.log()
         return cls(bert)
+
+    def load_hf(self, path: str | os.PathLike, log: bool = True) -> LoadReport:
+        """The weights of a local HF BERT checkpoint folder into this (already built) model, strictly."""
+        return load_pretrained(self.bert, path, log=log)
+
+    def layer_groups(self) -> list[list[nn.Parameter]]:
+        """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
+        top layer), for layer-wise learning rates."""
+        return layer_groups(self.bert.embeddings, self.bert.encoder.layer, self.bert.pooler)
 
     @classmethod
     def from_config(cls, config, attn_implementation: str = "sdpa") -> HFBertEncoder:

@@ -2,7 +2,9 @@ r"""BERT-style encoder whose self-attention follows a visibility mask (K-BERT's 
 
 Parameters map one to one onto HuggingFace's ``BertModel``: :meth:`MaskTransformerEncoder.save_pretrained_hf`
 writes a checkpoint ``BertModel.from_pretrained`` reads, and :meth:`MaskTransformerEncoder.from_hf`
-reads any local BERT checkpoint (e.g. Google's Chinese BERT converted to HF format).
+reads any local BERT checkpoint (e.g. Google's Chinese BERT converted to HF format) strictly,
+through :mod:`graphmatch.nn.pretrained`: a weight missing from the checkpoint is an error, not a
+random value (a missing pooler is initialised fresh and reported).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,16 @@ import torch
 from torch import Tensor, nn
 
 from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
+from graphmatch.nn.pretrained import (
+    ALLOW_MISSING,
+    ALLOW_UNEXPECTED,
+    LoadReport,
+    bert_config,
+    layer_groups,
+    load_pretrained,
+    load_state_strict,
+    normalise_names,
+)
 
 ACTIVATIONS = {
     "gelu": lambda: nn.GELU(),
@@ -210,14 +223,25 @@ class MaskTransformerEncoder(nn.Module):
         ours = self.state_dict()
         return {hf: ours[name] for name, hf in _hf_names(self.config.num_hidden_layers).items()}
 
-    def load_hf_state_dict(self, state: dict[str, Tensor]) -> None:
-        """Load weights named as in ``transformers.BertModel`` (a ``bert.`` prefix is accepted)."""
-        state = {k.removeprefix("bert."): v for k, v in state.items()}
-        names = _hf_names(self.config.num_hidden_layers)
-        missing = [hf for hf in names.values() if hf not in state]
-        if missing:
-            raise KeyError(f"BERT checkpoint lacks {len(missing)} weight(s), e.g. {missing[:3]}")
-        self.load_state_dict({ours: state[hf] for ours, hf in names.items()}, strict=True)
+    def load_hf_state_dict(self, state: dict[str, Tensor], source: str = "a BERT state dict",
+                           allow_missing: Iterable[str] = ALLOW_MISSING,
+                           allow_unexpected: Iterable[str] = ALLOW_UNEXPECTED) -> LoadReport:
+        """Load weights named as in ``transformers.BertModel`` (a ``bert.`` prefix is accepted),
+        strictly (:func:`~graphmatch.nn.pretrained.load_state_strict`): a missing or unexpected
+        weight outside the allowances is a ValueError naming it."""
+        return load_state_strict(self, normalise_names(state), source=source,
+                                 name_map=_hf_names(self.config.num_hidden_layers),
+                                 allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+
+    def load_hf(self, path: str | os.PathLike, log: bool = True) -> LoadReport:
+        """The weights of a local HF BERT checkpoint folder, strictly; the report goes to stderr
+        when ``log`` (:func:`~graphmatch.nn.pretrained.load_pretrained`)."""
+        return load_pretrained(self, path, name_map=_hf_names(self.config.num_hidden_layers), log=log)
+
+    def layer_groups(self) -> list[list[nn.Parameter]]:
+        """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
+        top layer), for layer-wise learning rates."""
+        return layer_groups(self.embeddings, self.layers, self.pooler)
 
     def save_pretrained_hf(self, directory: str | os.PathLike,
                            vocab: str | os.PathLike | None = None) -> Path:
@@ -234,21 +258,22 @@ class MaskTransformerEncoder(nn.Module):
         return directory
 
     @classmethod
-    def from_hf(cls, source, **overrides: Any) -> MaskTransformerEncoder:
-        """An encoder with the weights of a local HF BERT checkpoint directory or a ``BertModel``.
+    def from_hf(cls, source, log: bool = True, **overrides: Any) -> MaskTransformerEncoder:
+        """An encoder with the weights of a local HF BERT checkpoint folder (read and loaded
+        strictly, see :mod:`graphmatch.nn.pretrained`) or of a ``BertModel``.
 
         ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
         """
         from transformers import BertModel
 
-        bert = source if isinstance(source, BertModel) else BertModel.from_pretrained(
-            str(source), local_files_only=True)
-        config = dataclasses.replace(MaskTransformerConfig.from_hf(bert.config), **overrides)
+        if isinstance(source, BertModel):
+            config = dataclasses.replace(MaskTransformerConfig.from_hf(source.config), **overrides)
+            encoder = cls(config)
+            encoder.load_hf_state_dict(source.state_dict(), source="a BertModel")
+            return encoder
+        config = dataclasses.replace(MaskTransformerConfig.from_hf(bert_config(source)), **overrides)
         encoder = cls(config)
-        state = bert.state_dict()
-        if "pooler.dense.weight" not in state:  # a checkpoint without pooler keeps a fresh one
-            state.update({f"pooler.dense.{k}": v for k, v in encoder.pooler.state_dict().items()})
-        encoder.load_hf_state_dict(state)
+        encoder.load_hf(source, log=log)
         return encoder
 
 

@@ -107,6 +107,13 @@ class Task(abc.ABC):
         """Parameters trained with ``optim.encoder_lr`` (a pretrained encoder); default none."""
         return []
 
+    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
+        """The encoder's parameters layer by layer, bottom to top (embeddings first, the top layer
+        last), for ``optim.layer_decay``: layer :math:`k` of :math:`L` trains at
+        ``encoder_lr × layer_decay^(L − k)``. Every listed parameter must be among
+        :meth:`encoder_parameters`; default: none (the task does not support layer decay)."""
+        return []
+
     def load_pretrained(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Load pretrained weights named in the config into a fresh model (optional)."""
 

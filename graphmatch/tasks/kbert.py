@@ -7,8 +7,9 @@ Recipe keys (``data`` / ``model``)::
            cache_dir, kg (hownet | medical | a .spo path | null = no knowledge), max_length,
            max_entities, vocab (null = model.pretrained's vocab.txt or Google's Chinese vocab),
            limit (first N training lines), limit_eval (first N dev/test lines), mode (default | reference)
-    model: backend (ours | hf), pretrained (a local BERT checkpoint folder; its config.json sets the
-           sizes), hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
+    model: backend (ours | hf), pretrained (a local BERT checkpoint folder, or minilm = the packaged
+           all-MiniLM-L6-v2 of graphmatch[english]; its config.json sets the sizes; loaded strictly),
+           hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
            attention_dropout, pooling (first | mean | max), visible_matrix, soft_positions,
            attention_mode (auto | dense | sparse; ours only), sparse_threshold, attn_implementation
            (sdpa | eager; hf only)
@@ -31,6 +32,7 @@ from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.kbert import POOLINGS, KBert
+from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.text import CharTokenizer
 
@@ -81,9 +83,8 @@ class KBertTask(Task):
             raise ValueError(f"model.backend must be one of {', '.join(BACKENDS)}, got {m['backend']!r}")
         if m["pooling"] not in POOLINGS:
             raise ValueError(f"model.pooling must be one of {', '.join(POOLINGS)}, got {m['pooling']!r}")
-        if m["pretrained"] is not None and not (Path(m["pretrained"]) / "config.json").is_file():
-            raise FileNotFoundError(f"model.pretrained {m['pretrained']!r} is not a folder with a config.json "
-                                    "(a HuggingFace BERT checkpoint)")
+        # a local checkpoint folder or a packaged name (minilm), checked before anything is built
+        self.pretrained = resolve_pretrained(m["pretrained"]) if m["pretrained"] is not None else None
         self.kind = dataset_kind(self.data_cfg["dataset"], self.data_cfg["root"])
         if self.kind == "ner":
             self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
@@ -96,11 +97,11 @@ class KBertTask(Task):
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
-        d, m = self.data_cfg, self.model_cfg
+        d = self.data_cfg
         if d["vocab"] is not None:
             return Path(d["vocab"])
-        if m["pretrained"] is not None and (Path(m["pretrained"]) / "vocab.txt").is_file():
-            return Path(m["pretrained"]) / "vocab.txt"
+        if self.pretrained is not None and (self.pretrained / "vocab.txt").is_file():
+            return self.pretrained / "vocab.txt"
         return locate("kbert/vocab/google_vocab.txt", d["root"])
 
     def datasets(self) -> dict[str, Dataset]:
@@ -155,10 +156,8 @@ class KBertTask(Task):
         m = self.model_cfg
         overrides = dict(hidden_dropout_prob=m["dropout"], attention_probs_dropout_prob=m["attention_dropout"],
                          attention_mode=m["attention_mode"], sparse_threshold=m["sparse_threshold"])
-        if m["pretrained"] is not None:
-            from transformers import BertConfig
-
-            config = MaskTransformerConfig.from_hf(BertConfig.from_pretrained(m["pretrained"]))
+        if self.pretrained is not None:
+            config = MaskTransformerConfig.from_hf(bert_config(self.pretrained))
             for key, value in overrides.items():
                 setattr(config, key, value)
         else:
@@ -192,21 +191,15 @@ class KBertTask(Task):
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
-        """Weights of ``model.pretrained`` (a local HF BERT folder) into the encoder, strictly."""
-        path = self.model_cfg["pretrained"]
-        if path is None:
-            return
-        from transformers import BertModel
+    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
+        """The encoder's embeddings and layers, bottom to top (``optim.layer_decay``)."""
+        return model.encoder.layer_groups()
 
-        bert = BertModel.from_pretrained(str(path), local_files_only=True)
-        if self.model_cfg["backend"] == "hf":
-            model.encoder.bert.load_state_dict(bert.state_dict(), strict=True)
-        else:
-            state = bert.state_dict()
-            if "pooler.dense.weight" not in state:
-                state.update({f"pooler.dense.{k}": v for k, v in model.encoder.pooler.state_dict().items()})
-            model.encoder.load_hf_state_dict(state)
+    def load_pretrained(self, model: torch.nn.Module) -> None:
+        """Weights of ``model.pretrained`` (a local HF BERT folder or ``minilm``) into the encoder,
+        strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error."""
+        if self.pretrained is not None:
+            model.encoder.load_hf(self.pretrained)
 
     # ---------------------------------------------------------- loss, decode
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:

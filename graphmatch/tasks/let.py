@@ -9,7 +9,8 @@ Recipe keys (``data`` / ``model``)::
            limit / dev_limit / test_limit (first N pairs of each split; graphs are built only for
            them), cache_dir, vocab (a vocab.txt; null = the BERT's, else Google's Chinese vocab),
            sememe_vectors (word2vec text; null = hownet/sememe_vec.txt), progress
-    model: encoder (transformer | bert), bert_path, encoder_hidden / encoder_layers /
+    model: encoder (transformer | bert), bert_path (a local HF BERT folder, or minilm = the packaged
+           all-MiniLM-L6-v2 of graphmatch[english]; loaded strictly), encoder_hidden / encoder_layers /
            encoder_heads / encoder_ffn (own transformer), hidden, sagt_layers, sagt_heads, heads
            (character MD-GAT), perspectives, dropout, senses (use the senses; false = the "senses
            off" ablation on the same graphs), update (gru | residual), objective (bce | softmax),
@@ -33,6 +34,7 @@ from graphmatch.data.let import PairMatchingDataset, lcqmc_file
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
+from graphmatch.nn.pretrained import resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.text import CharTokenizer
 
@@ -94,6 +96,10 @@ class LETTask(Task):
         if d["dataset"] not in DATASETS:
             raise ValueError(f"data.dataset must be one of {', '.join(DATASETS)}, got {d['dataset']!r}")
         parse_segmenters(d["segmentation"])  # fail early on a bad name
+        m = self.model_cfg
+        # a local checkpoint folder or a packaged name (minilm), checked before anything is built
+        self.bert_dir = (resolve_pretrained(m["bert_path"], "model.bert_path")
+                         if m["encoder"] == "bert" and m["bert_path"] is not None else None)
         self._sememes: list[str] | None = None
         self._tokenizer: CharTokenizer | None = None
         self._builder: LatticePairBuilder | None = None
@@ -101,11 +107,11 @@ class LETTask(Task):
     # ----------------------------------------------------------------- data
     def tokenizer(self) -> CharTokenizer:
         if self._tokenizer is None:
-            vocab, bert = self.data_cfg["vocab"], self.model_cfg["bert_path"]
+            vocab = self.data_cfg["vocab"]
             if vocab:
                 self._tokenizer = CharTokenizer(vocab)
-            elif bert and self.model_cfg["encoder"] == "bert":
-                self._tokenizer = CharTokenizer.from_pretrained(bert)
+            elif self.bert_dir is not None:
+                self._tokenizer = CharTokenizer.from_pretrained(self.bert_dir)
             else:
                 self._tokenizer = CharTokenizer.default(self.data_cfg["root"])
         return self._tokenizer
@@ -173,8 +179,11 @@ class LETTask(Task):
     # ---------------------------------------------------------------- model
     def config_of_model(self) -> LETConfig:
         m = self.model_cfg
+        values = {k: m[k] for k in _MODEL_KEYS}
+        if self.bert_dir is not None:
+            values["bert_path"] = str(self.bert_dir)
         return LETConfig(
-            **{k: m[k] for k in _MODEL_KEYS},
+            **values,
             vocab_size=self.tokenizer().vocab_size,
             senses=bool(m["senses"] and self.data_cfg["senses"]),
             num_sememes=len(self.sememe_names()),
@@ -187,15 +196,17 @@ class LETTask(Task):
         """The character encoder (trained with ``optim.encoder_lr``, e.g. BERT × 0.1)."""
         return list(model.encoder.parameters())
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
-        """BERT weights from ``model.bert_path`` and the pretrained sememe vectors."""
-        m, d = self.model_cfg, self.data_cfg
-        if m["encoder"] == "bert":
-            from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
+        """The character encoder's embeddings and layers, bottom to top (``optim.layer_decay``)."""
+        return model.encoder.layer_groups()
 
-            bert = MaskTransformerEncoder.from_hf(m["bert_path"])
-            model.encoder.load_state_dict(bert.state_dict())
-            print(f"LET: character encoder loaded from {m['bert_path']}", file=sys.stderr)
+    def load_pretrained(self, model: torch.nn.Module) -> None:
+        """BERT weights from ``model.bert_path`` (strictly: a missing or unexpected weight is an
+        error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
+        m, d = self.model_cfg, self.data_cfg
+        if self.bert_dir is not None:
+            model.encoder.load_hf(self.bert_dir)
+            print(f"LET: character encoder loaded from {self.bert_dir}", file=sys.stderr)
         if model.config.senses and m["pretrained_sememes"]:
             vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
             if vectors.vectors.shape[1] != model.config.sememe_dim:

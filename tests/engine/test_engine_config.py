@@ -55,7 +55,8 @@ def test_overrides_are_parsed_as_yaml() -> None:
 def test_unknown_keys_list_the_valid_ones(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"unknown recipe key 'train.epoch'.*valid keys of train: .*epochs"):
         resolve(TOY, ["train.epoch=2"])
-    with pytest.raises(ValueError, match=r"unknown recipe key 'model.hiden'; valid keys of model: dropout, hidden"):
+    with pytest.raises(ValueError, match=r"unknown recipe key 'model.hiden'; valid keys of model: dropout, "
+                                         r"encoder_layers, hidden"):
         resolve(TOY, ["model.hiden=2"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("task: toy_task:toy\ndata:\n  n_trian: 3\n")
@@ -78,6 +79,11 @@ def test_values_are_checked() -> None:
     with pytest.raises(ValueError, match="train.limit_train"):
         resolve(TOY, ["train.limit_train=0"])
     assert resolve(TOY, ["train.precision=32"])["train"]["precision"] == "32-true"
+    for bad in ("0", "1.5", "fast"):
+        with pytest.raises(ValueError, match=r"optim.layer_decay must be in \(0, 1\] or null"):
+            resolve(TOY, [f"optim.layer_decay={bad}"])
+    with pytest.raises(ValueError, match="train.bucket must be a bool"):
+        resolve(TOY, ["train.bucket=3"])
 
 
 def test_unknown_task_and_recipe() -> None:
@@ -104,6 +110,33 @@ def test_param_groups_split_encoder_and_decay() -> None:
     assert by_name["rest_no_decay"]["weight_decay"] == 0.0
     assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
     assert isinstance(build_optimizer(groups, {**config["optim"], "optimizer": "rmsprop"}), torch.optim.RMSprop)
+
+
+def test_layer_decay_groups_per_encoder_layer() -> None:
+    config = resolve(TOY, ["model.encoder_layers=3", "optim.layer_decay=0.5", "optim.encoder_lr=0.008",
+                           "optim.lr=0.01", "optim.weight_decay=0.1"])
+    task = toy_task.ToyTask(config)
+    task.datasets()
+    model = task.build_model()
+    layers = task.encoder_layers(model)
+    groups = param_groups(model, task.encoder_parameters(model), config["optim"], layers)
+    by_name = {g["name"]: g for g in groups}
+    # embeddings-like first layer k = 0 of L = 2: 0.008 × 0.5², then 0.008 × 0.5, then the top at 0.008
+    for k, lr in enumerate([0.002, 0.004, 0.008]):
+        assert by_name[f"encoder.{k}"]["lr"] == pytest.approx(lr) and by_name[f"encoder.{k}"]["weight_decay"] == 0.1
+        assert by_name[f"encoder.{k}_no_decay"]["lr"] == pytest.approx(lr)
+        assert by_name[f"encoder.{k}_no_decay"]["weight_decay"] == 0.0
+        assert by_name[f"encoder.{k}"]["params"] + by_name[f"encoder.{k}_no_decay"]["params"] == layers[k]
+    assert by_name["rest"]["lr"] == 0.01 and by_name["rest_no_decay"]["weight_decay"] == 0.0
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+    # off: the four groups as before
+    plain = param_groups(model, task.encoder_parameters(model), {**config["optim"], "layer_decay": None}, layers)
+    assert {g["name"] for g in plain} == {"encoder", "encoder_no_decay", "rest", "rest_no_decay"}
+    # a task that lists no layers cannot decay them; a listed parameter outside the encoder is a bug
+    with pytest.raises(ValueError, match="optim.layer_decay needs a task that lists its encoder's layers"):
+        param_groups(model, task.encoder_parameters(model), config["optim"], [])
+    with pytest.raises(ValueError, match="not in Task.encoder_parameters"):
+        param_groups(model, task.encoder_parameters(model), config["optim"], [*layers, [model.head.weight]])
 
 
 def test_warmup_then_linear_decay() -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import lightning.pytorch as pl
 import pytest
 import torch
-from engine_helpers import TOY, TOY_QUICK, Crash
+import toy_task
+from engine_helpers import TOY, TOY_QUICK, Crash, Recorder
 
 from graphmatch.datafiles import DataFileMissing
 from graphmatch.engine import evaluate, load, predict, resolve, train
@@ -219,3 +220,19 @@ def test_threads_are_set_for_the_run_only(tmp_path: Path) -> None:
     assert torch.get_num_threads() == before
     evaluate(run, split="dev", overrides=[f"train.threads={want}", "train.progress=false"])
     assert torch.get_num_threads() == before
+
+
+def test_layer_decay_trains_each_encoder_layer_at_its_rate(tmp_path: Path, monkeypatch) -> None:
+    recorder = Recorder()
+    sets = ["model.encoder_layers=3", "optim.layer_decay=0.5", "train.epochs=1"]
+    train(TOY_QUICK, sets, tmp_path / "run", callbacks=[recorder])
+    assert len(recorder.lrs) == 4
+    for step in recorder.lrs:  # warm-up and decay scale every group alike
+        assert step["encoder.2"] == pytest.approx(step["rest"] / 2)  # encoder_lr 1e-2 vs lr 2e-2
+        assert step["encoder.1"] == pytest.approx(step["encoder.2"] / 2)
+        assert step["encoder.0_no_decay"] == pytest.approx(step["encoder.2"] / 4)
+    # a task that lists no encoder layers is refused before anything is trained or written
+    monkeypatch.setattr(toy_task.ToyTask, "encoder_layers", lambda self, model: [])
+    with pytest.raises(ValueError, match="optim.layer_decay needs a task"):
+        train(TOY_QUICK, ["optim.layer_decay=0.5"], tmp_path / "nolayers")
+    assert not (tmp_path / "nolayers").exists()

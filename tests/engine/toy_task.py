@@ -34,9 +34,10 @@ def toy_graph(x: Tensor, word_sizes: list[int], y: int | None = None) -> HeteroD
 class ToyModel(torch.nn.Module):
     """Token encoder → mean into words → pooled tokens and words → classifier."""
 
-    def __init__(self, hidden: int, num_classes: int, dropout: float):
+    def __init__(self, hidden: int, num_classes: int, dropout: float, encoder_layers: int = 1):
         super().__init__()
         self.encoder = torch.nn.Linear(FEATURES, hidden)
+        self.encoder_stack = torch.nn.ModuleList(torch.nn.Linear(hidden, hidden) for _ in range(encoder_layers - 1))
         self.word = torch.nn.Linear(hidden, hidden)
         self.norm = torch.nn.LayerNorm(2 * hidden)
         self.dropout = torch.nn.Dropout(dropout)
@@ -44,6 +45,8 @@ class ToyModel(torch.nn.Module):
 
     def forward(self, batch: Any) -> Tensor:
         h = self.encoder(batch["token"].x).relu()
+        for layer in self.encoder_stack:
+            h = layer(h).relu()
         src, dst = batch["token", "in", "word"].edge_index
         w = self.word(scatter(h[src], dst, dim=0, dim_size=batch["word"].num_nodes, reduce="mean")).relu()
         size = batch.num_graphs
@@ -57,7 +60,7 @@ class ToyTask(Task):
     name = "toy"
     defaults = {
         "data": {"n_train": 128, "n_dev": 64, "n_test": 64, "num_classes": 2, "seed": 0, "file": None, "root": None},
-        "model": {"hidden": 16, "dropout": 0.1},
+        "model": {"hidden": 16, "dropout": 0.1, "encoder_layers": 1},
     }
     metrics = ("accuracy", "macro_f1")
     monitor = "accuracy"
@@ -107,10 +110,13 @@ class ToyTask(Task):
 
     def build_model(self) -> torch.nn.Module:
         m = self.model_cfg
-        return ToyModel(m["hidden"], len(self.label_names()), m["dropout"])
+        return ToyModel(m["hidden"], len(self.label_names()), m["dropout"], m["encoder_layers"])
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
-        return list(model.encoder.parameters())
+        return [*model.encoder.parameters(), *model.encoder_stack.parameters()]
+
+    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
+        return [list(model.encoder.parameters()), *(list(layer.parameters()) for layer in model.encoder_stack)]
 
     def loss(self, out: Tensor, batch: Any) -> Tensor:
         return F.cross_entropy(out, batch.y)

@@ -89,3 +89,23 @@ def test_attention_weights_and_position_error():
     assert (weights[0][0, :, 4, 6] == 0).all()
     with pytest.raises(ValueError, match="max_position_embeddings"):
         enc(ids, pos + 20, seg, vis)
+
+
+def test_checkpoint_folders_load_strictly(tmp_path):
+    from checkpoint_folders import bert_folder, edit_weights
+
+    folder = bert_folder(tmp_path / "bert", [f"t{i}" for i in range(40)], hidden=24, layers=2, heads=3, ffn=32,
+                         max_positions=20)
+    enc = HFBertEncoder.from_pretrained(folder, attn_implementation="eager", log=False)
+    fresh = HFBertEncoder.from_config(CONFIG)
+    assert fresh.load_hf(folder, log=False).loaded == len(enc.bert.state_dict())
+    assert all(torch.equal(v, fresh.bert.state_dict()[k]) for k, v in enc.bert.state_dict().items())
+    groups = enc.layer_groups()
+    assert len(groups) == 3 and groups[0][0] is enc.bert.embeddings.word_embeddings.weight
+    assert groups[-1][-1] is enc.bert.pooler.dense.bias
+    assert sum(len(g) for g in groups) == len(list(enc.parameters()))
+    edit_weights(folder, drop=["embeddings.LayerNorm.bias"])
+    with pytest.raises(ValueError, match=r"missing 1 weight: embeddings\.LayerNorm\.bias"):
+        HFBertEncoder.from_pretrained(folder)
+    with pytest.raises(ValueError, match=r"missing 1 weight: embeddings\.LayerNorm\.bias"):
+        fresh.load_hf(folder)

@@ -89,9 +89,9 @@ def test_hf_checkpoint_round_trip(tmp_path, encoder):
     from transformers import BertModel
 
     vocab = tmp_path / "v.txt"
-    vocab.write_text("[PAD]\n[UNK]\n")
+    vocab.write_text("".join(f"t{i}\n" for i in range(60)))  # as many entries as embedding rows
     encoder.save_pretrained_hf(tmp_path / "ckpt", vocab=vocab)
-    assert (tmp_path / "ckpt" / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
+    assert (tmp_path / "ckpt" / "vocab.txt").read_text() == vocab.read_text()
     ids, pos, seg, vis = _inputs(3)
     ours = encoder(ids, pos, seg, vis)
     for impl in ("eager", "sdpa"):
@@ -120,10 +120,35 @@ def test_from_hf_model_and_overrides():
     assert torch.allclose(enc(ids, pos, seg, vis)[real], ref[real], atol=1e-5)
 
 
-def test_incomplete_checkpoint_names_missing_weights(encoder):
-    state = encoder.hf_state_dict()
-    del state["encoder.layer.1.output.dense.weight"]
-    with pytest.raises(KeyError, match="encoder.layer.1.output.dense.weight"):
-        encoder.load_hf_state_dict(state)
-    state = {f"bert.{k}": v for k, v in encoder.hf_state_dict().items()}  # BertFor* checkpoints
-    encoder.load_hf_state_dict(state)
+def test_checkpoint_folders_load_strictly(tmp_path, capsys):
+    from checkpoint_folders import bert_folder, edit_weights
+
+    vocab = [f"t{i}" for i in range(60)]
+    folder = bert_folder(tmp_path / "bert", vocab, hidden=32, layers=2, heads=4, ffn=48, max_positions=32)
+    enc = MaskTransformerEncoder.from_hf(folder, log=False)
+    assert enc.config == _config(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    state = enc.hf_state_dict()
+    from safetensors.torch import load_file
+
+    assert all(torch.equal(state[k], v) for k, v in load_file(str(folder / "model.safetensors")).items())
+    # one tensor gone from model.safetensors: an error naming it, not a random weight
+    edit_weights(folder, drop=["encoder.layer.1.output.dense.weight"])
+    with pytest.raises(ValueError, match=r"missing 1 weight: encoder\.layer\.1\.output\.dense\.weight"):
+        MaskTransformerEncoder.from_hf(folder)
+    with pytest.raises(ValueError, match=r"missing 1 weight: encoder\.layer\.1\.output\.dense\.weight"):
+        MaskTransformerEncoder(_config()).load_hf(folder)
+    # a checkpoint without pooler (and a BertFor* one, names prefixed 'bert.'): fresh pooler, reported
+    nopool = bert_folder(tmp_path / "nopool", vocab, hidden=32, layers=2, heads=4, ffn=48, max_positions=32,
+                         pooler=False)
+    capsys.readouterr()
+    enc = MaskTransformerEncoder.from_hf(nopool)
+    assert "pooler.dense.* (2 tensors) not in the checkpoint; initialised fresh" in capsys.readouterr().err
+    report = enc.load_hf_state_dict({f"bert.{k}": v for k, v in state.items()})
+    assert report.loaded == len(state) and torch.equal(enc.pooler.weight, state["pooler.dense.weight"])
+
+
+def test_layer_groups(encoder):
+    groups = encoder.layer_groups()
+    assert len(groups) == 3 and groups[0][0] is encoder.embeddings.word.weight
+    assert groups[-1][-2] is encoder.pooler.weight
+    assert sum(len(g) for g in groups) == len(list(encoder.parameters()))

