@@ -119,14 +119,28 @@ class FlatTrie:
             ``(length, word)``, both ``[N]``: the length of the longest word ``w`` with
             ``codes[i:i + len(w)] == w`` (0 if none) and its index in :attr:`words` (-1 if none).
         """
+        length, word, _ = self.walk(codes, stop)
+        return length, word
+
+    def walk(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`longest`, and how far the walk from every offset went: :meth:`Trie.walk` at
+        every offset at once.
+
+        Returns:
+            ``(length, word, reach)``, all ``[N]``: ``length`` and ``word`` as :meth:`longest`
+            gives them, and ``reach``, the characters walked from the offset before the text
+            ended (at ``stop``) or a character had no child in the trie.
+        """
         n = len(codes)
         length = np.zeros(n, dtype=np.int64)
         word = np.full(n, -1, dtype=np.int64)
+        reach = np.zeros(n, dtype=np.int64)
         state = self._root[codes]
         start = np.flatnonzero(state >= 0)
         state = state[start]
         k = 1
         while start.size:
+            reach[start] = k
             found = self._word[state]
             done = found >= 0
             length[start[done]] = k
@@ -139,4 +153,4 @@ class FlatTrie:
             hit = self._keys[slot] == key
             start, state = start[hit], self._child[slot[hit]]
             k += 1
-        return length, word
+        return length, word, reach
