@@ -132,18 +132,31 @@ class Trees(NamedTuple):
     counts: dict[Any, np.ndarray]
 
 
+class _Template(NamedTuple):
+    """The parts an input is written out in: ``[CLS]? a`` or ``[CLS]? a [SEP] b [SEP]``."""
+
+    names: list[str]  # [k] the tag, or "a" / "b" for a text
+    kind: np.ndarray  # [k] _TEXT_A, _TEXT_B or _TAG
+    seg: np.ndarray  # [k] segment: 1 from text b on
+
+    def parts(self, n: int, tags: bool) -> np.ndarray:
+        """The added tags (or the texts) of ``n`` inputs written out one after another, as part indices."""
+        slots = ((self.kind == _TAG) == tags).nonzero()[0]
+        return (np.arange(n)[:, None] * len(self.kind) + slots).ravel()
+
+
 class _Layout(NamedTuple):
     """All inputs written out and laid end to end (step 1)."""
 
     string: str  # every input's ``[CLS]a[SEP]b[SEP]``, end to end
     codes: np.ndarray  # [C] its code points
+    template: _Template  # the parts of every input
     input_start: np.ndarray  # [n + 1] where each input starts
-    part_start: np.ndarray  # [P + 1] where each part (an added tag or a text) starts
-    part_kind: np.ndarray  # [P] _TEXT_A, _TEXT_B or _TAG
-    part_seg: np.ndarray  # [P] its segment: 1 from text b on
-    char_part: np.ndarray  # [C] the part of each character
-    char_kind: np.ndarray  # [C] the kind of its part
+    part_start: np.ndarray  # [n k + 1] where each part starts
+    char_kind: np.ndarray  # [C] the kind of each character's part
+    char_seg: np.ndarray  # [C] its segment
     char_input: np.ndarray  # [C] its input
+    char_stop: np.ndarray  # [C] the end of its part
     origin: np.ndarray  # [C] its offset in its own text, -1 inside an added tag
 
 
@@ -194,7 +207,8 @@ class _Branches(NamedTuple):
 
     word_ptr: np.ndarray  # [W + 1] the first value of each word
     value_word: np.ndarray  # [V] the word of each value
-    value_length: np.ndarray  # [V] tokens of each value
+    value_input: np.ndarray  # [V] its input
+    value_length: np.ndarray  # [V] its tokens
     value_ptr: np.ndarray  # [n + 1] the first value of each input
     token_value: np.ndarray  # [B] the value of each branch token
     token_offset: np.ndarray  # [B] its offset in the value (from 0)
@@ -208,6 +222,18 @@ class _Placed(NamedTuple):
     word: np.ndarray  # [W] each word's first branch token
     value: np.ndarray  # [V] each value's first token
     branch: np.ndarray  # [B] each branch token
+
+
+class _Kept(NamedTuple):
+    """What survives the cut (step 5): indices into the arrays before it."""
+
+    size: np.ndarray  # [n] tokens of each input
+    trunk: np.ndarray  # kept trunk tokens
+    word: np.ndarray  # kept words
+    value: np.ndarray  # kept values
+    branch: np.ndarray  # kept branch tokens
+    trunk_dest: np.ndarray  # where each kept trunk token goes in the token table of all inputs
+    branch_dest: np.ndarray  # where each kept branch token goes
 
 
 class TreeCore:
@@ -276,6 +302,12 @@ class TreeCore:
         self._folded = CodeTable(lambda ch: ord(_fold_char(ch)))
         self._values: dict[str, _Values | None] = {}
         self._trie: FlatTrie | None = None
+        self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
+        cls = [(CLS, _TAG, 0)] if add_cls else []
+        self._templates = {  # keyed by "is a pair"
+            False: _template(cls + [("a", _TEXT_A, 0)]),
+            True: _template(cls + [("a", _TEXT_A, 0), (SEP, _TAG, 0), ("b", _TEXT_B, 1), (SEP, _TAG, 1)]),
+        }
 
     # ------------------------------------------------------------------ checks
     def check(self, text_a: str, text_b: str | None = None, tags: Sequence[str] | None = None) -> None:
@@ -313,43 +345,50 @@ class TreeCore:
             specials, matches = self._added_tags(layout), self._query_words(layout)
         trunk = self._trunk(layout, specials, pair=texts_b is not None)
         words = self._words(layout, trunk, matches)
-        branches = self._branches(words, len(texts_a))
+        branches = self._branches(words)
         placed = self._place(trunk, words, branches)
-        return self._cut(layout, trunk, words, branches, placed, specials, tags)
+        kept = self._cut(trunk, words, branches, placed)
+        stores = {"token": self._token_table(layout, trunk, words, branches, kept, tags),
+                  "word": {"span": words.span[kept.word]},
+                  "entity": {"length": np.minimum(branches.value_length[kept.value],
+                                                  self.max_length - placed.value[kept.value])}}
+        n = len(texts_a)
+        counts = {"token": kept.size, "word": np.bincount(words.input[kept.word], minlength=n),
+                  "entity": np.bincount(branches.value_input[kept.value], minlength=n)}
+        for key, (edge_index, owner) in self._edges(words, branches, placed, kept).items():
+            stores[key] = {"edge_index": edge_index}
+            counts[key] = np.bincount(owner, minlength=n)
+        if self.keep_text:
+            self._texts(stores, layout, trunk, words, specials, kept)
+        return Trees(stores, counts)
 
     # step 1 -------------------------------------------------------------------
     def _layout(self, texts_a: Sequence[str], texts_b: Sequence[str] | None) -> _Layout:
         """Every input as ``[CLS]a`` or ``[CLS]a[SEP]b[SEP]``, all laid end to end."""
-        n = len(texts_a)
-        if texts_b is None:
-            columns: list[Iterable[str]] = [texts_a]
-            kinds, segs = [_TEXT_A], [0]
-        else:
-            columns = [texts_a, repeat(SEP), texts_b, repeat(SEP)]
-            kinds, segs = [_TEXT_A, _TAG, _TEXT_B, _TAG], [0, 0, 1, 1]
-        if self.add_cls:
-            columns.insert(0, repeat(CLS))
-            kinds.insert(0, _TAG)
-            segs.insert(0, 0)
+        template = self._templates[texts_b is not None]
+        texts = {_TEXT_A: texts_a, _TEXT_B: texts_b}
+        columns: list[Iterable[str]] = [repeat(name) if kind == _TAG else texts[kind]
+                                        for name, kind in zip(template.names, template.kind.tolist(), strict=True)]
         parts = list(chain.from_iterable(zip(*columns, strict=False)))  # the tags repeat endlessly
         part_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
         part_start = ptr(part_len)
-        part_kind = np.tile(kinds, n)
         string = "".join(parts)
         codes = np.frombuffer(string.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-        char_part = np.repeat(np.arange(len(parts)), part_len)
-        char_kind = part_kind[char_part]
+        char_part = np.arange(len(parts)).repeat(part_len)
+        slot = char_part % len(template.kind)  # the part's place in the template
+        char_kind = template.kind[slot]
         origin = np.arange(len(codes)) - part_start[char_part]
         origin[char_kind == _TAG] = -1
-        return _Layout(string, codes, part_start[::len(kinds)], part_start, part_kind, np.tile(segs, n),
-                       char_part, char_kind, char_part // len(kinds), origin)
+        return _Layout(string, codes, template, part_start[::len(template.kind)], part_start, char_kind,
+                       template.seg[slot], char_part // len(template.kind), part_start[char_part + 1], origin)
 
     # step 2 -------------------------------------------------------------------
     def _added_tags(self, layout: _Layout) -> _Spans:
         """Default mode: the added ``[CLS]`` and ``[SEP]`` are the tags."""
-        part = np.flatnonzero(layout.part_kind == _TAG)
-        start, end = layout.part_start[part], layout.part_start[part + 1]
-        return _Spans(start, end, [layout.string[s:e] for s, e in zip(start.tolist(), end.tolist(), strict=True)])
+        n = len(layout.input_start) - 1
+        part = layout.template.parts(n, tags=True)
+        names = [name for name, kind in zip(layout.template.names, layout.template.kind, strict=True) if kind == _TAG]
+        return _Spans(layout.part_start[part], layout.part_start[part + 1], names * n)
 
     def _query_words(self, layout: _Layout) -> _Spans:
         """Default mode: the KG subjects found in each text (folded), by trie or by words."""
@@ -358,10 +397,9 @@ class TreeCore:
         if self.query == "words":
             return self._segmenter_words(layout)
         trie = self._flat_trie()
-        stop = layout.part_start[layout.char_part + 1]  # the end of each character's part
-        length, word = trie.longest(self._folded(layout.codes), stop)
+        length, word = trie.longest(self._folded(layout.codes), layout.char_stop)
         length[layout.char_kind == _TAG] = 0
-        start = np.flatnonzero(length)
+        start = length.nonzero()[0]
         taken = start[_greedy(start, start + length[start])]
         return _Spans(taken, taken + length[taken], [trie.words[w] for w in word[taken].tolist()])
 
@@ -369,8 +407,8 @@ class TreeCore:
         """The words of the segmenter (run on each folded text) that are KG subjects."""
         segment = get_segmenter(self.segmenter).segment
         start, end, subject = [], [], []
-        for part in np.flatnonzero(layout.part_kind != _TAG).tolist():
-            offset, stop = layout.part_start[part:part + 2].tolist()
+        part = layout.template.parts(len(layout.input_start) - 1, tags=False)
+        for offset, stop in zip(layout.part_start[part].tolist(), layout.part_start[part + 1].tolist(), strict=True):
             for span in self.kg.query(segment(fold(layout.string[offset:stop]))):
                 start.append(offset + span.start)
                 end.append(offset + span.end)
@@ -381,10 +419,10 @@ class TreeCore:
         """Reference mode: pkuseg's forced words over the subjects and the special tags, in each
         whitespace-free piece of the whole string; the special tags among them are the tags."""
         space = self._char_ids(layout.codes) < 0
-        bounds = np.union1d(np.flatnonzero(space), layout.input_start[1:])
-        stop = bounds[np.searchsorted(bounds, np.arange(len(layout.codes)), side="right")]  # end of each piece
+        bounds = np.sort(np.concatenate((space.nonzero()[0], layout.input_start[1:])))
+        stop = bounds[bounds.searchsorted(np.arange(len(layout.codes)), side="right")]  # end of each piece
         length, _, reach = self._flat_trie().walk(layout.codes, stop)
-        start = np.flatnonzero(length)
+        start = length.nonzero()[0]
         end = np.where(start + reach[start] == stop[start], start + length[start], start + reach[start])
         taken = _greedy(start, end)
         start, end = start[taken], end[taken]
@@ -410,22 +448,21 @@ class TreeCore:
         ids = self._char_ids(layout.codes).astype(np.int64)  # -1: whitespace
         tail_of, tail_k = ranges(specials.end - specials.start - 1)
         ids[specials.start[tail_of] + tail_k + 1] = -1  # a tag is one token: its first character
-        ids[specials.start] = [self.tokenizer.exact_id(t) for t in specials.text]
+        ids[specials.start] = [self._tag_ids[t] for t in specials.text]
         is_token = ids >= 0
-        char = np.flatnonzero(is_token)
+        chars_before = ptr(is_token)
+        char = is_token.nonzero()[0]
+        token_ptr = chars_before[layout.input_start]
         token_input = layout.char_input[char]
-        token_ptr = ptr(np.bincount(token_input, minlength=len(layout.input_start) - 1))
         ordinal = np.arange(len(char)) - token_ptr[token_input]
-        if not pair:
-            seg = np.zeros(len(char), dtype=np.int64)
-        elif self._reference:  # run_kbert_cls's counter: 1, then +1 after each [SEP]; minus 1, capped at 1
+        if pair and self._reference:  # run_kbert_cls's counter: 1, then +1 after each [SEP]; minus 1, capped at 1
             is_sep = np.zeros(len(layout.codes), dtype=bool)
             is_sep[[s for s, t in zip(specials.start.tolist(), specials.text, strict=True) if t == SEP]] = True
             seps_before = ptr(is_sep[char])
             seg = np.minimum(seps_before[:-1] - seps_before[token_ptr[token_input]], 1)
         else:
-            seg = layout.part_seg[layout.char_part[char]]
-        return _Trunk(char, token_input, token_ptr, ordinal, ids[char], seg, ptr(is_token))
+            seg = layout.char_seg[char]
+        return _Trunk(char, token_input, token_ptr, ordinal, ids[char], seg, chars_before)
 
     # step 4 -------------------------------------------------------------------
     def _words(self, layout: _Layout, trunk: _Trunk, matches: _Spans) -> _Words:
@@ -433,14 +470,14 @@ class TreeCore:
         values = [self._subject_values(s) for s in matches.text] if self.inject else [None] * len(matches.text)
         first, end = trunk.chars_before[matches.start], trunk.chars_before[matches.end]
         keep = np.fromiter((v is not None for v in values), dtype=bool, count=len(values)) & (end > first)
-        index = np.flatnonzero(keep)
-        values = [values[i] for i in index.tolist()]
-        span_start = layout.origin[matches.start[index]]  # offsets in the word's own text
-        span = np.stack([span_start, span_start + matches.end[index] - matches.start[index]], axis=1)
-        word_input = trunk.input[first[index]]
+        index = keep.nonzero()[0]
+        first, end, values = first[index], end[index], [values[i] for i in index.tolist()]
+        span = np.empty((len(index), 2), dtype=np.int64)  # offsets in the word's own text
+        span[:, 0] = layout.origin[matches.start[index]]
+        span[:, 1] = span[:, 0] + matches.end[index] - matches.start[index]
         width = np.fromiter((v.ids.size for v in values), dtype=np.int64, count=len(values))
-        return _Words(word_input, first[index], end[index], span, [matches.text[i] for i in index.tolist()],
-                      values, width, ptr(np.bincount(word_input, minlength=len(trunk.ptr) - 1)))
+        return _Words(trunk.input[first], first, end, span, [matches.text[i] for i in index.tolist()], values,
+                      width, first.searchsorted(trunk.ptr))
 
     def _subject_values(self, subject: str) -> _Values | None:
         """The values injected on ``subject`` (memoised), ``None`` if none. Default mode drops
@@ -462,16 +499,17 @@ class TreeCore:
         return result
 
     @staticmethod
-    def _branches(words: _Words, n: int) -> _Branches:
+    def _branches(words: _Words) -> _Branches:
         """The values of every word and their tokens as flat arrays."""
         count = np.fromiter((len(v.texts) for v in words.values), dtype=np.int64, count=len(words.values))
-        value_word, _ = ranges(count)
+        word_ptr = ptr(count)
+        value_word = np.arange(len(count)).repeat(count)
         empty = np.zeros(0, dtype=np.int64)
         length = np.concatenate([v.lengths for v in words.values]) if words.values else empty
         token_value, token_offset = ranges(length)
         ids = np.concatenate([v.ids for v in words.values]) if words.values else empty
-        value_ptr = ptr(np.bincount(words.input[value_word], minlength=n))
-        return _Branches(ptr(count), value_word, length, value_ptr, token_value, token_offset, ids)
+        return _Branches(word_ptr, value_word, words.input[value_word], length, word_ptr[words.ptr], token_value,
+                         token_offset, ids)
 
     @staticmethod
     def _place(trunk: _Trunk, words: _Words, branches: _Branches) -> _Placed:
@@ -484,90 +522,88 @@ class TreeCore:
         # ... of the earlier values of the same word
         same_word_before = lengths_before[:-1] - lengths_before[branches.word_ptr[branches.value_word]]
         value_at = word_at[branches.value_word] + same_word_before
-        words_ended = np.searchsorted(words.end, np.arange(len(trunk.char)), side="right")
+        words_ended = words.end.searchsorted(np.arange(len(trunk.char)), side="right")
         trunk_at = trunk.ordinal + widths_before[words_ended] - widths_before[words.ptr[trunk.input]]
         return _Placed(trunk_at, word_at, value_at, value_at[branches.token_value] + branches.token_offset)
 
-    # steps 5 and 6 ------------------------------------------------------------
-    def _cut(self, layout: _Layout, trunk: _Trunk, words: _Words, branches: _Branches, placed: _Placed,
-             specials: _Spans, tags: Sequence[Sequence[str]] | None) -> Trees:
-        """Cut every input's tree to ``max_length``; the node tables and local edges."""
-        limit, n = self.max_length, len(trunk.ptr) - 1
-        value_input = words.input[branches.value_word]
-        branch_word = branches.value_word[branches.token_value]
-        branch_input = words.input[branch_word]
-        size = np.minimum(np.diff(trunk.ptr) + np.bincount(branch_input, minlength=n), limit)
-        out_ptr = ptr(size)
+    # step 5 -------------------------------------------------------------------
+    def _cut(self, trunk: _Trunk, words: _Words, branches: _Branches, placed: _Placed) -> _Kept:
+        """What survives ``max_length``, and where each kept token goes in the token table."""
+        limit = self.max_length
+        branch_input = branches.value_input[branches.token_value]
+        size = np.minimum(trunk.ptr[1:] - trunk.ptr[:-1] + np.bincount(branch_input, minlength=len(trunk.ptr) - 1),
+                          limit)
+        first_token = ptr(size)
+        kept_trunk = (placed.trunk < limit).nonzero()[0]
+        kept_branch = (placed.branch < limit).nonzero()[0]
+        return _Kept(size, kept_trunk, (placed.word < limit).nonzero()[0], (placed.value < limit).nonzero()[0],
+                     kept_branch, first_token[trunk.input[kept_trunk]] + placed.trunk[kept_trunk],
+                     first_token[branch_input[kept_branch]] + placed.branch[kept_branch])
 
-        kept_trunk = np.flatnonzero(placed.trunk < limit)
-        kept_word = np.flatnonzero(placed.word < limit)
-        kept_value = np.flatnonzero(placed.value < limit)
-        kept_branch = np.flatnonzero(placed.branch < limit)
-        trunk_dest = out_ptr[trunk.input[kept_trunk]] + placed.trunk[kept_trunk]
-        branch_dest = out_ptr[branch_input[kept_branch]] + placed.branch[kept_branch]
-        last_char = words.end[branch_word[kept_branch]] - 1  # trunk token of its word's last character
-
-        token = {
-            "input_ids": _scatter(size, (trunk_dest, trunk.ids[kept_trunk]),
-                                  (branch_dest, branches.token_ids[kept_branch])),
-            "pos": _scatter(size, (trunk_dest, trunk.ordinal[kept_trunk]),
-                            (branch_dest, trunk.ordinal[last_char] + branches.token_offset[kept_branch] + 1)),
-            "seg": _scatter(size, (trunk_dest, trunk.seg[kept_trunk]), (branch_dest, trunk.seg[last_char])),
-            "branch": np.zeros(out_ptr[-1], dtype=bool),
-            "char_index": _scatter(size, (trunk_dest, layout.origin[trunk.char[kept_trunk]]), (branch_dest, -1)),
-        }
-        token["branch"][branch_dest] = True
+    # step 6 -------------------------------------------------------------------
+    def _token_table(self, layout: _Layout, trunk: _Trunk, words: _Words, branches: _Branches, kept: _Kept,
+                     tags: Sequence[Sequence[str]] | None) -> dict[str, np.ndarray]:
+        """The token attributes of all inputs: trunk and branch tokens put where they go."""
+        names = ["input_ids", "pos", "seg", "char_index"]
+        trunk_rows = [trunk.ids, trunk.ordinal, trunk.seg, layout.origin[trunk.char]]
         if tags is not None:
+            names.append("y")
             tag_ids = np.fromiter(map(self.tag_to_id.__getitem__, chain.from_iterable(tags)), dtype=np.int64)
             char_tag = np.full(len(layout.codes), IGNORE_INDEX, dtype=np.int64)
             char_tag[layout.char_kind == _TEXT_A] = tag_ids
-            token["y"] = _scatter(size, (trunk_dest, char_tag[trunk.char[kept_trunk]]), (branch_dest, IGNORE_INDEX))
-
-        # local indices: kept words and values are a prefix of their input's, in order
-        word_local = np.arange(len(words.end)) - words.ptr[words.input]
-        value_local = np.arange(len(value_input)) - branches.value_ptr[value_input]
-        word_token_word, word_token_k = ranges(words.end[kept_word] - words.first[kept_word])
-        word_token_word = kept_word[word_token_word]
-        word_token = words.first[word_token_word] + word_token_k
-        edges = {
-            WORD_EDGE: (np.stack([placed.trunk[word_token], word_local[word_token_word]]),
-                        words.input[word_token_word]),
-            ENTITY_EDGE: (np.stack([placed.branch[kept_branch], value_local[branches.token_value[kept_branch]]]),
-                          branch_input[kept_branch]),
-            ANCHOR_EDGE: (np.stack([value_local[kept_value], word_local[branches.value_word[kept_value]]]),
-                          value_input[kept_value]),
-        }
-        stores: dict[Any, dict[str, Any]] = {
-            "token": token,
-            "word": {"span": words.span[kept_word]},
-            "entity": {"length": np.minimum(branches.value_length[kept_value], limit - placed.value[kept_value])},
-        }
-        counts: dict[Any, np.ndarray] = {
-            "token": size,
-            "word": np.bincount(words.input[kept_word], minlength=n),
-            "entity": np.bincount(value_input[kept_value], minlength=n),
-        }
-        for key, (index, owner) in edges.items():
-            stores[key] = {"edge_index": index}
-            counts[key] = np.bincount(owner, minlength=n)
-        if self.keep_text:
-            self._texts(stores, layout, trunk, words, specials, (trunk_dest, kept_trunk),
-                        (branch_dest, kept_branch), kept_word, kept_value)
-        return Trees(stores, counts)
+            trunk_rows.append(char_tag[trunk.char])
+        table = np.empty((len(names), int(kept.size.sum())), dtype=np.int64)
+        table[:, kept.trunk_dest] = np.array(trunk_rows)[:, kept.trunk]
+        offset = branches.token_offset[kept.branch]
+        last = words.end[branches.value_word[branches.token_value[kept.branch]]] - 1  # the word's last character
+        table[0, kept.branch_dest] = branches.token_ids[kept.branch]
+        table[1, kept.branch_dest] = trunk.ordinal[last] + offset + 1
+        table[2, kept.branch_dest] = trunk.seg[last]
+        table[3:, kept.branch_dest] = np.array([[-1], [IGNORE_INDEX]])[:len(names) - 3]  # char_index, y
+        token = dict(zip(names, table, strict=True))
+        token["branch"] = np.zeros(table.shape[1], dtype=bool)
+        token["branch"][kept.branch_dest] = True
+        return token
 
     @staticmethod
-    def _texts(stores, layout, trunk, words, specials, trunk_kept, branch_kept, kept_word, kept_value) -> None:
+    def _edges(words: _Words, branches: _Branches, placed: _Placed,
+               kept: _Kept) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+        """Each edge type's ``[2, E]`` index, local to its input (kept words and values are a
+        prefix of their input's, in order), and the input of every edge."""
+        word_local = np.arange(len(words.end)) - words.ptr[words.input]
+        value_local = np.arange(len(branches.value_word)) - branches.value_ptr[branches.value_input]
+        token_word, k = ranges(words.end[kept.word] - words.first[kept.word])
+        token_word = kept.word[token_word]
+        token_value = branches.token_value[kept.branch]
+        return {
+            WORD_EDGE: (np.array((placed.trunk[words.first[token_word] + k], word_local[token_word])),
+                        words.input[token_word]),
+            ENTITY_EDGE: (np.array((placed.branch[kept.branch], value_local[token_value])),
+                          branches.value_input[token_value]),
+            ANCHOR_EDGE: (np.array((value_local[kept.value], word_local[branches.value_word[kept.value]])),
+                          branches.value_input[kept.value]),
+        }
+
+    @staticmethod
+    def _texts(stores: dict[Any, dict[str, Any]], layout: _Layout, trunk: _Trunk, words: _Words, specials: _Spans,
+               kept: _Kept) -> None:
         """The ``text`` of every kept node: token strings as written, subjects, values."""
         char_text = np.array(list(layout.string), dtype=object)
         char_text[specials.start] = specials.text
         branch_text = np.array(list(chain.from_iterable(v.chars for v in words.values)), dtype=object)
         token_text = np.empty(len(stores["token"]["input_ids"]), dtype=object)
-        token_text[trunk_kept[0]] = char_text[trunk.char[trunk_kept[1]]]
-        token_text[branch_kept[0]] = branch_text[branch_kept[1]]
+        token_text[kept.trunk_dest] = char_text[trunk.char[kept.trunk]]
+        token_text[kept.branch_dest] = branch_text[kept.branch]
         value_text = list(chain.from_iterable(v.texts for v in words.values))
         stores["token"]["text"] = token_text.tolist()
-        stores["word"]["text"] = [words.subject[w] for w in kept_word.tolist()]
-        stores["entity"]["text"] = [value_text[v] for v in kept_value.tolist()]
+        stores["word"]["text"] = [words.subject[w] for w in kept.word.tolist()]
+        stores["entity"]["text"] = [value_text[v] for v in kept.value.tolist()]
+
+
+def _template(parts: list[tuple[str, int, int]]) -> _Template:
+    """A :class:`_Template` from ``(name, kind, segment)`` of each part."""
+    return _Template([name for name, _, _ in parts], np.array([kind for _, kind, _ in parts]),
+                     np.array([seg for _, _, seg in parts]))
 
 
 def _greedy(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -579,14 +615,6 @@ def _greedy(start: np.ndarray, end: np.ndarray) -> np.ndarray:
             taken.append(i)
             reach = e
     return np.asarray(taken, dtype=np.int64)
-
-
-def _scatter(size: np.ndarray, *parts: tuple[np.ndarray, Any]) -> np.ndarray:
-    """An int64 column of ``size.sum()`` rows with ``column[dest] = value`` for each part."""
-    column = np.empty(int(size.sum()), dtype=np.int64)
-    for dest, value in parts:
-        column[dest] = value
-    return column
 
 
 __all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "NODE_TYPES", "SEP", "SPECIAL_TAGS",
