@@ -3,14 +3,17 @@ r"""K-Query, K-Inject and the cut of K-BERT sentence trees, for any number of in
 This is the one implementation behind :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder`
 (one input is a corpus of one) and
 :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` (a whole corpus). Each step is an
-array operation over all inputs together; Python loops run only over matched words (the
-greedy choice, one memoised value lookup per subject) and, for ``query="words"``, over the
-texts a segmenter reads.
+array operation over all inputs together. Python-level work is per input only to join the
+strings, per match candidate for the greedy left-to-right choice, per matched word for its
+(memoised) values and, with ``query="words"``, per text the segmenter reads. Lookups by code
+point (vocabulary ids, :func:`fold`) go through tables over all of Unicode that each builder
+fills as it meets new characters.
 
 1. **Layout.** Every input is written out as one string, ``[CLS]a`` or
    ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), and all of them are laid end to
    end as one array of code points. Each character knows its input, its offset in its own
-   text (-1 inside an added tag) and its segment (0 up to the first ``[SEP]``, 1 after).
+   text (-1 inside an added tag) and its segment (0 up to the first ``[SEP]`` included, 1 for
+   text b and the final ``[SEP]``).
 2. **K-Query** gives character spans: the *words* to look up in the KG and the *tags*, spans
    that become a single token.
 
@@ -43,9 +46,10 @@ texts a segmenter reads.
 5. **Cut.** Every token at index :math:`\ge` ``max_length`` goes. A value (entity) stays while
    its first token does, with the tokens it kept; a word stays while its first branch token
    does (its trunk tokens come before, so they stay too).
-6. **Edges**, local to each input: ``(token, in, word)`` from every kept word's trunk tokens,
-   ``(token, in, entity)`` from every kept branch token, ``(entity, on, word)`` from every
-   kept value.
+6. **Tables.** Every kept token's attributes at its index (above) in its input's rows of one
+   token table; the edges, local to each input: ``(token, in, word)`` from every kept word's
+   trunk tokens, ``(token, in, entity)`` from every kept branch token, ``(entity, on, word)``
+   from every kept value.
 
 The result, :class:`Trees`, is every attribute of all inputs concatenated with the count of
 each node and edge type per input: one graph for a single input, the
@@ -103,7 +107,7 @@ def fold(text: str) -> str:
     return text.translate(_FOLD)
 
 
-class CodeTable:
+class _CodeTable:
     """A memoised function of code points, looked up for many at once: ``table(codes)``."""
 
     def __init__(self, fill: Callable[[str], int]):
@@ -138,6 +142,7 @@ class _Template(NamedTuple):
     names: list[str]  # [k] the tag, or "a" / "b" for a text
     kind: np.ndarray  # [k] _TEXT_A, _TEXT_B or _TAG
     seg: np.ndarray  # [k] segment: 1 from text b on
+    tags: list[str]  # the added tags, in order
 
     def parts(self, n: int, tags: bool) -> np.ndarray:
         """The added tags (or the texts) of ``n`` inputs written out one after another, as part indices."""
@@ -298,8 +303,8 @@ class TreeCore:
         self.inject = kg is not None and max_entities > 0
         self._reference = mode == "reference"
         self._token_id = tokenizer.exact_id if self._reference else tokenizer.token_to_id
-        self._char_ids = CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
-        self._folded = CodeTable(lambda ch: ord(_fold_char(ch)))
+        self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
+        self._folded = _CodeTable(lambda ch: ord(_fold_char(ch)))
         self._values: dict[str, _Values | None] = {}
         self._trie: FlatTrie | None = None
         self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
@@ -387,8 +392,7 @@ class TreeCore:
         """Default mode: the added ``[CLS]`` and ``[SEP]`` are the tags."""
         n = len(layout.input_start) - 1
         part = layout.template.parts(n, tags=True)
-        names = [name for name, kind in zip(layout.template.names, layout.template.kind, strict=True) if kind == _TAG]
-        return _Spans(layout.part_start[part], layout.part_start[part + 1], names * n)
+        return _Spans(layout.part_start[part], layout.part_start[part + 1], layout.template.tags * n)
 
     def _query_words(self, layout: _Layout) -> _Spans:
         """Default mode: the KG subjects found in each text (folded), by trie or by words."""
@@ -603,7 +607,7 @@ class TreeCore:
 def _template(parts: list[tuple[str, int, int]]) -> _Template:
     """A :class:`_Template` from ``(name, kind, segment)`` of each part."""
     return _Template([name for name, _, _ in parts], np.array([kind for _, kind, _ in parts]),
-                     np.array([seg for _, _, seg in parts]))
+                     np.array([seg for _, _, seg in parts]), [name for name, kind, _ in parts if kind == _TAG])
 
 
 def _greedy(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -618,4 +622,4 @@ def _greedy(start: np.ndarray, end: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "NODE_TYPES", "SEP", "SPECIAL_TAGS",
-           "WORD_EDGE", "CodeTable", "TreeCore", "Trees", "fold"]
+           "WORD_EDGE", "TreeCore", "Trees", "fold"]
