@@ -150,7 +150,7 @@ def _trunk_reference(kg, text_a, text_b, add_cls) -> list[Unit]:
 def oracle_tree(kg, tokenizer, text_a, text_b=None, tags=None, *, max_length=256, max_entities=2,
                 predicate=True, mode="default", query="trie", segmenter=None, add_cls=True, tag_to_id=None):
     """Tokens (:class:`Token`), word spans and subjects, entity values and lengths, and the
-    visible matrix of one input's tree after the cut."""
+    visible matrix of one input's tree after the cut; also every queried word (a subject or not)."""
     reference = mode == "reference"
     if reference:
         units = _trunk_reference(kg, text_a, text_b, add_cls)
@@ -194,6 +194,7 @@ def oracle_tree(kg, tokenizer, text_a, text_b=None, tags=None, *, max_length=256
     lengths = [sum(t.entity == e for t in tokens) for e in kept_entities]
     visible = [[_sees(a, b, entities) for b in tokens] for a in tokens]
     return {"tokens": tokens, "words": words[:len(kept_words)],
+            "queried": [unit.subject for unit in units if unit.subject is not None],
             "entities": [(entities[e][0], entities[e][1], lengths[e]) for e in kept_entities], "visible": visible}
 
 
