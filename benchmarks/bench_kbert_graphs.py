@@ -25,8 +25,8 @@ reference design's arrays.
 
 Run (prints Markdown tables for docs/benchmarks.md)::
 
-    git show 2e142c4:graphmatch/graphs/kbert.py > /tmp/kbert_before.py
-    PYTHONPATH=. python benchmarks/bench_kbert_graphs.py --data-dir ../shared/data --before /tmp/kbert_before.py
+    before=$(mktemp --suffix .py) && git show 2e142c4:graphmatch/graphs/kbert.py > "$before"
+    PYTHONPATH=. python benchmarks/bench_kbert_graphs.py --data-dir ../shared/data --before "$before"
 """
 
 from __future__ import annotations
