@@ -1,4 +1,6 @@
-"""The vectorised corpus builder gives exactly the collated graphs of the one-by-one builder."""
+"""Chunked corpus building: TreeCorpusBuilder gives exactly the collated graphs of the one-by-one builder (chunks
+joined, text lists, slices, errors naming the input). Both run the same core; it is checked against an independent
+per-sentence oracle in test_kbert_oracle.py."""
 
 from __future__ import annotations
 
