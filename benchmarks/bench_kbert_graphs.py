@@ -6,11 +6,17 @@ Three ways of building the trees of the same sentences, timed in one run:
   the same K-Query and values, an ``L x L`` float64 visibility matrix filled row by row, padded
   to ``max_length`` and kept as a bool array with int64 ids, positions and segments;
 * **one by one**: :class:`graphmatch.graphs.kbert.SentenceTreeBuilder`, one ``HeteroData`` per
-  sentence (O(L) tensors);
+  sentence (O(L) tensors): a corpus of one through the vectorised core, what ``predict`` and
+  ``inspect`` do;
 * **corpus**: :class:`graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, all sentences at once,
   vectorised, straight into the ``InMemoryDataset`` storage the datasets save.
 
-All three give the same trees (checked before timing). The methods take turns for ``--rounds``
+With ``--before FILE``, the ``SentenceTreeBuilder`` of another version of
+``graphmatch/graphs/kbert.py`` (e.g. ``git show 2e142c4:graphmatch/graphs/kbert.py > FILE``,
+the separate per-sentence implementation before the one core) is timed one sentence at a time
+in the same rounds, in default and in reference mode, next to the current one.
+
+All of them give the same trees (checked before timing). The methods take turns for ``--rounds``
 rounds over all sentences, and each figure is the median of its rounds. Batching is timed after,
 on shuffled batches: PyG's ``Batch.from_data_list`` of the stored graphs and
 :func:`graphmatch.data.batching.gather_batch` (what the training loaders use), then
@@ -19,12 +25,14 @@ reference design's arrays.
 
 Run (prints Markdown tables for docs/benchmarks.md)::
 
-    PYTHONPATH=. python benchmarks/bench_kbert_graphs.py --data-dir ../shared/data
+    before=$(mktemp --suffix .py) && git show 2e142c4:graphmatch/graphs/kbert.py > "$before"
+    PYTHONPATH=. python benchmarks/bench_kbert_graphs.py --data-dir ../shared/data --before "$before"
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
@@ -114,6 +122,20 @@ def tensor_bytes(obj) -> int:
     return 0  # counts kept as Python numbers
 
 
+def load_before(path: str):
+    """The module at ``path`` (an earlier ``graphmatch/graphs/kbert.py``), imported on its own."""
+    spec = importlib.util.spec_from_file_location("kbert_before", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def same_graph(a: HeteroData, b: HeteroData) -> bool:
+    """Every node and edge tensor equal."""
+    return all(torch.equal(a[key][name], b[key][name]) for key in ("token", "word", "entity", *a.edge_types)
+               for name, value in a[key].items() if isinstance(value, torch.Tensor))
+
+
 class Trees(InMemoryDataset):
     """The stored graphs, as a dataset reads them back."""
 
@@ -131,6 +153,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each method (default: 3)")
     parser.add_argument("--check", type=int, default=500, help="sentences checked equal before timing")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--before", metavar="FILE", help="an earlier graphmatch/graphs/kbert.py to time one "
+                        "sentence at a time next to the current builder")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -145,9 +169,18 @@ def main() -> None:
     baseline = ReferenceDesign(kg, tokenizer, args.max_length)
     t1 = time.perf_counter()
     corpus = TreeCorpusBuilder(builder)
+    builder(texts[0])  # builds the flat trie
     setup = time.perf_counter() - t1
     print(f"loaded HowNet ({len(kg)} subjects) and {len(texts)} sentences in {t1 - t0:.1f} s; "
-          f"corpus builder set up (flat trie) in {setup:.2f} s")
+          f"builder set up (flat trie) in {setup:.2f} s")
+    singles = {"one by one": builder,
+               "one by one, reference mode": SentenceTreeBuilder(kg, tokenizer, max_length=args.max_length,
+                                                                 mode="reference")}
+    if args.before:
+        before = load_before(args.before)
+        singles["before: one by one"] = before.SentenceTreeBuilder(kg, tokenizer, max_length=args.max_length)
+        singles["before: one by one, reference mode"] = before.SentenceTreeBuilder(
+            kg, tokenizer, max_length=args.max_length, mode="reference")
 
     # same input, same trees: corpus == one by one, and one by one == the reference design
     sample = texts[: args.check]
@@ -163,12 +196,19 @@ def main() -> None:
         n = mine["input_ids"].shape[1]
         assert np.array_equal(visible[:n, :n], mine["visible"][0].numpy()) and not visible[n:].any()
         assert np.array_equal(pos[:n], mine["pos"][0].numpy()) and np.array_equal(ids[:n], mine["input_ids"][0])
-    print(f"checked {len(sample)} sentences: the three give the same trees")
+    if args.before:
+        for mode in ("", ", reference mode"):
+            now, then = singles["one by one" + mode], singles["before: one by one" + mode]
+            assert all(same_graph(now(text), then(text)) for text in sample), mode
+    print(f"checked {len(sample)} sentences: all give the same trees")
+    for single in singles.values():  # first use: tries, memoised lookups
+        for text in texts:
+            single(text)
 
     methods = {
         "reference": lambda: [baseline(text) for text in texts],
-        "one by one": lambda: [builder(text) for text in texts],
         "corpus": lambda: corpus(texts),
+        **{name: (lambda b=b: [b(text) for text in texts]) for name, b in singles.items()},
     }
     times: dict[str, list[float]] = {name: [] for name in methods}
     results = {}
@@ -227,6 +267,16 @@ def main() -> None:
     print(f"| `TreeCorpusBuilder`, all sentences at once | {us(build['corpus'])} | {n / build['corpus']:,.0f} | "
           f"**{build['reference'] / build['corpus']:.1f}×** | {ours_bytes:,.0f} "
           f"(**{base_bytes / ours_bytes:.0f}× smaller**) |")
+    print()
+    print("| one sentence per call (`SentenceTreeBuilder(...)(text)`) | µs per sentence | vs before |")
+    print("|---|---:|---:|")
+    for mode in ("", ", reference mode"):
+        now = build["one by one" + mode]
+        then = build.get("before: one by one" + mode)
+        if then is not None:
+            print(f"| before{mode}: separate per-sentence implementation (`--before`) | {us(then)} | 1.0× |")
+        print(f"| now{mode}: a corpus of one through the core | {us(now)} | "
+              f"{'' if then is None else f'{now / then:.2f}×'} |")
     print()
     print(f"| shuffled batches of {args.batch_size} | µs per sentence |")
     print("|---|---:|")

@@ -22,15 +22,15 @@ from torch_geometric.utils import cumsum
 def ptr(counts: np.ndarray) -> np.ndarray:
     """``[0, c0, c0 + c1, ...]`` (int64, one longer than ``counts``)."""
     out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
+    np.add.accumulate(counts, out=out[1:], dtype=np.int64)  # np.cumsum, without its Python-level overhead
     return out
 
 
 def ranges(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """NumPy: the range and the offset within it of every element of ranges of ``counts``."""
     counts = np.asarray(counts, dtype=np.int64)
-    owner = np.repeat(np.arange(len(counts)), counts)
-    return owner, np.arange(owner.size) - np.repeat(ptr(counts)[:-1], counts)
+    owner = np.arange(len(counts)).repeat(counts)
+    return owner, np.arange(owner.size) - ptr(counts)[:-1].repeat(counts)
 
 
 def ragged_arange(counts: Tensor) -> tuple[Tensor, Tensor]:

@@ -1,5 +1,6 @@
-"""Graph builders, one module per paper (``kbert``, ``kbert_corpus``, ``let``, ``relation``),
-each turning raw input into a :class:`~torch_geometric.data.HeteroData` graph.
+"""Graph builders, one module per paper (``kbert``, ``let``, ``relation``), each turning raw input
+into a :class:`~torch_geometric.data.HeteroData` graph; K-BERT's trees are built by one vectorised
+core (``kbert_core``) for one input or a whole corpus (``kbert_corpus``).
 
 Import from the submodules (``from graphmatch.graphs.kbert import SentenceTreeBuilder``): the
 package itself imports nothing, so that a command needing one builder does not load the others."""

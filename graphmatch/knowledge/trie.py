@@ -70,13 +70,15 @@ class FlatTrie:
     sorted array; the root's transitions are a dense table over all code points. One lookup
     step advances every still-matching offset by one character with a single
     ``searchsorted``, so a corpus of :math:`N` characters costs a few vectorised passes of at
-    most :math:`N` elements (the number of offsets still inside a word shrinks quickly).
+    most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
+    only records the node each offset reached: every node knows its depth and the longest word
+    that ends on the path to it, so the walk's results are read off the last nodes at the end.
     """
 
     def __init__(self, words: Iterable[str] = ()):
         nodes: dict[str, int] = {"": 0}
-        parent: list[int] = []
-        code: list[int] = []
+        parent: list[int] = [0]
+        code: list[int] = [0]
         ends: dict[int, int] = {}  # node -> word index
         self.words: list[str] = []
         for word in words:
@@ -92,14 +94,26 @@ class FlatTrie:
             if word and node not in ends:
                 ends[node] = len(self.words)
                 self.words.append(word)
-        parent_a = np.asarray(parent, dtype=np.int64)
-        code_a = np.asarray(code, dtype=np.int64)
+        # per node: its depth, and the longest word ending on the path to it (a parent comes first)
+        depth, best_word, best_length = [0] * len(nodes), [-1] * len(nodes), [0] * len(nodes)
+        for node in range(1, len(nodes)):
+            up = parent[node]
+            depth[node] = depth[up] + 1
+            if node in ends:
+                best_word[node], best_length[node] = ends[node], depth[node]
+            else:
+                best_word[node], best_length[node] = best_word[up], best_length[up]
+        self._depth = np.asarray(depth, dtype=np.int64)
+        self._best_word = np.asarray(best_word, dtype=np.int64)
+        self._best_length = np.asarray(best_length, dtype=np.int64)
+        parent_a = np.asarray(parent[1:], dtype=np.int64)
+        code_a = np.asarray(code[1:], dtype=np.int64)
         child_a = np.arange(1, len(nodes), dtype=np.int64)
         keys = (parent_a << _SHIFT) | code_a
         order = np.argsort(keys)
-        self._keys, self._child = keys[order], child_a[order]
-        self._word = np.full(len(nodes), -1, dtype=np.int64)
-        self._word[list(ends)] = list(ends.values())
+        # a last key above every real one, so that a lookup never runs off the end
+        self._keys = np.append(keys[order], np.iinfo(np.int64).max)
+        self._child = np.append(child_a[order], 0)
         self._root = np.full(_CODES, -1, dtype=np.int64)
         top = parent_a == 0
         self._root[code_a[top]] = child_a[top]
@@ -119,24 +133,31 @@ class FlatTrie:
             ``(length, word)``, both ``[N]``: the length of the longest word ``w`` with
             ``codes[i:i + len(w)] == w`` (0 if none) and its index in :attr:`words` (-1 if none).
         """
-        n = len(codes)
-        length = np.zeros(n, dtype=np.int64)
-        word = np.full(n, -1, dtype=np.int64)
+        length, word, _ = self.walk(codes, stop)
+        return length, word
+
+    def walk(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`longest`, and how far the walk from every offset went: :meth:`Trie.walk` at
+        every offset at once.
+
+        Returns:
+            ``(length, word, reach)``, all ``[N]``: ``length`` and ``word`` as :meth:`longest`
+            gives them, and ``reach``, the characters walked from the offset before the text
+            ended (at ``stop``) or a character had no child in the trie.
+        """
+        last = np.zeros(len(codes), dtype=np.int64)  # the deepest node reached from each offset (0: the root)
         state = self._root[codes]
-        start = np.flatnonzero(state >= 0)
+        start = (state >= 0).nonzero()[0]
         state = state[start]
         k = 1
         while start.size:
-            found = self._word[state]
-            done = found >= 0
-            length[start[done]] = k
-            word[start[done]] = found[done]
+            last[start] = state
             at = start + k
             inside = at < stop[start]
-            start, state, at = start[inside], state[inside], at[inside]
-            key = (state << _SHIFT) | codes[at]
-            slot = np.minimum(np.searchsorted(self._keys, key), len(self._keys) - 1)
+            start, state = start[inside], state[inside]
+            key = (state << _SHIFT) | codes[at[inside]]
+            slot = self._keys.searchsorted(key)
             hit = self._keys[slot] == key
             start, state = start[hit], self._child[slot[hit]]
             k += 1
-        return length, word
+        return self._best_length[last], self._best_word[last], self._depth[last]

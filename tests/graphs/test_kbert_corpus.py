@@ -1,4 +1,6 @@
-"""The vectorised corpus builder gives exactly the collated graphs of the one-by-one builder."""
+"""Chunked corpus building: TreeCorpusBuilder gives exactly the collated graphs of the one-by-one builder (chunks
+joined, text lists, slices, errors naming the input). Both run the same core; it is checked against an independent
+per-sentence oracle in test_kbert_oracle.py."""
 
 from __future__ import annotations
 
@@ -72,7 +74,6 @@ def test_random_texts_match_the_one_by_one_builder(tok, kg, max_length, max_enti
     labels = [rng.randint(0, 2) for _ in texts]
     builder = SentenceTreeBuilder(kg, tok, max_length=max_length, max_entities=max_entities)
     corpus = TreeCorpusBuilder(builder)
-    assert corpus.vectorised
     mine = corpus(texts, labels=labels, chunk_size=37)  # chunks of 37 are joined afterwards
     assert_same(mine, one_by_one(builder, texts, labels=labels))
     assert mine[0]["entity"].num_nodes > (len(texts) if max_length == 64 else 0)  # knowledge was injected
@@ -102,12 +103,14 @@ def test_ner_tags(tok, kg):
     assert (mine[0]["token"].y >= 0).any() and (mine[0]["token"].y == -100).any()
 
 
-def test_other_modes_build_one_by_one(tok, kg):
-    texts = ["abcd", "天安门 ab", "xab"]
-    for builder in (SentenceTreeBuilder(kg, tok, mode="reference"), SentenceTreeBuilder(kg, tok, keep_text=True)):
-        corpus = TreeCorpusBuilder(builder)
-        assert not corpus.vectorised
-        assert_same(corpus(texts, labels=[0, 1, 0]), one_by_one(builder, texts, labels=[0, 1, 0]))
+def test_reference_mode_and_text_lists_in_chunks(tok, kg):
+    texts = ["abcd", "天安门 ab", "xab", "a[SEP]bcd", "ＡＢ"]
+    for builder in (SentenceTreeBuilder(kg, tok, mode="reference", max_length=7),
+                    SentenceTreeBuilder(kg, tok, keep_text=True, max_length=7)):
+        mine = TreeCorpusBuilder(builder)(texts, labels=[0, 1, 0, 1, 1], chunk_size=2)
+        assert_same(mine, one_by_one(builder, texts, labels=[0, 1, 0, 1, 1]))
+    data, _ = mine
+    assert data["token"].text[1][:4] == ["[CLS]", "天", "安", "门"] and data["word"].text[4] == ["ab"]
 
 
 def test_errors_name_the_input(tok, kg):

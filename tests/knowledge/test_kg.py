@@ -52,15 +52,19 @@ def test_flat_trie_finds_the_longest_word_at_every_offset():
     texts = ["".join(rng.choices("ab天😀c", k=rng.randint(1, 12))) for _ in range(30)]
     codes = np.array([ord(ch) for text in texts for ch in text])
     ends = np.cumsum([len(text) for text in texts])
-    length, word = flat.longest(codes, np.repeat(ends, [len(text) for text in texts]))
+    stop = np.repeat(ends, [len(text) for text in texts])
+    length, word = flat.longest(codes, stop)
+    walked, walked_word, reach = flat.walk(codes, stop)
+    assert np.array_equal(walked, length) and np.array_equal(walked_word, word)
     offset = 0
     for text in texts:
         for i in range(len(text)):  # a word never runs into the next text
-            found, _ = trie.walk(text, i)
+            found, reached = trie.walk(text, i)
             assert length[offset + i] == (found[-1] - i if found else 0)
             assert word[offset + i] == (flat.words.index(text[i:found[-1]]) if found else -1)
+            assert reach[offset + i] == reached - i
         offset += len(text)
-    assert length.any()
+    assert length.any() and (reach > length).any()  # some walks go past their longest word
 
 
 def test_query_by_words_and_longest_match():

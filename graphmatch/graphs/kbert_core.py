@@ -1,0 +1,625 @@
+r"""K-Query, K-Inject and the cut of K-BERT sentence trees, for any number of inputs at once.
+
+This is the one implementation behind :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder`
+(one input is a corpus of one) and
+:class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` (a whole corpus). Each step is an
+array operation over all inputs together. Python-level work is per input only to join the
+strings, per match candidate for the greedy left-to-right choice, per matched word for its
+(memoised) values and, with ``query="words"``, per text the segmenter reads. Lookups by code
+point (vocabulary ids, :func:`fold`) go through tables over all of Unicode that each builder
+fills as it meets new characters.
+
+1. **Layout.** Every input is written out as one string, ``[CLS]a`` or
+   ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), and all of them are laid end to
+   end as one array of code points. Each character knows its input, its offset in its own
+   text (-1 inside an added tag) and its segment (0 up to the first ``[SEP]`` included, 1 for
+   text b and the final ``[SEP]``).
+2. **K-Query** gives character spans: the *words* to look up in the KG and the *tags*, spans
+   that become a single token.
+
+   * ``mode="default"``, ``query="trie"``: the longest KG subject at every offset of the
+     folded text (:func:`fold`), within each text, taken greedily left to right; the tags are
+     the added ``[CLS]``/``[SEP]``.
+   * ``query="words"``: the words of a segmenter that are KG subjects, text by text.
+   * ``mode="reference"``: pkuseg's forced-word scan of each whitespace-free piece of the
+     whole string over the stripped subjects and :data:`SPECIAL_TAGS`. From offset
+     :math:`i` the trie walk stops after :math:`r_i` characters; if it passed a complete
+     word, the forced word is :math:`[i, i + r_i)` (everything walked), or, when the walk
+     ran to the end of the piece, :math:`[i, i + \ell_i)` with :math:`\ell_i` the longest
+     word; taken greedily left to right. The forced words that are special tags are the
+     tags; token ids are exact vocabulary lookups.
+3. **Trunk.** The characters that are not whitespace, each tag one token. The :math:`o`-th
+   trunk token of an input has position :math:`o`. ``seg`` is the character's segment (the
+   reference counts the ``[SEP]`` tokens before it instead, capped at 1).
+4. **K-Inject.** A word :math:`w` that is a subject with values covers trunk tokens
+   :math:`[f_w, e_w)` and carries :math:`n_w` branch tokens, the characters of its first
+   ``max_entities`` values. Within an input
+
+   .. math::
+       \text{trunk token } o &\mapsto o + \textstyle\sum_{w:\, e_w \le o} n_w,
+           \qquad \text{position } o \\
+       \text{branch token } k \text{ of } w &\mapsto e_w + \textstyle\sum_{w' < w} n_{w'}
+           + k, \qquad \text{position } e_w - 1 + k'
+
+   with :math:`k` counted from 0 over the word's branch tokens and :math:`k'` from 1 within
+   its value; a branch token takes the segment of its word's last character.
+5. **Cut.** Every token at index :math:`\ge` ``max_length`` goes. A value (entity) stays while
+   its first token does, with the tokens it kept; a word stays while its first branch token
+   does (its trunk tokens come before, so they stay too).
+6. **Tables.** Every kept token's attributes at its index (above) in its input's rows of one
+   token table; the edges, local to each input: ``(token, in, word)`` from every kept word's
+   trunk tokens, ``(token, in, entity)`` from every kept branch token, ``(entity, on, word)``
+   from every kept value.
+
+The result, :class:`Trees`, is every attribute of all inputs concatenated with the count of
+each node and edge type per input: one graph for a single input, the
+:class:`~torch_geometric.data.InMemoryDataset` storage for a corpus.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, repeat
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from graphmatch.knowledge import FlatTrie, KnowledgeGraph
+from graphmatch.ragged import ptr, ranges
+from graphmatch.text import CharTokenizer, get_segmenter
+
+#: the tags K-BERT's reference never splits (``brain/config.py: NEVER_SPLIT_TAG``)
+SPECIAL_TAGS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[ENT]", "[SUB]", "[PRE]", "[OBJ]")
+CLS, SEP = "[CLS]", "[SEP]"
+WORD_EDGE = ("token", "in", "word")
+ENTITY_EDGE = ("token", "in", "entity")
+ANCHOR_EDGE = ("entity", "on", "word")
+IGNORE_INDEX = -100
+NODE_TYPES = ("token", "word", "entity")
+EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
+_UNSET = np.iinfo(np.int32).min
+_TEXT_A, _TEXT_B, _TAG = 0, 1, 2  # kinds of the parts an input is written out in
+
+
+def _fold_char(ch: str) -> str:
+    folded = unicodedata.normalize("NFKC", ch).lower()
+    if len(folded) == 1:
+        return folded
+    return ch.lower() if len(ch.lower()) == 1 else ch
+
+
+class _Fold(dict):
+    """``str.translate`` table of :func:`fold`, memoised."""
+
+    def __missing__(self, code: int) -> int:
+        self[code] = ord(_fold_char(chr(code)))
+        return self[code]
+
+
+_FOLD = _Fold()
+
+
+def fold(text: str) -> str:
+    """``text`` in NFKC form (full-width -> half-width) and lowercase, character for character:
+    a character whose folded form is longer stays as it is, so offsets do not move. Default mode
+    runs K-Query on this form (``ＤＶＤ播放机`` finds ``dvd播放机``)."""
+    return text.translate(_FOLD)
+
+
+class _CodeTable:
+    """A memoised function of code points, looked up for many at once: ``table(codes)``."""
+
+    def __init__(self, fill: Callable[[str], int]):
+        self._fill = fill
+        self._table = np.full(0x110000, _UNSET, dtype=np.int32)
+
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        out = self._table[codes]
+        new = out == _UNSET
+        if new.any():
+            for code in np.unique(codes[new]).tolist():
+                self._table[code] = self._fill(chr(code))
+            out = self._table[codes]
+        return out
+
+
+class Trees(NamedTuple):
+    """Sentence trees of ``n`` inputs as flat arrays.
+
+    ``stores[key][name]`` is the attribute ``name`` of node or edge type ``key`` for all inputs
+    concatenated (NumPy arrays; lists of strings for ``text``; edge indices local to their
+    input) and ``counts[key]`` ``[n]`` the nodes or edges of each input.
+    """
+
+    stores: dict[Any, dict[str, Any]]
+    counts: dict[Any, np.ndarray]
+
+
+class _Template(NamedTuple):
+    """The parts an input is written out in: ``[CLS]? a`` or ``[CLS]? a [SEP] b [SEP]``."""
+
+    names: list[str]  # [k] the tag, or "a" / "b" for a text
+    kind: np.ndarray  # [k] _TEXT_A, _TEXT_B or _TAG
+    seg: np.ndarray  # [k] segment: 1 from text b on
+    tags: list[str]  # the added tags, in order
+
+    def parts(self, n: int, tags: bool) -> np.ndarray:
+        """The added tags (or the texts) of ``n`` inputs written out one after another, as part indices."""
+        slots = ((self.kind == _TAG) == tags).nonzero()[0]
+        return (np.arange(n)[:, None] * len(self.kind) + slots).ravel()
+
+
+class _Layout(NamedTuple):
+    """All inputs written out and laid end to end (step 1)."""
+
+    string: str  # every input's ``[CLS]a[SEP]b[SEP]``, end to end
+    codes: np.ndarray  # [C] its code points
+    template: _Template  # the parts of every input
+    input_start: np.ndarray  # [n + 1] where each input starts
+    part_start: np.ndarray  # [n k + 1] where each part starts
+    char_kind: np.ndarray  # [C] the kind of each character's part
+    char_seg: np.ndarray  # [C] its segment
+    char_input: np.ndarray  # [C] its input
+    char_stop: np.ndarray  # [C] the end of its part
+    origin: np.ndarray  # [C] its offset in its own text, -1 inside an added tag
+
+
+class _Spans(NamedTuple):
+    """Character spans ``[start, end)`` in the layout, with their strings."""
+
+    start: np.ndarray
+    end: np.ndarray
+    text: list[str]
+
+
+class _Trunk(NamedTuple):
+    """The trunk tokens of all inputs (step 3)."""
+
+    char: np.ndarray  # [T] the (first) character of each token in the layout
+    input: np.ndarray  # [T] its input
+    ptr: np.ndarray  # [n + 1] the first trunk token of each input
+    ordinal: np.ndarray  # [T] its rank in its input's trunk: its position
+    ids: np.ndarray  # [T] vocabulary ids
+    seg: np.ndarray  # [T] segments
+    chars_before: np.ndarray  # [C + 1] trunk tokens before each character of the layout
+
+
+class _Values(NamedTuple):
+    """The values injected on one subject."""
+
+    lengths: np.ndarray  # [V] tokens of each value
+    ids: np.ndarray  # [sum] their token ids
+    texts: list[str]  # [V] the values
+    chars: list[str]  # [sum] their tokens
+
+
+class _Words(NamedTuple):
+    """The queried words that carry values, in layout order (step 4)."""
+
+    input: np.ndarray  # [W] input of each word
+    first: np.ndarray  # [W] its first trunk token (a global trunk index)
+    end: np.ndarray  # [W] one past its last trunk token
+    span: np.ndarray  # [W, 2] its character offsets in its own text
+    subject: list[str]  # [W] the KG subject
+    values: list[_Values]  # [W] its values
+    width: np.ndarray  # [W] its branch tokens
+    ptr: np.ndarray  # [n + 1] the first word of each input
+
+
+class _Branches(NamedTuple):
+    """The values (entities) of all words and their tokens."""
+
+    word_ptr: np.ndarray  # [W + 1] the first value of each word
+    value_word: np.ndarray  # [V] the word of each value
+    value_input: np.ndarray  # [V] its input
+    value_length: np.ndarray  # [V] its tokens
+    value_ptr: np.ndarray  # [n + 1] the first value of each input
+    token_value: np.ndarray  # [B] the value of each branch token
+    token_offset: np.ndarray  # [B] its offset in the value (from 0)
+    token_ids: np.ndarray  # [B] its vocabulary id
+
+
+class _Placed(NamedTuple):
+    """Indices in each input's flattened tree, before the cut (step 4)."""
+
+    trunk: np.ndarray  # [T] each trunk token
+    word: np.ndarray  # [W] each word's first branch token
+    value: np.ndarray  # [V] each value's first token
+    branch: np.ndarray  # [B] each branch token
+
+
+class _Kept(NamedTuple):
+    """What survives the cut (step 5): indices into the arrays before it."""
+
+    size: np.ndarray  # [n] tokens of each input
+    trunk: np.ndarray  # kept trunk tokens
+    word: np.ndarray  # kept words
+    value: np.ndarray  # kept values
+    branch: np.ndarray  # kept branch tokens
+    trunk_dest: np.ndarray  # where each kept trunk token goes in the token table of all inputs
+    branch_dest: np.ndarray  # where each kept branch token goes
+
+
+class TreeCore:
+    r"""Builds K-BERT sentence trees, one or many at once (see the module documentation).
+
+    Args:
+        kg (KnowledgeGraph, optional): the knowledge graph; ``None`` gives plain BERT input.
+        tokenizer (CharTokenizer): the character vocabulary.
+        max_length (int, optional): the tree is built in full, then cut to this many tokens.
+            (default: :obj:`256`)
+        max_entities (int, optional): values injected per word, the first ones in file order.
+            (default: :obj:`2`)
+        predicate (bool, optional): a value is predicate + object glued (K-BERT's classification
+            input); :obj:`False` gives the object alone (its NER input). (default: :obj:`True`)
+        mode (str, optional): ``"default"`` or ``"reference"`` (the official knowledge layer,
+            quirks included; see ``docs/kbert_reference.md``). (default: :obj:`"default"`)
+        query (str, optional): K-Query by a greedy longest-match ``"trie"`` scan over the KG
+            subjects, or by the ``"words"`` of :obj:`segmenter`. (default: :obj:`"trie"`)
+        segmenter (str, optional): segmenter name for ``query="words"``. (default: :obj:`"jieba"`)
+        add_cls (bool, optional): start with ``[CLS]`` (the NER reference has none).
+            (default: :obj:`True`)
+        tag_to_id (Mapping[str, int], optional): NER tag ids, needed to pass ``tags``.
+        keep_text (bool, optional): also give the ``text`` of every node (for inspection).
+            (default: :obj:`False`)
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph | None,
+        tokenizer: CharTokenizer,
+        max_length: int = 256,
+        max_entities: int = 2,
+        predicate: bool = True,
+        mode: str = "default",
+        query: str = "trie",
+        segmenter: str = "jieba",
+        add_cls: bool = True,
+        tag_to_id: Mapping[str, int] | None = None,
+        keep_text: bool = False,
+    ):
+        if mode not in ("default", "reference"):
+            raise ValueError(f"mode must be 'default' or 'reference', got {mode!r}")
+        if query not in ("trie", "words"):
+            raise ValueError(f"query must be 'trie' or 'words', got {query!r}")
+        if mode == "reference" and query != "trie":
+            raise ValueError("mode='reference' queries by the reference's own trie scan; use query='trie'")
+        if max_length < 1:
+            raise ValueError(f"max_length must be at least 1, got {max_length}")
+        if max_entities < 0:
+            raise ValueError(f"max_entities must be >= 0, got {max_entities}")
+        self.kg = kg
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.max_entities = max_entities
+        self.predicate = predicate
+        self.mode = mode
+        self.query = query
+        self.segmenter = segmenter
+        self.add_cls = add_cls
+        self.tag_to_id = dict(tag_to_id) if tag_to_id is not None else None
+        self.keep_text = keep_text
+        self.inject = kg is not None and max_entities > 0
+        self._reference = mode == "reference"
+        self._token_id = tokenizer.exact_id if self._reference else tokenizer.token_to_id
+        self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
+        self._folded = _CodeTable(lambda ch: ord(_fold_char(ch)))
+        self._values: dict[str, _Values | None] = {}
+        self._trie: FlatTrie | None = None
+        self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
+        cls = [(CLS, _TAG, 0)] if add_cls else []
+        self._templates = {  # keyed by "is a pair"
+            False: _template(cls + [("a", _TEXT_A, 0)]),
+            True: _template(cls + [("a", _TEXT_A, 0), (SEP, _TAG, 0), ("b", _TEXT_B, 1), (SEP, _TAG, 1)]),
+        }
+
+    # ------------------------------------------------------------------ checks
+    def check(self, text_a: str, text_b: str | None = None, tags: Sequence[str] | None = None) -> None:
+        """Raise :class:`TypeError` / :class:`ValueError` for an input the builder refuses: an
+        empty (or whitespace-only) text, and ``tags`` without ``tag_to_id``, with a pair, of the
+        wrong length or with an unknown tag."""
+        for name, text in (("text_a", text_a), ("text_b", text_b)):
+            if text is not None and not isinstance(text, str):
+                raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+            if text is not None and not text.strip():
+                raise ValueError(f"empty text ({name})")
+        if tags is None:
+            return
+        if self.tag_to_id is None:
+            raise ValueError("tags given but the builder has no tag_to_id")
+        if text_b is not None:
+            raise ValueError("tags apply to a single text, not to a pair")
+        if len(tags) != len(text_a):
+            raise ValueError(f"{len(tags)} tags for {len(text_a)} characters")
+        unknown = sorted({t for t in tags if t not in self.tag_to_id})
+        if unknown:
+            raise ValueError(f"unknown tag(s) {unknown}; known: {sorted(self.tag_to_id)}")
+
+    # ------------------------------------------------------------------- build
+    def build(self, texts_a: Sequence[str], texts_b: Sequence[str] | None = None,
+              tags: Sequence[Sequence[str]] | None = None) -> Trees:
+        """The trees of ``(texts_a[i], texts_b[i])`` with NER ``tags[i]``, as flat arrays.
+
+        The inputs are not checked here: :meth:`check` them first.
+        """
+        layout = self._layout(texts_a, texts_b)
+        if self._reference:
+            specials, matches = self._forced_words(layout)
+        else:
+            specials, matches = self._added_tags(layout), self._query_words(layout)
+        trunk = self._trunk(layout, specials, pair=texts_b is not None)
+        words = self._words(layout, trunk, matches)
+        branches = self._branches(words)
+        placed = self._place(trunk, words, branches)
+        kept = self._cut(trunk, words, branches, placed)
+        stores = {"token": self._token_table(layout, trunk, words, branches, kept, tags),
+                  "word": {"span": words.span[kept.word]},
+                  "entity": {"length": np.minimum(branches.value_length[kept.value],
+                                                  self.max_length - placed.value[kept.value])}}
+        n = len(texts_a)
+        counts = {"token": kept.size, "word": np.bincount(words.input[kept.word], minlength=n),
+                  "entity": np.bincount(branches.value_input[kept.value], minlength=n)}
+        for key, (edge_index, owner) in self._edges(words, branches, placed, kept).items():
+            stores[key] = {"edge_index": edge_index}
+            counts[key] = np.bincount(owner, minlength=n)
+        if self.keep_text:
+            self._texts(stores, layout, trunk, words, specials, kept)
+        return Trees(stores, counts)
+
+    # step 1 -------------------------------------------------------------------
+    def _layout(self, texts_a: Sequence[str], texts_b: Sequence[str] | None) -> _Layout:
+        """Every input as ``[CLS]a`` or ``[CLS]a[SEP]b[SEP]``, all laid end to end."""
+        template = self._templates[texts_b is not None]
+        texts = {_TEXT_A: texts_a, _TEXT_B: texts_b}
+        columns: list[Iterable[str]] = [repeat(name) if kind == _TAG else texts[kind]
+                                        for name, kind in zip(template.names, template.kind.tolist(), strict=True)]
+        parts = list(chain.from_iterable(zip(*columns, strict=False)))  # the tags repeat endlessly
+        part_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        part_start = ptr(part_len)
+        string = "".join(parts)
+        codes = np.frombuffer(string.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        char_part = np.arange(len(parts)).repeat(part_len)
+        slot = char_part % len(template.kind)  # the part's place in the template
+        char_kind = template.kind[slot]
+        origin = np.arange(len(codes)) - part_start[char_part]
+        origin[char_kind == _TAG] = -1
+        return _Layout(string, codes, template, part_start[::len(template.kind)], part_start, char_kind,
+                       template.seg[slot], char_part // len(template.kind), part_start[char_part + 1], origin)
+
+    # step 2 -------------------------------------------------------------------
+    def _added_tags(self, layout: _Layout) -> _Spans:
+        """Default mode: the added ``[CLS]`` and ``[SEP]`` are the tags."""
+        n = len(layout.input_start) - 1
+        part = layout.template.parts(n, tags=True)
+        return _Spans(layout.part_start[part], layout.part_start[part + 1], layout.template.tags * n)
+
+    def _query_words(self, layout: _Layout) -> _Spans:
+        """Default mode: the KG subjects found in each text (folded), by trie or by words."""
+        if not self.inject:
+            return _Spans(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
+        if self.query == "words":
+            return self._segmenter_words(layout)
+        trie = self._flat_trie()
+        length, word = trie.longest(self._folded(layout.codes), layout.char_stop)
+        length[layout.char_kind == _TAG] = 0
+        start = length.nonzero()[0]
+        taken = start[_greedy(start, start + length[start])]
+        return _Spans(taken, taken + length[taken], [trie.words[w] for w in word[taken].tolist()])
+
+    def _segmenter_words(self, layout: _Layout) -> _Spans:
+        """The words of the segmenter (run on each folded text) that are KG subjects."""
+        segment = get_segmenter(self.segmenter).segment
+        start, end, subject = [], [], []
+        part = layout.template.parts(len(layout.input_start) - 1, tags=False)
+        for offset, stop in zip(layout.part_start[part].tolist(), layout.part_start[part + 1].tolist(), strict=True):
+            for span in self.kg.query(segment(fold(layout.string[offset:stop]))):
+                start.append(offset + span.start)
+                end.append(offset + span.end)
+                subject.append(span.word)
+        return _Spans(np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64), subject)
+
+    def _forced_words(self, layout: _Layout) -> tuple[_Spans, _Spans]:
+        """Reference mode: pkuseg's forced words over the subjects and the special tags, in each
+        whitespace-free piece of the whole string; the special tags among them are the tags."""
+        space = self._char_ids(layout.codes) < 0
+        bounds = np.sort(np.concatenate((space.nonzero()[0], layout.input_start[1:])))
+        stop = bounds[bounds.searchsorted(np.arange(len(layout.codes)), side="right")]  # end of each piece
+        length, _, reach = self._flat_trie().walk(layout.codes, stop)
+        start = length.nonzero()[0]
+        end = np.where(start + reach[start] == stop[start], start + length[start], start + reach[start])
+        taken = _greedy(start, end)
+        start, end = start[taken], end[taken]
+        words = [layout.string[s:e] for s, e in zip(start.tolist(), end.tolist(), strict=True)]
+        is_tag = np.fromiter((w in SPECIAL_TAGS for w in words), dtype=bool, count=len(words))
+        specials = _Spans(start[is_tag], end[is_tag], [w for w in words if w in SPECIAL_TAGS])
+        return specials, _Spans(start, end, words)
+
+    def _flat_trie(self) -> FlatTrie:
+        """The K-Query trie: the subjects, or in reference mode the stripped subjects and the
+        special tags (pkuseg's user dictionary); built on first use."""
+        if self._trie is None:
+            subjects = self.kg.subjects if self.kg is not None else ()
+            if self._reference:
+                self._trie = FlatTrie(chain((s.strip() for s in subjects), SPECIAL_TAGS))
+            else:
+                self._trie = FlatTrie(subjects)
+        return self._trie
+
+    # step 3 -------------------------------------------------------------------
+    def _trunk(self, layout: _Layout, specials: _Spans, pair: bool) -> _Trunk:
+        """The trunk tokens: every character that is not whitespace, each tag one token."""
+        ids = self._char_ids(layout.codes).astype(np.int64)  # -1: whitespace
+        tail_of, tail_k = ranges(specials.end - specials.start - 1)
+        ids[specials.start[tail_of] + tail_k + 1] = -1  # a tag is one token: its first character
+        ids[specials.start] = [self._tag_ids[t] for t in specials.text]
+        is_token = ids >= 0
+        chars_before = ptr(is_token)
+        char = is_token.nonzero()[0]
+        token_ptr = chars_before[layout.input_start]
+        token_input = layout.char_input[char]
+        ordinal = np.arange(len(char)) - token_ptr[token_input]
+        if pair and self._reference:  # run_kbert_cls's counter: 1, then +1 after each [SEP]; minus 1, capped at 1
+            is_sep = np.zeros(len(layout.codes), dtype=bool)
+            is_sep[[s for s, t in zip(specials.start.tolist(), specials.text, strict=True) if t == SEP]] = True
+            seps_before = ptr(is_sep[char])
+            seg = np.minimum(seps_before[:-1] - seps_before[token_ptr[token_input]], 1)
+        else:
+            seg = layout.char_seg[char]
+        return _Trunk(char, token_input, token_ptr, ordinal, ids[char], seg, chars_before)
+
+    # step 4 -------------------------------------------------------------------
+    def _words(self, layout: _Layout, trunk: _Trunk, matches: _Spans) -> _Words:
+        """The queried words whose subject has values and that hold a trunk token."""
+        values = [self._subject_values(s) for s in matches.text] if self.inject else [None] * len(matches.text)
+        first, end = trunk.chars_before[matches.start], trunk.chars_before[matches.end]
+        keep = np.fromiter((v is not None for v in values), dtype=bool, count=len(values)) & (end > first)
+        index = keep.nonzero()[0]
+        first, end, values = first[index], end[index], [values[i] for i in index.tolist()]
+        span = np.empty((len(index), 2), dtype=np.int64)  # offsets in the word's own text
+        span[:, 0] = layout.origin[matches.start[index]]
+        span[:, 1] = span[:, 0] + matches.end[index] - matches.start[index]
+        width = np.fromiter((v.ids.size for v in values), dtype=np.int64, count=len(values))
+        return _Words(trunk.input[first], first, end, span, [matches.text[i] for i in index.tolist()], values,
+                      width, first.searchsorted(trunk.ptr))
+
+    def _subject_values(self, subject: str) -> _Values | None:
+        """The values injected on ``subject`` (memoised), ``None`` if none. Default mode drops
+        whitespace from a value; the reference keeps every code point."""
+        if subject in self._values:
+            return self._values[subject]
+        result = None
+        texts, chars = [], []
+        for value in self.kg.values(subject, self.max_entities, self.predicate) if subject in self.kg else ():
+            kept = list(value) if self._reference else [ch for ch in value if not ch.isspace()]
+            if kept:
+                texts.append(value)
+                chars.append(kept)
+        if texts:
+            flat = list(chain.from_iterable(chars))
+            result = _Values(np.fromiter(map(len, chars), dtype=np.int64, count=len(chars)),
+                             np.fromiter(map(self._token_id, flat), dtype=np.int64, count=len(flat)), texts, flat)
+        self._values[subject] = result
+        return result
+
+    @staticmethod
+    def _branches(words: _Words) -> _Branches:
+        """The values of every word and their tokens as flat arrays."""
+        count = np.fromiter((len(v.texts) for v in words.values), dtype=np.int64, count=len(words.values))
+        word_ptr = ptr(count)
+        value_word = np.arange(len(count)).repeat(count)
+        empty = np.zeros(0, dtype=np.int64)
+        length = np.concatenate([v.lengths for v in words.values]) if words.values else empty
+        token_value, token_offset = ranges(length)
+        ids = np.concatenate([v.ids for v in words.values]) if words.values else empty
+        return _Branches(word_ptr, value_word, words.input[value_word], length, word_ptr[words.ptr], token_value,
+                         token_offset, ids)
+
+    @staticmethod
+    def _place(trunk: _Trunk, words: _Words, branches: _Branches) -> _Placed:
+        """Where every token goes in its input's flattened tree (the equations of step 4)."""
+        widths_before = ptr(words.width)  # branch tokens of all earlier words
+        # ... of the earlier words of the same input
+        same_input_before = widths_before[:-1] - widths_before[words.ptr[words.input]]
+        word_at = words.end - trunk.ptr[words.input] + same_input_before
+        lengths_before = ptr(branches.value_length)  # tokens of all earlier values
+        # ... of the earlier values of the same word
+        same_word_before = lengths_before[:-1] - lengths_before[branches.word_ptr[branches.value_word]]
+        value_at = word_at[branches.value_word] + same_word_before
+        words_ended = words.end.searchsorted(np.arange(len(trunk.char)), side="right")
+        trunk_at = trunk.ordinal + widths_before[words_ended] - widths_before[words.ptr[trunk.input]]
+        return _Placed(trunk_at, word_at, value_at, value_at[branches.token_value] + branches.token_offset)
+
+    # step 5 -------------------------------------------------------------------
+    def _cut(self, trunk: _Trunk, words: _Words, branches: _Branches, placed: _Placed) -> _Kept:
+        """What survives ``max_length``, and where each kept token goes in the token table."""
+        limit = self.max_length
+        branch_input = branches.value_input[branches.token_value]
+        size = np.minimum(trunk.ptr[1:] - trunk.ptr[:-1] + np.bincount(branch_input, minlength=len(trunk.ptr) - 1),
+                          limit)
+        first_token = ptr(size)
+        kept_trunk = (placed.trunk < limit).nonzero()[0]
+        kept_branch = (placed.branch < limit).nonzero()[0]
+        return _Kept(size, kept_trunk, (placed.word < limit).nonzero()[0], (placed.value < limit).nonzero()[0],
+                     kept_branch, first_token[trunk.input[kept_trunk]] + placed.trunk[kept_trunk],
+                     first_token[branch_input[kept_branch]] + placed.branch[kept_branch])
+
+    # step 6 -------------------------------------------------------------------
+    def _token_table(self, layout: _Layout, trunk: _Trunk, words: _Words, branches: _Branches, kept: _Kept,
+                     tags: Sequence[Sequence[str]] | None) -> dict[str, np.ndarray]:
+        """The token attributes of all inputs: trunk and branch tokens put where they go."""
+        names = ["input_ids", "pos", "seg", "char_index"]
+        trunk_rows = [trunk.ids, trunk.ordinal, trunk.seg, layout.origin[trunk.char]]
+        if tags is not None:
+            names.append("y")
+            tag_ids = np.fromiter(map(self.tag_to_id.__getitem__, chain.from_iterable(tags)), dtype=np.int64)
+            char_tag = np.full(len(layout.codes), IGNORE_INDEX, dtype=np.int64)
+            char_tag[layout.char_kind == _TEXT_A] = tag_ids
+            trunk_rows.append(char_tag[trunk.char])
+        table = np.empty((len(names), int(kept.size.sum())), dtype=np.int64)
+        table[:, kept.trunk_dest] = np.array(trunk_rows)[:, kept.trunk]
+        offset = branches.token_offset[kept.branch]
+        last = words.end[branches.value_word[branches.token_value[kept.branch]]] - 1  # the word's last character
+        table[0, kept.branch_dest] = branches.token_ids[kept.branch]
+        table[1, kept.branch_dest] = trunk.ordinal[last] + offset + 1
+        table[2, kept.branch_dest] = trunk.seg[last]
+        table[3:, kept.branch_dest] = np.array([[-1], [IGNORE_INDEX]])[:len(names) - 3]  # char_index, y
+        token = dict(zip(names, table, strict=True))
+        token["branch"] = np.zeros(table.shape[1], dtype=bool)
+        token["branch"][kept.branch_dest] = True
+        return token
+
+    @staticmethod
+    def _edges(words: _Words, branches: _Branches, placed: _Placed,
+               kept: _Kept) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+        """Each edge type's ``[2, E]`` index, local to its input (kept words and values are a
+        prefix of their input's, in order), and the input of every edge."""
+        word_local = np.arange(len(words.end)) - words.ptr[words.input]
+        value_local = np.arange(len(branches.value_word)) - branches.value_ptr[branches.value_input]
+        token_word, k = ranges(words.end[kept.word] - words.first[kept.word])
+        token_word = kept.word[token_word]
+        token_value = branches.token_value[kept.branch]
+        return {
+            WORD_EDGE: (np.array((placed.trunk[words.first[token_word] + k], word_local[token_word])),
+                        words.input[token_word]),
+            ENTITY_EDGE: (np.array((placed.branch[kept.branch], value_local[token_value])),
+                          branches.value_input[token_value]),
+            ANCHOR_EDGE: (np.array((value_local[kept.value], word_local[branches.value_word[kept.value]])),
+                          branches.value_input[kept.value]),
+        }
+
+    @staticmethod
+    def _texts(stores: dict[Any, dict[str, Any]], layout: _Layout, trunk: _Trunk, words: _Words, specials: _Spans,
+               kept: _Kept) -> None:
+        """The ``text`` of every kept node: token strings as written, subjects, values."""
+        char_text = np.array(list(layout.string), dtype=object)
+        char_text[specials.start] = specials.text
+        branch_text = np.array(list(chain.from_iterable(v.chars for v in words.values)), dtype=object)
+        token_text = np.empty(len(stores["token"]["input_ids"]), dtype=object)
+        token_text[kept.trunk_dest] = char_text[trunk.char[kept.trunk]]
+        token_text[kept.branch_dest] = branch_text[kept.branch]
+        value_text = list(chain.from_iterable(v.texts for v in words.values))
+        stores["token"]["text"] = token_text.tolist()
+        stores["word"]["text"] = [words.subject[w] for w in kept.word.tolist()]
+        stores["entity"]["text"] = [value_text[v] for v in kept.value.tolist()]
+
+
+def _template(parts: list[tuple[str, int, int]]) -> _Template:
+    """A :class:`_Template` from ``(name, kind, segment)`` of each part."""
+    return _Template([name for name, _, _ in parts], np.array([kind for _, kind, _ in parts]),
+                     np.array([seg for _, _, seg in parts]), [name for name, kind, _ in parts if kind == _TAG])
+
+
+def _greedy(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Which of the spans ``[start, end)`` (sorted by start) a left-to-right scan takes: each one
+    whose start no span taken before covers."""
+    taken, reach = [], -1
+    for i, (s, e) in enumerate(zip(start.tolist(), end.tolist(), strict=True)):
+        if s >= reach:
+            taken.append(i)
+            reach = e
+    return np.asarray(taken, dtype=np.int64)
+
+
+__all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "NODE_TYPES", "SEP", "SPECIAL_TAGS",
+           "WORD_EDGE", "TreeCore", "Trees", "fold"]
