@@ -20,7 +20,8 @@ def quick_overrides(shared_data: Path, cache: Path) -> list[str]:
 
 
 def test_recipes_resolve():
-    for name in ("let/lcqmc", "let/bq", "let/lcqmc_quick", "let/lcqmc_quick_nosenses"):
+    for name in ("let/lcqmc", "let/bq", "let/lcqmc_quick", "let/lcqmc_quick_nosenses",
+                 "let/lcqmc_quick_nosememe_attention"):
         config = resolve(name)
         assert config["task"] == "let"
     published = resolve("let/lcqmc")
@@ -31,6 +32,10 @@ def test_recipes_resolve():
     assert published["train"]["batch_size"] == 32 and published["train"]["epochs"] == 6
     assert published["data"]["max_length"] == 128 and published["data"]["segmentation"] == "lattice"
     assert resolve("let/lcqmc_quick_nosenses")["model"]["senses"] is False
+    assert published["model"]["sememe_attention"] is True and published["model"]["cls"] == "pooled"
+    ablation = resolve("let/lcqmc_quick_nosememe_attention")
+    assert ablation["model"]["sememe_attention"] is False
+    assert ablation["model"] == {**resolve("let/lcqmc_quick")["model"], "sememe_attention": False}
     with pytest.raises(ValueError, match="unknown recipe key"):
         resolve("let/lcqmc_quick", ["model.hiden=3"])
 
@@ -41,6 +46,11 @@ def test_task_options_are_checked(shared_data):
         task_cls(resolve("let/lcqmc_quick", ["data.dataset=snli"]))
     with pytest.raises(ValueError, match="unknown segmentation"):
         task_cls(resolve("let/lcqmc_quick", ["data.segmentation=ltp"]))
+    for key, value in (("sememe_scope", "word"), ("cls", "mean"), ("update", "lstm"), ("objective", "hinge")):
+        with pytest.raises(ValueError, match=f"^model.{key} must be one of .*, got '{value}'$"):
+            task_cls(resolve("let/lcqmc_quick", [f"model.{key}={value}"]))
+    with pytest.raises(ValueError, match="^model.sememe_attention must be a bool"):
+        resolve("let/lcqmc_quick", ["model.sememe_attention=maybe"])
     task = task_cls(resolve("let/lcqmc", [f"data.root={shared_data}"]))
     with pytest.raises(ValueError, match="bert_path"):
         task.build_model()
