@@ -224,3 +224,12 @@ def test_tiny_ner_model_learns_tags_other_than_o(tmp_path, shared_data):
     entity = (y >= 0) & (y != task.label_names().index("O"))
     recall = ((pred == y) & entity).sum() / entity.sum()
     assert recall > 0.3, f"entity-token recall {float(recall):.3f}: the tagger collapsed towards O"
+
+
+def test_head_and_pooling_reach_the_model(tmp_path, shared_data):
+    for head in ("uer", "bert_pooler"):
+        task = _task(_config(tmp_path, shared_data, extra=[f"model.head={head}", "model.pooling=last"]))
+        task.set_extra_state({"labels": ["0", "1"]})
+        model = task.build_model()
+        assert model.head == head and model.pooling == "last"
+        assert (model.output_layer is not None) == (head == "uer")

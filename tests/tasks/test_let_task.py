@@ -108,6 +108,23 @@ def test_senses_off_model_and_softmax_objective(shared_data, tmp_path):
     assert len(task.decode(out, batch)) == 4
 
 
+def test_model_switches_reach_the_model(shared_data, tmp_path):
+    """Each fidelity switch of a recipe changes the model the task builds."""
+    from graphmatch.nn.sememe_attention import SememeAttention
+
+    def build(recipe, *extra):
+        return get_task("let")(resolve(recipe, [*quick_overrides(shared_data, tmp_path), *extra])).build_model()
+
+    default = build("let/lcqmc_quick")
+    assert isinstance(default.sememe_attention, SememeAttention)
+    assert default.config.sememe_scope == "sense" and default.config.cls == "pooled"
+    assert not isinstance(default.sagt.layers[0].word_mlp, torch.nn.Identity)
+    assert not hasattr(build("let/lcqmc_quick_nosememe_attention"), "sememe_attention")
+    other = build("let/lcqmc_quick", "model.sememe_scope=sentence", "model.sagt_mlp=false", "model.cls=first")
+    assert other.config.sememe_scope == "sentence" and other.config.cls == "first"
+    assert isinstance(other.sagt.layers[0].word_mlp, torch.nn.Identity)
+
+
 def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     from transformers import BertConfig, BertModel
 
