@@ -15,30 +15,46 @@ from torch import Tensor, nn
 
 from graphmatch.graphs.kbert import dense_inputs
 
-POOLINGS = ("first", "mean", "max")
+POOLINGS = ("first", "mean", "max", "last")
+#: classification heads: K-BERT's own (UER's ``output_layer_1`` + tanh) or BERT's pretrained pooler
+HEADS = ("uer", "bert_pooler")
 
 
 class KBert(nn.Module):
     r"""K-BERT model.
 
-    Classification (single sentences and pairs, as UER/K-BERT's classifier):
+    Classification (single sentences and pairs), ``head="uer"`` (K-BERT's ``BertClassifier`` in
+    ``run_kbert_cls.py``, UER's classifier: a fresh ``output_layer_1`` with tanh, no dropout):
 
     .. math::
         \mathbf{v} = \operatorname{pool}(\mathbf{H}), \qquad
+        \mathbf{z} = \mathbf{W}_c \tanh(\mathbf{W}_1 \mathbf{v} + \mathbf{b}_1) + \mathbf{b}_c
+
+    ``head="bert_pooler"`` (HuggingFace's ``BertForSequenceClassification``) uses the encoder's
+    (pretrained BERT's) pooler :math:`\mathbf{W}_p, \mathbf{b}_p` and dropout instead:
+
+    .. math::
         \mathbf{z} = \mathbf{W}_c\, \operatorname{Dropout}(\tanh(\mathbf{W}_p \mathbf{v} + \mathbf{b}_p)) + \mathbf{b}_c
 
-    where :math:`\operatorname{pool}` takes the ``[CLS]`` state (``"first"``) or the mean / max
-    over the real tokens, and :math:`\mathbf{W}_p` is the encoder's (BERT's) pooler.
-    Tagging (NER): :math:`\mathbf{z}_i = \mathbf{W}_c\, \operatorname{Dropout}(\mathbf{h}_i) + \mathbf{b}_c`
-    for every token; injected (branch) tokens carry no label (``y = -100``).
+    :math:`\operatorname{pool}` takes the ``[CLS]`` state (``"first"``), the state of the last real
+    token (``"last"``) or the mean / max over the real tokens (UER's ``--pooling``; UER pools over
+    the whole padded sequence, whose last position is usually padding).
+    Tagging (NER): :math:`\mathbf{z}_i = \mathbf{W}_c \mathbf{h}_i + \mathbf{b}_c` for every token
+    (K-BERT's ``BertTagger``; ``head="bert_pooler"`` adds dropout before :math:`\mathbf{W}_c`, as
+    HuggingFace's ``BertForTokenClassification``); injected (branch) tokens carry no label
+    (``y = -100``). :meth:`init_output_bias` sets :math:`\mathbf{b}_c` (e.g. to the log frequency
+    of each tag).
 
     Args:
         encoder (nn.Module): ``encoder(input_ids, pos, seg, visible) -> [B, L, F]`` with
             ``hidden_size`` and ``pool(vec)``.
         num_labels (int): number of classes or tags.
         tagging (bool, optional): token tagging instead of classification. (default: :obj:`False`)
-        pooling (str, optional): ``"first"``, ``"mean"`` or ``"max"``. (default: :obj:`"first"`)
-        dropout (float, optional): dropout before the output layer. (default: :obj:`0.1`)
+        pooling (str, optional): ``"first"``, ``"mean"``, ``"max"`` or ``"last"``.
+            (default: :obj:`"first"`)
+        head (str, optional): ``"uer"`` or ``"bert_pooler"``. (default: :obj:`"uer"`)
+        dropout (float, optional): dropout before the output layer (``head="bert_pooler"`` only).
+            (default: :obj:`0.1`)
         visible_matrix (bool, optional): ablation; ``False`` lets every real token see every
             other one (injected tokens included). (default: :obj:`True`)
         soft_positions (bool, optional): ablation; ``False`` uses hard positions
@@ -52,25 +68,47 @@ class KBert(nn.Module):
     """
 
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: str = "first",
-                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True):
+                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: str = "uer"):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        if head not in HEADS:
+            raise ValueError(f"head must be one of {HEADS}, got {head!r}")
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
         self.encoder = encoder
         self.num_labels = num_labels
         self.tagging = tagging
         self.pooling = pooling
+        self.head = head
         self.visible_matrix = visible_matrix
         self.soft_positions = soft_positions
-        self.dropout = nn.Dropout(dropout)
+        self.dropout: nn.Module = nn.Dropout(dropout) if head == "bert_pooler" else nn.Identity()
+        #: UER's ``output_layer_1`` (classification with ``head="uer"``)
+        self.output_layer = nn.Linear(encoder.hidden_size, encoder.hidden_size) \
+            if head == "uer" and not tagging else None
         self.classifier = nn.Linear(encoder.hidden_size, num_labels)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        nn.init.normal_(self.classifier.weight, 0.0, 0.02)
-        nn.init.zeros_(self.classifier.bias)
+        """``head="uer"``: PyTorch's default initialisation of the output layers, as K-BERT's scripts
+        (they create the layers after initialising the encoder); ``"bert_pooler"``: BERT's
+        normal(0, 0.02) weights and zero bias."""
+        if self.head == "uer":
+            for layer in (self.output_layer, self.classifier):
+                if layer is not None:
+                    layer.reset_parameters()
+        else:
+            nn.init.normal_(self.classifier.weight, 0.0, 0.02)
+            nn.init.zeros_(self.classifier.bias)
+
+    def init_output_bias(self, bias: Tensor) -> None:
+        r"""Set the output layer's bias :math:`\mathbf{b}_c` (``[num_labels]``), e.g. to the log
+        frequency of each tag so that training starts from the label prior."""
+        if tuple(bias.shape) != (self.num_labels,):
+            raise ValueError(f"the output bias must have {self.num_labels} values, got {list(bias.shape)}")
+        with torch.no_grad():
+            self.classifier.bias.copy_(bias)
 
     def forward(self, batch, return_attention_weights: bool = False):
         inputs = dense_inputs(batch)
@@ -92,14 +130,20 @@ class KBert(nn.Module):
         hidden, weights = hidden if return_attention_weights else (hidden, None)
         if self.tagging:
             logits = self.classifier(self.dropout(hidden[token_mask]))
+        elif self.output_layer is not None:
+            logits = self.classifier(torch.tanh(self.output_layer(self.pool(hidden, token_mask))))
         else:
             logits = self.classifier(self.dropout(self.encoder.pool(self.pool(hidden, token_mask))))
         return (logits, weights) if return_attention_weights else logits
 
     def pool(self, hidden: Tensor, token_mask: Tensor) -> Tensor:
-        """``[B, L, F]`` → ``[B, F]``: the first token, or the mean / max over real tokens."""
+        """``[B, L, F]`` → ``[B, F]``: the first token, the last real token, or the mean / max over
+        real tokens."""
         if self.pooling == "first":
             return hidden[:, 0]
+        if self.pooling == "last":
+            last = token_mask.sum(1).clamp(min=1) - 1
+            return hidden[torch.arange(hidden.size(0), device=hidden.device), last]
         mask = token_mask.unsqueeze(-1)
         if self.pooling == "mean":
             return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)

@@ -7,8 +7,11 @@ r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batche
 1. **characters**: a character encoder over ``[CLS] a [SEP] b [SEP]`` (a local HuggingFace BERT
    for LET-BERT, or a small transformer trained from scratch), projected to :math:`d`;
 2. **words**: :math:`\mathbf{w}_i = \text{att-pool}\{\mathbf{c}_t : t \in w_i\}`;
-   **senses**: :math:`\mathbf{s} = \text{att-pool}\{\mathbf{W}_e\mathbf{e}_k : k \in s\}` over
-   the (trainable, pretrained 200-d) sememe embeddings;
+   **sememes**: :math:`\mathbf{o}_k = \text{SememeAttn}(\mathbf{W}_e\mathbf{e}_k)` over the
+   (trainable, pretrained 200-d) sememe embeddings, attending within each sense
+   (:class:`~graphmatch.nn.SememeAttention`; ``sememe_scope="sentence"``: within each sentence,
+   as the released code; ``sememe_attention=False``: :math:`\mathbf{o}_k = \mathbf{W}_e\mathbf{e}_k`);
+   **senses**: :math:`\mathbf{s} = \text{att-pool}\{\mathbf{o}_k : k \in s\}`;
 3. **SaGT** (:class:`~graphmatch.nn.SaGT`) updates senses and words;
 4. **word → character**: :math:`\hat{\mathbf{c}}_t = \operatorname{LayerNorm}(\mathbf{c}_t +
    \text{att-pool}\{\mathbf{w}_i : t \in w_i\})`;
@@ -21,7 +24,13 @@ r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batche
 6. **prediction**: :math:`\mathbf{r}_a, \mathbf{r}_b` = att-pool of each sentence's
    :math:`\mathbf{y}_t`; :math:`p = \sigma(\operatorname{FFN}([\mathbf{c}_{CLS}; \mathbf{r}_a;
    \mathbf{r}_b; |\mathbf{r}_a - \mathbf{r}_b|; \mathbf{r}_a \circ \mathbf{r}_b]))` with binary
-   cross-entropy (paper), or a 2-way softmax (released code).
+   cross-entropy (paper), or a 2-way softmax (released code); :math:`\mathbf{c}_{CLS}` is the
+   encoder's pooled output :math:`\tanh(\mathbf{W}_p\mathbf{h}_{CLS} + \mathbf{b}_p)` as in the
+   released code (``cls="first"``: the raw :math:`\mathbf{h}_{CLS}`), and the FFN has the released
+   code's widths :math:`2d \to d \to` out.
+
+Where this follows the paper, the released code (``lbe0613/LET``) or neither is tabulated in
+``docs/let_reference.md``.
 
 The cross-sentence character pairs are formed per batch on the batch's device from
 ``token.sent`` (:func:`graphmatch.graphs.let.char_pair_edges`), so nothing quadratic is stored per sample.
@@ -46,10 +55,15 @@ from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.nn.sagt import UPDATES, SaGT
+from graphmatch.nn.sememe_attention import SememeAttention
 from graphmatch.ragged import batch_vector
 
 ENCODERS = ("transformer", "bert")
 OBJECTIVES = ("bce", "softmax")
+#: what each sememe attends over: the sememes of its sense (paper) or of its sentence (released code)
+SEMEME_SCOPES = ("sense", "sentence")
+#: c_CLS: the encoder's pooled output (released code) or the raw first state
+CLS_VECTORS = ("pooled", "first")
 
 
 @dataclass
@@ -69,13 +83,19 @@ class LETConfig:
     hidden: int = 128
     sagt_layers: int = 2
     sagt_heads: int = 1
-    #: MD-GAT heads of the character-level self/cross attention
+    #: MD-GAT heads of the sememe attention and of the character-level self/cross attention
     heads: int = 4
     perspectives: int = 20
     dropout: float = 0.2
     senses: bool = True
+    #: attention among sememes before they are pooled into senses (:class:`SememeAttention`)
+    sememe_attention: bool = True
+    sememe_scope: str = "sense"
+    #: the MLP between SaGT's word attention and its word update (released code)
+    sagt_mlp: bool = True
     update: str = "gru"
     objective: str = "bce"
+    cls: str = "pooled"
     #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
     #: with a SAT vector + 208 more of the HowNet files = 2,192)
     num_sememes: int = 2192
@@ -86,6 +106,9 @@ class LETConfig:
             (self.encoder in ENCODERS, f"encoder must be one of {ENCODERS}, got {self.encoder!r}"),
             (self.objective in OBJECTIVES, f"objective must be one of {OBJECTIVES}, got {self.objective!r}"),
             (self.update in UPDATES, f"update must be one of {UPDATES}, got {self.update!r}"),
+            (self.sememe_scope in SEMEME_SCOPES,
+             f"sememe_scope must be one of {SEMEME_SCOPES}, got {self.sememe_scope!r}"),
+            (self.cls in CLS_VECTORS, f"cls must be one of {CLS_VECTORS}, got {self.cls!r}"),
             (self.hidden % self.heads == 0, f"hidden ({self.hidden}) must be divisible by heads ({self.heads})"),
             (self.encoder != "bert" or self.bert_path, "encoder='bert' needs bert_path (a local directory)"),
         ]
@@ -128,12 +151,15 @@ class LETMatcher(nn.Module):
         if c.senses:
             self.sememe_emb = nn.Embedding(c.num_sememes, c.sememe_dim)
             self.sememe_proj = nn.Linear(c.sememe_dim, d)
+            if c.sememe_attention:
+                self.sememe_attention = SememeAttention(d, heads=c.heads, dropout=c.dropout)
             self.sense_pool = AttentivePooling(d, d, dropout=c.dropout)
-            self.sagt = SaGT(d, c.sagt_layers, heads=c.sagt_heads, dropout=c.dropout, update=c.update)
+            self.sagt = SaGT(d, c.sagt_layers, heads=c.sagt_heads, dropout=c.dropout, update=c.update,
+                             mlp=c.sagt_mlp)
             self.init_sememes(sememe_vectors)
         self.char_pool = AttentivePooling(d, d, dropout=c.dropout)
         self.fuse_norm = nn.LayerNorm(d)
-        self.interact = MDGATConv(d, d // c.heads, heads=c.heads, dropout=c.dropout)
+        self.interact = MDGATConv(d, d // c.heads, heads=c.heads, dropout=c.dropout, bias=False)
         self.mpcos = MultiPerspectiveCosine(d, c.perspectives)
         self.ffn = nn.Sequential(nn.Linear(d + c.perspectives, 2 * d), nn.ReLU(), nn.Dropout(c.dropout),
                                  nn.Linear(2 * d, d))
@@ -141,9 +167,9 @@ class LETMatcher(nn.Module):
         self.sent_pool = AttentivePooling(d, d, dropout=c.dropout)
         out = 1 if c.objective == "bce" else 2
         self.score = nn.Sequential(
-            nn.Dropout(c.dropout), nn.Linear(enc.hidden_size + 4 * d, d), nn.ReLU(),
-            nn.Dropout(c.dropout), nn.Linear(d, d // 2), nn.ReLU(), nn.Dropout(c.dropout),
-            nn.Linear(d // 2, out),
+            nn.Dropout(c.dropout), nn.Linear(enc.hidden_size + 4 * d, 2 * d), nn.ReLU(),
+            nn.Dropout(c.dropout), nn.Linear(2 * d, d), nn.ReLU(), nn.Dropout(c.dropout),
+            nn.Linear(d, out, bias=False),
         )
         self.dropout = nn.Dropout(c.dropout)
 
@@ -163,14 +189,16 @@ class LETMatcher(nn.Module):
 
     # ---------------------------------------------------------------- forward
     def encode_chars(self, data: HeteroData) -> tuple[Tensor, Tensor]:
-        """Character encoder over each pair: token vectors ``[N, E]`` and ``[CLS]`` vectors ``[B, E]``."""
+        r"""Character encoder over each pair: token vectors ``[N, E]`` and :math:`\mathbf{c}_{CLS}`
+        ``[B, E]`` (the pooled output, or the raw first state with ``cls="first"``)."""
         tok = data["token"]
         batch = batch_vector(tok)
         ids, mask = to_dense_batch(tok.input_ids, batch, fill_value=self.pad_id)
         seg, _ = to_dense_batch(tok.sent, batch)
         pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
         h = self.encoder(ids, pos, seg, mask.unsqueeze(1))
-        return h[mask], h[:, 0]
+        cls = h[:, 0] if self.config.cls == "first" else self.encoder.pool(h[:, 0])
+        return h[mask], cls
 
     def forward(self, data: HeteroData) -> Tensor:
         tok = data["token"]
@@ -204,10 +232,26 @@ class LETMatcher(nn.Module):
         S = data["sense"].num_nodes
         sememe_sense = data["sememe", "of", "sense"].edge_index[1]
         e = self.dropout(self.sememe_proj(self.sememe_emb(data["sememe"].sememe_id)))
+        if self.config.sememe_attention:
+            e = self._attend_sememes(data, e, sememe_sense, S)
         x_sense = self.sense_pool(e, sememe_sense, dim_size=S)
         x_word, _ = self.sagt(x_word, x_sense, data["word", "reach_fwd", "word"].edge_index,
                               data["sense", "of", "word"].edge_index[1])
         return x_word
+
+    def _attend_sememes(self, data: HeteroData, e: Tensor, sememe_sense: Tensor, num_senses: int) -> Tensor:
+        """Sememe attention within each sense, or (``sememe_scope="sentence"``) among the distinct
+        sememes of each sentence (the released code's set of sememes), shared by their occurrences."""
+        if self.config.sememe_scope == "sense":
+            return self.sememe_attention(e, sememe_sense, num_senses)
+        sem = data["sememe"]
+        sentence = batch_vector(sem) * 2 + sem.sent
+        key = sentence * self.config.num_sememes + sem.sememe_id
+        distinct, occurrence = torch.unique(key, return_inverse=True)
+        first = torch.full((distinct.numel(),), e.size(0), dtype=torch.long, device=e.device)
+        first = first.scatter_reduce(0, occurrence, torch.arange(e.size(0), device=e.device), "amin")
+        out = self.sememe_attention(e[first], distinct // self.config.num_sememes)
+        return out[occurrence]
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], sememe_vectors: Tensor | None = None) -> LETMatcher:

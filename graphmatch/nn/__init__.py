@@ -10,3 +10,4 @@ from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransforme
 from graphmatch.nn.mdgat_conv import MDGATConv  # noqa: F401
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine  # noqa: F401
 from graphmatch.nn.sagt import SaGT, SaGTLayer, expand_to_senses  # noqa: F401
+from graphmatch.nn.sememe_attention import SememeAttention, group_edges  # noqa: F401

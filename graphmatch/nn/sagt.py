@@ -48,12 +48,16 @@ class SaGTLayer(nn.Module):
 
         \mathbf{q}_i &= \text{MD-GAT}\big(\mathbf{w}_i,\ \{\mathbf{s}' : s \in S(w_i)\}\big),
         \qquad
-        \mathbf{w}'_i = \operatorname{GRU}(\mathbf{q}_i,\ \mathbf{w}_i)
+        \mathbf{w}'_i = \operatorname{GRU}\big(\operatorname{MLP}(\mathbf{q}_i),\ \mathbf{w}_i\big)
 
     :math:`\operatorname{GRU}(\mathbf{m}, \mathbf{h})` is a GRU cell with input :math:`\mathbf{m}`
     and state :math:`\mathbf{h}`; with ``update="residual"`` it is
-    :math:`\operatorname{LayerNorm}(\mathbf{h} + \mathbf{m})` instead. A word without senses
-    keeps its vector.
+    :math:`\operatorname{LayerNorm}(\mathbf{h} + \mathbf{m})` instead.
+    :math:`\operatorname{MLP}(\mathbf{q}) = \mathbf{W}_4\,\operatorname{ReLU}(\mathbf{W}_3\mathbf{q} +
+    \mathbf{b}_3) + \mathbf{b}_4` (:math:`d \to 2d \to d`) is the released code's MLP after the
+    word attention (``FastDiSA(has_mlp=True)``, beyond the paper's equations); ``mlp=False`` leaves it out
+    (:math:`\operatorname{MLP} = \operatorname{id}`). As in the released code the MD-GATs have no
+    output bias and no activation. A word without senses keeps its vector.
 
     Args:
         channels (int): width :math:`d` of word and sense vectors (even; each direction gives
@@ -61,6 +65,8 @@ class SaGTLayer(nn.Module):
         heads (int, optional): MD-GAT heads (must divide :math:`d/2`). (default: :obj:`1`)
         dropout (float, optional): dropout of attention weights and messages. (default: :obj:`0.`)
         update (str, optional): ``"gru"`` or ``"residual"``. (default: :obj:`"gru"`)
+        mlp (bool, optional): the MLP between the word attention and the word update.
+            (default: :obj:`True`)
 
     Shapes:
         - **input:** words :math:`(W, d)`, senses :math:`(S, d)`, word → sense edges for
@@ -68,7 +74,8 @@ class SaGTLayer(nn.Module):
         - **output:** words :math:`(W, d)`, senses :math:`(S, d)`
     """
 
-    def __init__(self, channels: int, heads: int = 1, dropout: float = 0.0, update: str = "gru") -> None:
+    def __init__(self, channels: int, heads: int = 1, dropout: float = 0.0, update: str = "gru",
+                 mlp: bool = True) -> None:
         super().__init__()
         if channels % 2 or (channels // 2) % heads:
             raise ValueError(f"SaGT: channels ({channels}) must be even and channels/2 divisible by "
@@ -77,9 +84,13 @@ class SaGTLayer(nn.Module):
             raise ValueError(f"SaGT: update must be one of {UPDATES}, got {update!r}")
         self.channels, self.heads, self.update = channels, heads, update
         half = channels // 2
-        self.sense_fwd = MDGATConv(channels, half // heads, heads=heads, dropout=dropout)
-        self.sense_bwd = MDGATConv(channels, half // heads, heads=heads, dropout=dropout)
-        self.word_conv = MDGATConv(channels, channels // heads, heads=heads, dropout=dropout)
+        self.sense_fwd = MDGATConv(channels, half // heads, heads=heads, dropout=dropout, bias=False)
+        self.sense_bwd = MDGATConv(channels, half // heads, heads=heads, dropout=dropout, bias=False)
+        self.word_conv = MDGATConv(channels, channels // heads, heads=heads, dropout=dropout, bias=False)
+        self.word_mlp: nn.Module = nn.Identity()
+        if mlp:
+            self.word_mlp = nn.Sequential(nn.Linear(channels, 2 * channels), nn.ReLU(), nn.Dropout(dropout),
+                                          nn.Linear(2 * channels, channels))
         self.dropout = nn.Dropout(dropout)
         if update == "gru":
             self.sense_update: nn.Module = nn.GRUCell(channels, channels)
@@ -89,8 +100,10 @@ class SaGTLayer(nn.Module):
             self.word_update = nn.LayerNorm(channels)
 
     def reset_parameters(self) -> None:
-        for m in (self.sense_fwd, self.sense_bwd, self.word_conv, self.sense_update, self.word_update):
-            m.reset_parameters()
+        for m in (self.sense_fwd, self.sense_bwd, self.word_conv, self.sense_update, self.word_update,
+                  *self.word_mlp.children()):
+            if hasattr(m, "reset_parameters"):
+                m.reset_parameters()
 
     def _update(self, cell: nn.Module, message: Tensor, state: Tensor) -> Tensor:
         message = self.dropout(message)
@@ -102,14 +115,15 @@ class SaGTLayer(nn.Module):
         m_fwd = self.sense_fwd((x_word, x_sense), fwd_edge_index)
         m_bwd = self.sense_bwd((x_word, x_sense), bwd_edge_index)
         x_sense = self._update(self.sense_update, torch.cat([m_fwd, m_bwd], dim=-1), x_sense)
-        q = self.word_conv((x_sense, x_word), sense_edge_index)
+        q = self.word_mlp(self.word_conv((x_sense, x_word), sense_edge_index))
         has_sense = torch.zeros(x_word.size(0), dtype=torch.bool, device=x_word.device)
         has_sense[sense_edge_index[1]] = True
         x_word = torch.where(has_sense.unsqueeze(-1), self._update(self.word_update, q, x_word), x_word)
         return x_word, x_sense
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({self.channels}, heads={self.heads}, update={self.update!r})"
+        return (f"{self.__class__.__name__}({self.channels}, heads={self.heads}, update={self.update!r}, "
+                f"mlp={not isinstance(self.word_mlp, nn.Identity)})")
 
 
 class SaGT(nn.Module):
@@ -121,7 +135,7 @@ class SaGT(nn.Module):
     Args:
         channels (int): width of word and sense vectors.
         num_layers (int, optional): number of layers. (default: :obj:`2`)
-        heads, dropout, update: as in :class:`SaGTLayer`.
+        heads, dropout, update, mlp: as in :class:`SaGTLayer`.
 
     Shapes:
         - **input:** words :math:`(W, d)`, senses :math:`(S, d)`, ``reach_fwd`` word → word
@@ -131,9 +145,9 @@ class SaGT(nn.Module):
     """
 
     def __init__(self, channels: int, num_layers: int = 2, heads: int = 1, dropout: float = 0.0,
-                 update: str = "gru") -> None:
+                 update: str = "gru", mlp: bool = True) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(SaGTLayer(channels, heads, dropout, update) for _ in range(num_layers))
+        self.layers = nn.ModuleList(SaGTLayer(channels, heads, dropout, update, mlp) for _ in range(num_layers))
 
     def reset_parameters(self) -> None:
         for layer in self.layers:

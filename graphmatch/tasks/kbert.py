@@ -10,9 +10,11 @@ Recipe keys (``data`` / ``model``)::
     model: backend (ours | hf), pretrained (a local BERT checkpoint folder, or minilm = the packaged
            all-MiniLM-L6-v2 of graphmatch[english]; its config.json sets the sizes; loaded strictly),
            hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
-           attention_dropout, pooling (first | mean | max), visible_matrix, soft_positions,
-           attention_mode (auto | dense | sparse; ours only), sparse_threshold, attn_implementation
-           (sdpa | eager; hf only)
+           attention_dropout, pooling (first | mean | max | last), head (uer | bert_pooler: K-BERT's
+           classifier, a fresh tanh layer without dropout, or BERT's pretrained pooler + dropout),
+           tag_prior (NER: start the tag layer's bias at the log frequency of each training tag),
+           visible_matrix, soft_positions, attention_mode (auto | dense | sparse; ours only),
+           sparse_threshold, attn_implementation (sdpa | eager; hf only)
 
 Ablations: ``data.kg: null`` (no knowledge), ``model.visible_matrix: false`` (full attention
 over the injected sequence), ``model.soft_positions: false`` (hard positions 0..L-1).
@@ -31,7 +33,7 @@ from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.knowledge import KnowledgeGraph
-from graphmatch.models.kbert import POOLINGS, KBert
+from graphmatch.models.kbert import HEADS, POOLINGS, KBert
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.text import CharTokenizer
@@ -68,6 +70,8 @@ class KBertTask(Task):
             "dropout": 0.1,
             "attention_dropout": 0.1,
             "pooling": "first",
+            "head": "uer",
+            "tag_prior": True,
             "visible_matrix": True,
             "soft_positions": True,
             "attention_mode": "auto",
@@ -83,6 +87,8 @@ class KBertTask(Task):
             raise ValueError(f"model.backend must be one of {', '.join(BACKENDS)}, got {m['backend']!r}")
         if m["pooling"] not in POOLINGS:
             raise ValueError(f"model.pooling must be one of {', '.join(POOLINGS)}, got {m['pooling']!r}")
+        if m["head"] not in HEADS:
+            raise ValueError(f"model.head must be one of {', '.join(HEADS)}, got {m['head']!r}")
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
         self.pretrained = resolve_pretrained(m["pretrained"]) if m["pretrained"] is not None else None
         self.kind = dataset_kind(self.data_cfg["dataset"], self.data_cfg["root"])
@@ -186,7 +192,8 @@ class KBertTask(Task):
 
             encoder = MaskTransformerEncoder(config)
         return KBert(encoder, len(self.label_names()), tagging=self.kind == "ner", pooling=m["pooling"],
-                     dropout=m["dropout"], visible_matrix=m["visible_matrix"], soft_positions=m["soft_positions"])
+                     dropout=m["dropout"], visible_matrix=m["visible_matrix"], soft_positions=m["soft_positions"],
+                     head=m["head"])
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())
@@ -197,9 +204,24 @@ class KBertTask(Task):
 
     def load_pretrained(self, model: torch.nn.Module) -> None:
         """Weights of ``model.pretrained`` (a local HF BERT folder or ``minilm``) into the encoder,
-        strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error."""
+        strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error; for NER
+        with ``model.tag_prior``, the tag layer's bias from the training tags (:meth:`tag_log_prior`)."""
+        if self.kind == "ner" and self.model_cfg["tag_prior"]:
+            model.init_output_bias(self.tag_log_prior())
         if self.pretrained is not None:
             model.encoder.load_hf(self.pretrained)
+
+    def tag_log_prior(self) -> torch.Tensor:
+        """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.
+
+        Starting the tagger from this bias keeps a model trained from scratch from collapsing: with
+        a zero bias the quickest way to the tag prior (``O`` is 89 % of MSRA's tags) is to map every
+        token to one state, after which no token-specific gradient reaches the encoder and it
+        predicts ``O`` everywhere (``docs/kbert.md``, *NER*)."""
+        train = self.datasets()["train"]
+        y = train._data["token"].y  # every training token of the (in-memory) split at once
+        counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double() + 1.0
+        return (counts / counts.sum()).log().float()
 
     # ---------------------------------------------------------- loss, decode
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:

@@ -12,9 +12,13 @@ Recipe keys (``data`` / ``model``)::
     model: encoder (transformer | bert), bert_path (a local HF BERT folder, or minilm = the packaged
            all-MiniLM-L6-v2 of graphmatch[english]; loaded strictly), encoder_hidden / encoder_layers /
            encoder_heads / encoder_ffn (own transformer), hidden, sagt_layers, sagt_heads, heads
-           (character MD-GAT), perspectives, dropout, senses (use the senses; false = the "senses
-           off" ablation on the same graphs), update (gru | residual), objective (bce | softmax),
-           pretrained_sememes (initialise sememe embeddings from the vectors)
+           (sememe and character MD-GAT), perspectives, dropout, senses (use the senses; false = the
+           "senses off" ablation on the same graphs), sememe_attention (attention among sememes
+           before sense pooling; false = the ablation), sememe_scope (sense | sentence: what a
+           sememe attends over; sentence = the released code), sagt_mlp (MLP before SaGT's word
+           update, as the released code), update (gru | residual), objective (bce | softmax),
+           cls (pooled | first: c_CLS from the encoder's pooler, as the released code, or the raw
+           first state), pretrained_sememes (initialise sememe embeddings from the vectors)
 
 Metrics: accuracy and positive-class F1 (dev accuracy selects the checkpoint).
 """
@@ -33,15 +37,29 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
-from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
+from graphmatch.models.let import (
+    CLS_VECTORS,
+    ENCODERS,
+    OBJECTIVES,
+    SEMEME_SCOPES,
+    LETConfig,
+    LETMatcher,
+    match_loss,
+    match_probability,
+)
 from graphmatch.nn.pretrained import resolve_pretrained
+from graphmatch.nn.sagt import UPDATES
 from graphmatch.tasks.base import Task, register
 from graphmatch.text import CharTokenizer
 
 DATASETS = ("lcqmc", "bq", "tsv")
 SPLITS = ("train", "dev", "test")
 _MODEL_KEYS = ("encoder", "bert_path", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
-               "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective")
+               "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
+               "sememe_attention", "sememe_scope", "sagt_mlp", "cls")
+#: model keys with a fixed set of values, checked when the task is made
+_MODEL_CHOICES = {"encoder": ENCODERS, "update": UPDATES, "objective": OBJECTIVES, "sememe_scope": SEMEME_SCOPES,
+                  "cls": CLS_VECTORS}
 
 
 @register
@@ -82,8 +100,12 @@ class LETTask(Task):
             "perspectives": 20,
             "dropout": 0.2,
             "senses": True,
+            "sememe_attention": True,
+            "sememe_scope": "sense",
+            "sagt_mlp": True,
             "update": "gru",
             "objective": "bce",
+            "cls": "pooled",
             "pretrained_sememes": True,
         },
     }
@@ -97,6 +119,9 @@ class LETTask(Task):
             raise ValueError(f"data.dataset must be one of {', '.join(DATASETS)}, got {d['dataset']!r}")
         parse_segmenters(d["segmentation"])  # fail early on a bad name
         m = self.model_cfg
+        for key, choices in _MODEL_CHOICES.items():
+            if m[key] not in choices:
+                raise ValueError(f"model.{key} must be one of {', '.join(choices)}, got {m[key]!r}")
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
         self.bert_dir = (resolve_pretrained(m["bert_path"], "model.bert_path")
                          if m["encoder"] == "bert" and m["bert_path"] is not None else None)

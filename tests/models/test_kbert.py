@@ -37,11 +37,53 @@ def _model(**kw) -> KBert:
 
 
 def test_classification_shapes_and_pooling(batch):
-    for pooling in ("first", "mean", "max"):
-        out = _model(pooling=pooling)(batch)
-        assert out.shape == (3, 3) and torch.isfinite(out).all()
+    for pooling in ("first", "mean", "max", "last"):
+        for head in ("uer", "bert_pooler"):
+            out = _model(pooling=pooling, head=head)(batch)
+            assert out.shape == (3, 3) and torch.isfinite(out).all()
     with pytest.raises(ValueError, match="pooling"):
-        _model(pooling="last")
+        _model(pooling="cls")
+    with pytest.raises(ValueError, match="head"):
+        _model(head="pooler")
+
+
+def test_heads_follow_their_formulas(batch):
+    """uer: W_c tanh(W_1 v + b_1) + b_c with a fresh W_1 and no dropout (K-BERT's classifier);
+    bert_pooler: W_c Dropout(tanh(W_p v + b_p)) + b_c with the encoder's pooler."""
+    inputs = dense_inputs(batch)
+    uer, pooler = _model(head="uer").train(), _model(head="bert_pooler").eval()
+    hidden = uer.encoder.eval()(inputs["input_ids"], inputs["pos"], inputs["seg"], inputs["visible"])
+    v = hidden[:, 0]
+    want = uer.classifier(torch.tanh(uer.output_layer(v)))
+    assert torch.allclose(uer(batch), want, atol=1e-6)  # training mode: no dropout in the head
+    assert not any(isinstance(m, torch.nn.Dropout) for m in (uer.dropout, uer.output_layer))
+    assert torch.allclose(pooler(batch), pooler.classifier(torch.tanh(pooler.encoder.pooler(v))), atol=1e-6)
+    assert pooler.output_layer is None and isinstance(pooler.dropout, torch.nn.Dropout)
+    # the uer head ignores the encoder's (pretrained) pooler; bert_pooler uses it
+    before = pooler(batch)
+    with torch.no_grad():
+        uer.encoder.pooler.weight.mul_(-1.0)
+        pooler.encoder.pooler.weight.mul_(-1.0)
+    assert torch.allclose(uer(batch), want, atol=1e-6)
+    assert not torch.allclose(pooler(batch), before, atol=1e-4)
+    # a tagger has no output_layer_1 in either head
+    assert _model(tagging=True).output_layer is None
+
+
+def test_last_pooling_takes_the_last_real_token():
+    model = _model(pooling="last")
+    hidden = torch.randn(2, 4, 5)
+    mask = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    assert torch.equal(model.pool(hidden, mask), torch.stack([hidden[0, 2], hidden[1, 3]]))
+
+
+def test_init_output_bias():
+    model = _model(tagging=True)
+    prior = torch.tensor([0.8, 0.15, 0.05]).log()
+    model.init_output_bias(prior)
+    assert torch.equal(model.classifier.bias.detach(), prior)
+    with pytest.raises(ValueError, match="3 values"):
+        model.init_output_bias(torch.zeros(4))
 
 
 def test_mean_and_max_pooling_ignore_padding():
@@ -112,6 +154,7 @@ def test_hf_backend_matches_ours(tmp_path, batch):
     for impl in ("eager", "sdpa"):
         hf = KBert(HFBertEncoder.from_pretrained(tmp_path, attn_implementation=impl), 3).eval()
         hf.classifier.load_state_dict(ours.classifier.state_dict())
+        hf.output_layer.load_state_dict(ours.output_layer.state_dict())
         assert torch.allclose(ours(batch), hf(batch), atol=1e-5)
 
 
@@ -121,5 +164,6 @@ def test_attention_weights_and_gradients(batch):
     logits, weights = model(batch, return_attention_weights=True)
     assert len(weights) == 2 and weights[0].shape[:2] == (3, 4)
     logits.sum().backward()
-    assert all(p.grad is not None and torch.isfinite(p.grad).all()
-               for n, p in model.named_parameters() if not n.startswith("encoder.embeddings.word"))
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for n, p in model.named_parameters()
+               if not n.startswith(("encoder.embeddings.word", "encoder.pooler")))
+    assert model.encoder.pooler.weight.grad is None  # K-BERT's head does not use BERT's pooler

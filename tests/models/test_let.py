@@ -4,6 +4,7 @@ from torch_geometric.data import Batch
 
 from graphmatch.graphs.let import LatticePairBuilder, char_pair_edges
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
+from graphmatch.nn.sememe_attention import SememeAttention
 
 PAIRS = [("苹果手机怎么样", "这个手机好用吗", 1), ("今天天气好", "明天会下雨吗", 0),
          ("？？！", "hello world", 0), ("打篮球的男生", "爱打篮球的男孩", 1)]
@@ -71,9 +72,10 @@ def test_forward_shapes_loss_and_gradients(batch, builder, objective, senses, up
     assert p.shape == (4,) and ((p >= 0) & (p <= 1)).all()
 
 
-def test_batched_equals_separate(builder):
+@pytest.mark.parametrize("scope", ["sense", "sentence"])
+def test_batched_equals_separate(builder, scope):
     torch.manual_seed(1)
-    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index), sememe_scope=scope)).eval()
     graphs = [builder(a, b, y) for a, b, y in PAIRS]
     with torch.no_grad():
         together = model(Batch.from_data_list(graphs))
@@ -124,6 +126,66 @@ def test_training_steps_fit_a_small_batch(batch, builder):
     assert torch.equal(pred, batch.y)
 
 
+def test_sememe_attention_switch(batch, builder):
+    torch.manual_seed(4)
+    on = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    off = LETMatcher(tiny(num_sememes=len(builder.sememe_index), sememe_attention=False)).eval()
+    assert isinstance(on.sememe_attention, SememeAttention) and not hasattr(off, "sememe_attention")
+    missing, unexpected = off.load_state_dict(on.state_dict(), strict=False)
+    assert not missing and unexpected and all(k.startswith("sememe_attention.") for k in unexpected)
+    with torch.no_grad():
+        assert not torch.allclose(on(batch), off(batch))  # same weights but the attention: it matters
+    on.train()
+    match_loss(on(batch), batch.y).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in on.sememe_attention.parameters())
+
+
+def test_sememe_attention_scopes(batch, builder):
+    """sense: the layer within each sense; sentence: the layer over the distinct sememes of each
+    sentence of each pair (the released code), shared by all occurrences of a sememe."""
+    torch.manual_seed(5)
+    model = LETMatcher(tiny(num_sememes=len(builder.sememe_index), sememe_scope="sentence")).eval()
+    sem = batch["sememe"]
+    sense = batch["sememe", "of", "sense"].edge_index[1]
+    e = torch.randn(sem.num_nodes, 16)
+    e = e[torch.unique(sem.batch * 100000 + sem.sent * 10000 + sem.sememe_id, return_inverse=True)[1]]
+    with torch.no_grad():
+        by_sense = model.sememe_attention(e, sense)
+        model.config.sememe_scope = "sense"
+        assert torch.equal(model._attend_sememes(batch, e, sense, batch["sense"].num_nodes), by_sense)
+        model.config.sememe_scope = "sentence"
+        got = model._attend_sememes(batch, e, sense, batch["sense"].num_nodes)
+        groups = 0
+        for g, sent in {(int(b), int(t)) for b, t in zip(sem.batch, sem.sent, strict=True)}:
+            rows = ((sem.batch == g) & (sem.sent == sent)).nonzero().view(-1)
+            ids, first = [], []
+            for r in rows.tolist():  # the distinct sememes of this sentence, in order of first use
+                if int(sem.sememe_id[r]) not in ids:
+                    ids.append(int(sem.sememe_id[r]))
+                    first.append(r)
+            want = model.sememe_attention(e[first], torch.zeros(len(first), dtype=torch.long))
+            for r in rows.tolist():
+                assert torch.allclose(got[r], want[ids.index(int(sem.sememe_id[r]))], atol=1e-5)
+            groups += 1
+    assert groups >= 4 and not torch.allclose(got, by_sense)
+    assert (torch.bincount(sem.sememe_id[sem.batch == 0]) > 1).any()  # a sememe repeated in a sentence
+
+
+def test_cls_vector_and_sagt_mlp(batch, builder):
+    torch.manual_seed(6)
+    pooled = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    first = LETMatcher(tiny(num_sememes=len(builder.sememe_index), cls="first", sagt_mlp=False)).eval()
+    first.load_state_dict(pooled.state_dict(), strict=False)
+    with torch.no_grad():
+        h, cls_p = pooled.encode_chars(batch)
+        _, cls_f = first.encode_chars(batch)
+        assert torch.allclose(cls_p, torch.tanh(pooled.encoder.pooler(cls_f)), atol=1e-6)
+        assert not torch.allclose(pooled(batch), first(batch))
+    assert not isinstance(pooled.sagt.layers[0].word_mlp, torch.nn.Identity)
+    assert isinstance(first.sagt.layers[0].word_mlp, torch.nn.Identity)
+    assert pooled.interact.bias is None  # no output bias in the MD-GATs (released code)
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="encoder must be"):
         LETConfig(encoder="lstm")
@@ -131,6 +193,10 @@ def test_config_validation():
         LETConfig(encoder="bert")
     with pytest.raises(ValueError, match="objective"):
         LETConfig(objective="hinge")
+    with pytest.raises(ValueError, match="sememe_scope must be"):
+        LETConfig(sememe_scope="word")
+    with pytest.raises(ValueError, match="cls must be"):
+        LETConfig(cls="mean")
     with pytest.raises(ValueError, match="unknown LET model option"):
         LETMatcher.from_dict({"hiddn": 3})
 

@@ -26,9 +26,10 @@ def test_expand_to_senses_matches_brute_force():
     assert got.size(1) == len(expected)
 
 
-def test_sagt_layer_matches_its_equations():
+@pytest.mark.parametrize("mlp", [True, False])
+def test_sagt_layer_matches_its_equations(mlp):
     torch.manual_seed(0)
-    layer = SaGTLayer(8, heads=2).eval()
+    layer = SaGTLayer(8, heads=2, mlp=mlp).eval()
     x_word, x_sense = torch.randn(5, 8), torch.randn(7, 8)
     fwd, bwd = reach_edges()
     e_fwd, e_bwd = expand_to_senses(fwd, SENSE_WORD, 5), expand_to_senses(bwd, SENSE_WORD, 5)
@@ -39,8 +40,15 @@ def test_sagt_layer_matches_its_equations():
     m = torch.cat([layer.sense_fwd((x_word, x_sense), e_fwd), layer.sense_bwd((x_word, x_sense), e_bwd)], -1)
     s_ref = layer.sense_update(m, x_sense)
     assert torch.allclose(s, s_ref, atol=1e-6)
-    w_ref = layer.word_update(layer.word_conv((s_ref, x_word), to_word), x_word)
+    q = layer.word_conv((s_ref, x_word), to_word)
+    if mlp:  # the released code's MLP between the word attention and the GRU
+        lin1, _, _, lin2 = layer.word_mlp
+        q = lin2(torch.relu(lin1(q)))
+    w_ref = layer.word_update(q, x_word)
     assert torch.allclose(w[:4], w_ref[:4], atol=1e-6)
+    assert repr(layer) == f"SaGTLayer(8, heads=2, update='gru', mlp={mlp})"
+    # no output bias in the MD-GATs (the released code's FastDiSA has none)
+    assert all(conv.bias is None for conv in (layer.sense_fwd, layer.sense_bwd, layer.word_conv))
     assert torch.equal(w[4], x_word[4])  # word 4 has no sense: unchanged
 
     # sense 2 belongs to word 1: N+(1) = {1, 3}, N-(1) = {0, 1}; word 2 and 4 are out of its reach

@@ -45,6 +45,13 @@ def test_registered_defaults_and_metrics(tmp_path, shared_data):
         resolve("kbert/chnsenticorp_hownet_quick", ["model.hidden=3"])
     with pytest.raises(ValueError, match="model.backend"):
         _task(_config(tmp_path, shared_data, extra=["model.backend=tf"]))
+    assert cls.defaults["model"]["head"] == "uer" and cls.defaults["model"]["tag_prior"] is True
+    with pytest.raises(ValueError, match="^model.head must be one of uer, bert_pooler, got 'pooler'$"):
+        _task(_config(tmp_path, shared_data, extra=["model.head=pooler"]))
+    with pytest.raises(ValueError, match="^model.pooling must be one of first, mean, max, last, got 'cls'$"):
+        _task(_config(tmp_path, shared_data, extra=["model.pooling=cls"]))
+    with pytest.raises(ValueError, match="^model.tag_prior must be a bool"):
+        _config(tmp_path, shared_data, extra=["model.tag_prior=maybe"])
 
 
 def test_classification_loss_decode_and_encode(tmp_path, shared_data):
@@ -258,3 +265,59 @@ def test_packaged_minilm_trains(tmp_path, samples, minilm, capsys, backend):
     assert config["steps"] == 2
     task, model = load(run)
     assert model.encoder.hidden_size == 384
+
+
+def test_tiny_ner_model_learns_tags_other_than_o(tmp_path, shared_data):
+    """A tagger trained from scratch on a BIO corpus where O dominates (MSRA: 89 % of the tags)
+    must not collapse to all-O. With a zero output bias it did (``model.tag_prior=false
+    model.head=bert_pooler``, the old head: no non-O tag after these 100 steps); starting from the
+    log tag prior it learns the entities of its training sentences."""
+    import itertools
+
+    from torch_geometric.loader import DataLoader
+
+    from graphmatch.engine.optim import build_optimizer, build_scheduler, param_groups
+
+    lines = (shared_data / "kbert" / "datasets" / "msra_ner" / "dev.tsv").read_text(encoding="utf-8").splitlines()
+    root = tmp_path / "msra64"
+    root.mkdir()
+    for split in ("train", "dev", "test"):
+        (root / f"{split}.tsv").write_text("\n".join(lines[:65]) + "\n", encoding="utf-8")
+    task = _task(_config(tmp_path, shared_data, "kbert/medical_ner_medical_quick", [
+        f"data.dataset={root}", "data.kg=null", "data.max_length=64", "model.num_layers=2",
+        "model.intermediate_size=64"]))
+    train = task.datasets()["train"]
+    assert task.tag_log_prior().exp().max() > 0.85  # O dominates
+    torch.manual_seed(0)
+    model = task.build_model()
+    task.load_pretrained(model)  # what the runner does for a fresh model: sets the tag prior
+    optim = task.config["optim"]
+    opt = build_optimizer(param_groups(model, task.encoder_parameters(model), optim), optim)
+    sched = build_scheduler(opt, 100, optim)
+    batches = itertools.cycle(DataLoader(train, batch_size=16, shuffle=True,
+                                         generator=torch.Generator().manual_seed(0)))
+    model.train()
+    for _ in range(100):
+        batch = next(batches)
+        loss = task.loss(model(batch), batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    model.eval()
+    whole = next(iter(DataLoader(train, batch_size=len(train))))
+    with torch.no_grad():
+        pred = model(whole).argmax(-1)
+    y = whole["token"].y
+    entity = (y >= 0) & (y != task.label_names().index("O"))
+    recall = ((pred == y) & entity).sum() / entity.sum()
+    assert recall > 0.3, f"entity-token recall {float(recall):.3f}: the tagger collapsed towards O"
+
+
+def test_head_and_pooling_reach_the_model(tmp_path, shared_data):
+    for head in ("uer", "bert_pooler"):
+        task = _task(_config(tmp_path, shared_data, extra=[f"model.head={head}", "model.pooling=last"]))
+        task.set_extra_state({"labels": ["0", "1"]})
+        model = task.build_model()
+        assert model.head == head and model.pooling == "last"
+        assert (model.output_layer is not None) == (head == "uer")

@@ -20,7 +20,8 @@ def quick_overrides(shared_data: Path, cache: Path) -> list[str]:
 
 
 def test_recipes_resolve():
-    for name in ("let/lcqmc", "let/bq", "let/lcqmc_quick", "let/lcqmc_quick_nosenses"):
+    for name in ("let/lcqmc", "let/bq", "let/lcqmc_quick", "let/lcqmc_quick_nosenses",
+                 "let/lcqmc_quick_nosememe_attention"):
         config = resolve(name)
         assert config["task"] == "let"
     published = resolve("let/lcqmc")
@@ -31,6 +32,10 @@ def test_recipes_resolve():
     assert published["train"]["batch_size"] == 32 and published["train"]["epochs"] == 6
     assert published["data"]["max_length"] == 128 and published["data"]["segmentation"] == "lattice"
     assert resolve("let/lcqmc_quick_nosenses")["model"]["senses"] is False
+    assert published["model"]["sememe_attention"] is True and published["model"]["cls"] == "pooled"
+    ablation = resolve("let/lcqmc_quick_nosememe_attention")
+    assert ablation["model"]["sememe_attention"] is False
+    assert ablation["model"] == {**resolve("let/lcqmc_quick")["model"], "sememe_attention": False}
     with pytest.raises(ValueError, match="unknown recipe key"):
         resolve("let/lcqmc_quick", ["model.hiden=3"])
 
@@ -41,6 +46,11 @@ def test_task_options_are_checked(shared_data):
         task_cls(resolve("let/lcqmc_quick", ["data.dataset=snli"]))
     with pytest.raises(ValueError, match="unknown segmentation"):
         task_cls(resolve("let/lcqmc_quick", ["data.segmentation=ltp"]))
+    for key, value in (("sememe_scope", "word"), ("cls", "mean"), ("update", "lstm"), ("objective", "hinge")):
+        with pytest.raises(ValueError, match=f"^model.{key} must be one of .*, got '{value}'$"):
+            task_cls(resolve("let/lcqmc_quick", [f"model.{key}={value}"]))
+    with pytest.raises(ValueError, match="^model.sememe_attention must be a bool"):
+        resolve("let/lcqmc_quick", ["model.sememe_attention=maybe"])
     task = task_cls(resolve("let/lcqmc", [f"data.root={shared_data}"]))
     with pytest.raises(ValueError, match="bert_path"):
         task.build_model()
@@ -96,6 +106,23 @@ def test_senses_off_model_and_softmax_objective(shared_data, tmp_path):
     assert out.shape == (4, 2)
     assert torch.isfinite(task.loss(out, batch))
     assert len(task.decode(out, batch)) == 4
+
+
+def test_model_switches_reach_the_model(shared_data, tmp_path):
+    """Each fidelity switch of a recipe changes the model the task builds."""
+    from graphmatch.nn.sememe_attention import SememeAttention
+
+    def build(recipe, *extra):
+        return get_task("let")(resolve(recipe, [*quick_overrides(shared_data, tmp_path), *extra])).build_model()
+
+    default = build("let/lcqmc_quick")
+    assert isinstance(default.sememe_attention, SememeAttention)
+    assert default.config.sememe_scope == "sense" and default.config.cls == "pooled"
+    assert not isinstance(default.sagt.layers[0].word_mlp, torch.nn.Identity)
+    assert not hasattr(build("let/lcqmc_quick_nosememe_attention"), "sememe_attention")
+    other = build("let/lcqmc_quick", "model.sememe_scope=sentence", "model.sagt_mlp=false", "model.cls=first")
+    assert other.config.sememe_scope == "sentence" and other.config.cls == "first"
+    assert isinstance(other.sagt.layers[0].word_mlp, torch.nn.Identity)
 
 
 def test_pretrained_weights_are_loaded(tmp_path, shared_data):
