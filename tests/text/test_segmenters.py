@@ -69,3 +69,20 @@ def test_loading_prints_nothing_to_stdout(capfd):
     get_segmenter.cache_clear()
     get_segmenter("thulac").segment("我爱北京")
     assert capfd.readouterr().out == ""
+
+
+def test_compact_thulac_tables_segment_exactly_as_thulac(samples):
+    """thulac's tables as arrays (0.1 GB instead of 0.75 GB) give thulac's own words."""
+    import array
+
+    from graphmatch.text.segmenters import ThulacSegmenter
+
+    texts = [field for f in sorted(samples.rglob("*.tsv")) for line in f.read_text(encoding="utf-8").splitlines()[1:]
+             for field in line.split("\t") if len(field) > 1 and not field.isdigit()]
+    texts += ["南京市长江大桥", "我爱北京天安门，天安门上太阳升。", "iPhone 15 Pro 的电池 3274mAh 够用吗？", "　"]
+    assert len(texts) > 200
+    compact, original = ThulacSegmenter(), ThulacSegmenter(compact=False)
+    tagger = compact._model._thulac__cws_tagging_decoder
+    assert isinstance(tagger.dat.dat, array.array) and isinstance(tagger.model.fl_weights, array.array)
+    assert isinstance(original._model._thulac__cws_tagging_decoder.dat.dat, tuple)  # thulac's own loading
+    assert [compact.segment(t) for t in texts] == [original.segment(t) for t in texts]
