@@ -27,6 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ENV_VAR = "GRAPHMATCH_DATA"
+#: where the package's own files live: a checkout (recipes/, datasets/samples/ beside the
+#: package) or an installed wheel (graphmatch/recipes, graphmatch/samples)
+_PACKAGE = Path(__file__).resolve().parent
 CACHE_DIR = Path(os.environ.get("GRAPHMATCH_CACHE", Path.home() / ".cache" / "graphmatch"))
 
 _KBERT = "https://raw.githubusercontent.com/autoliuweijie/K-BERT/master/"
@@ -319,6 +322,18 @@ def _download(url: str, dest: Path, digest: str | None) -> None:
         os.unlink(tmp.name)
         raise OSError(f"sha256 mismatch for {url}: expected {digest}, got {got}")
     os.replace(tmp.name, dest)
+
+
+def package_folder(checkout: str, installed: str) -> Path:
+    """A folder of the project's own files: ``checkout`` (relative to a checkout's root) when
+    graphmatch runs from a checkout, else ``installed`` inside the installed package."""
+    here = _PACKAGE.parent / checkout
+    return here if here.is_dir() else _PACKAGE / installed
+
+
+def samples_dir() -> Path:
+    """The project's small sample data (``datasets/samples`` in a checkout)."""
+    return package_folder("datasets/samples", "samples")
 
 
 def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None, what: str = "file") -> Path:

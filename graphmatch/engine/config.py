@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from graphmatch.datafiles import package_folder
 from graphmatch.tasks.base import Task, get_task, task_names
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
@@ -86,10 +87,9 @@ def load_yaml(text: str) -> Any:
 
 # --------------------------------------------------------------------------- files
 def recipe_dirs() -> list[Path]:
-    """Folders searched for a recipe given by name: ``./recipes`` and the project's ``recipes/``."""
-    here = Path(__file__).resolve().parents[2] / "recipes"
-    dirs = [Path.cwd() / "recipes", here, Path(__file__).resolve().parents[1] / "recipes"]
-    return list(dict.fromkeys(d for d in dirs))
+    """Folders searched for a recipe given by name: ``./recipes``, then the project's recipes
+    (``recipes/`` of a checkout, or those the installed package carries)."""
+    return list(dict.fromkeys([Path.cwd() / "recipes", package_folder("recipes", "recipes")]))
 
 
 def find_recipe(name: str | os.PathLike) -> Path:
