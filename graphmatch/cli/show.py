@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "interactive HTML page (hover for attributes, click for neighbours; works offline)."
         ),
         epilog=(
-            'examples:  graphmatch show "我在北京吃苹果" --kind kbert --kg hownet -o tree.png\n'
+            'examples:  graphmatch show "洗手间很干净，离火车站很近" --kind kbert --kg hownet -o tree.png\n'
             '           graphmatch show "南京市长江大桥" "长江大桥在南京" --kind let -o lattice.html\n'
             '           graphmatch show "The <e1>storm</e1> caused <e2>floods</e2>." --kind relation -o rel.png'
         ),
