@@ -116,7 +116,7 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-#: the builder of the worker processes (set before they are forked, or by their initializer)
+#: the builder of a worker process (set by the pool's initializer)
 _WORKER_BUILDER: LatticePairBuilder | None = None
 
 
@@ -242,13 +242,10 @@ class PairMatchingDataset(InMemoryDataset):
             jobs = [(str(self.source), pairs[s:s + self.CHUNK]) for s in range(self.CHUNK, len(pairs), self.CHUNK)]
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            _set_worker_builder(self.builder)  # inherited when forked
-            try:
-                with context.Pool(min(self.workers, len(jobs)), initializer=_set_worker_builder,
-                                  initargs=(self.builder,)) as pool:
-                    for chunk in pool.imap(_build_chunk, jobs):
-                        graphs += chunk
-                        bar.update(len(chunk))
-            finally:
-                _set_worker_builder(None)
+            # forked workers inherit the builder (and the loaded segmenters); spawned ones unpickle it
+            with context.Pool(min(self.workers, len(jobs)), initializer=_set_worker_builder,
+                              initargs=(self.builder,)) as pool:
+                for chunk in pool.imap(_build_chunk, jobs):
+                    graphs += chunk
+                    bar.update(len(chunk))
             return graphs
