@@ -148,3 +148,33 @@ def test_parallel_build_stores_the_same_tensors(tmp_path, builder, monkeypatch):
     assert all(torch.equal(one.slices[k][n], two.slices[k][n]) for k in one.slices for n in one.slices[k])
     with pytest.raises(ValueError, match="data.workers must be >= 1"):
         PairMatchingDataset(f, builder, root=tmp_path / "three", workers=0)
+
+
+def test_workers_send_arrays_not_tensors(builder):
+    """torch's multiprocessing pickler sends every tensor as a file descriptor (thousands per job):
+    a worker's result holds NumPy arrays only, and gives the same graphs back."""
+    import pickle
+
+    import numpy as np
+
+    from graphmatch.data import let
+
+    pairs = [let.PairExample("苹果手机", "买个手机", 1, 2), let.PairExample("今天天气", "明天下雨", 0, 3)]
+    let._set_worker_builder(builder)
+    try:
+        sent = pickle.loads(let._build_chunk(("f.tsv", pairs)))
+    finally:
+        let._set_worker_builder(None)
+
+    def leaves(value):
+        return [x for v in value.values() for x in leaves(v)] if isinstance(value, dict) else [value]
+
+    assert not any(isinstance(x, torch.Tensor) for g in sent for x in leaves(g))
+    assert any(isinstance(x, np.ndarray) for x in leaves(sent[0]))
+    direct = let.build_graphs(builder, pairs, "f.tsv")
+    for got, expected in zip(sent, direct, strict=True):
+        back = let.HeteroData.from_dict(let._tensors(got))
+        for store in ("token", "word", "sense", "sememe"):
+            for key, value in expected[store].items():
+                assert torch.equal(back[store][key], value) if torch.is_tensor(value) else back[store][key] == value
+        assert torch.equal(back.line, expected.line) and torch.equal(back.y, expected.y)
