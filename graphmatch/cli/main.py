@@ -16,6 +16,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Iterator
+from typing import TextIO
 
 #: subcommand modules, in the order ``graphmatch --help`` lists them
 COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show")
@@ -82,7 +83,8 @@ def one_line_warnings(command: str) -> Iterator[None]:
     """Show each warning as ``graphmatch COMMAND: warning: message`` while the block runs."""
     show = warnings.showwarning
 
-    def showwarning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    def showwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    file: TextIO | None = None, line: str | None = None) -> None:
         print(f"graphmatch {command}: warning: {message}", file=file or sys.stderr)
 
     warnings.showwarning = showwarning
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise
             print(f"graphmatch {args.command}: interrupted", file=sys.stderr)
             return INTERRUPTED
-        except Exception as err:  # noqa: BLE001 - sorted into user errors and bugs below
+        except Exception as err:  # sorted into user errors and bugs below
             message = user_error(err)
             if debug or message is None:
                 raise

@@ -107,9 +107,9 @@ def mapped_thulac_tables() -> Iterator[None]:
         return
     dat_init, model_init = Dat.__init__, CBModel.__init__
 
-    def read_dat(self: Any, filename: str | None = None, datSize: int | None = None, oldDat: Any = None) -> None:  # noqa: N803
-        if not filename:
-            dat_init(self, filename, datSize, oldDat)
+    def read_dat(self: Any, filename: str | None = None, *args: Any, **kwargs: Any) -> None:
+        if not filename:  # a table built in memory (thulac's datSize=, oldDat=): thulac's own code
+            dat_init(self, filename, *args, **kwargs)
             return
         self.datSize = os.path.getsize(filename) // 8  # as thulac: a trailing partial entry is ignored
         self.dat = mapped_int32(filename, 0, 2 * self.datSize)
