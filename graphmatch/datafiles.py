@@ -1,9 +1,18 @@
-"""Where data files come from: an explicit ``root`` → ``$GRAPHMATCH_DATA`` → a checked download.
+"""Where data files come from, and how a user's text files are read.
 
-Every public file the project reads is registered here by its path relative to a data root
-(the same layout as the project's shared data folder), with the public URL it can be fetched
-from and the sha256 of the released file. ``locate("kbert/kgs/HowNet.spo")`` returns a local
-path or raises :class:`DataFileMissing`, whose message names the file, the URL and the variable.
+Public files: an explicit ``root`` → ``$GRAPHMATCH_DATA`` → a checked download. Every public
+file the project reads is registered here by its path relative to a data root (the same layout
+as the project's shared data folder), with the public URL it can be fetched from and the sha256
+of the released file. ``locate("kbert/kgs/HowNet.spo")`` returns a local path or raises
+:class:`DataFileMissing`, whose message names the file, the URL and the variable.
+
+A user's own data path (``data.train=bq/train.csv``, a dataset folder) goes through
+:func:`resolve_path`: an absolute path is taken as it is; a relative one is looked up in the
+working folder first, then under the data roots (``root``, then ``$GRAPHMATCH_DATA``).
+
+A user's text files are read through :func:`read_text` / :func:`iter_lines`: UTF-8 with a
+leading byte-order mark removed; invalid UTF-8 is a ``ValueError`` naming the file and line, a
+folder where a file is expected a ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -11,11 +20,16 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 ENV_VAR = "GRAPHMATCH_DATA"
+#: where the package's own files live: a checkout (recipes/, datasets/samples/ beside the
+#: package) or an installed wheel (graphmatch/recipes, graphmatch/samples)
+_PACKAGE = Path(__file__).resolve().parent
 CACHE_DIR = Path(os.environ.get("GRAPHMATCH_CACHE", Path.home() / ".cache" / "graphmatch"))
 
 _KBERT = "https://raw.githubusercontent.com/autoliuweijie/K-BERT/master/"
@@ -253,28 +267,35 @@ def sha256(path: str | os.PathLike) -> str:
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path | None:
-    """The data root in force: ``root`` if given, else ``$GRAPHMATCH_DATA``, else ``None``."""
-    if root is not None:
-        return Path(root)
+    """The first data root in force: ``root`` if given, else ``$GRAPHMATCH_DATA``, else ``None``."""
+    roots = data_roots(root)
+    return roots[0] if roots else None
+
+
+def data_roots(root: str | os.PathLike | None = None) -> list[Path]:
+    """Every data root searched, in order: ``root`` (if given), then ``$GRAPHMATCH_DATA`` (if set)."""
     env = os.environ.get(ENV_VAR)
-    return Path(env) if env else None
+    found = [Path(r) for r in (root, env) if r is not None and str(r) != ""]
+    return list(dict.fromkeys(found))
 
 
 def locate(relpath: str, root: str | os.PathLike | None = None, download: bool = True) -> Path:
     """Return a local path for ``relpath`` (e.g. ``"kbert/kgs/HowNet.spo"``).
 
-    Looks in ``root``, then in ``$GRAPHMATCH_DATA``, then in the download cache; a registered
-    file missing from all of them is downloaded from its public URL and checked against its
-    sha256. Raises :class:`DataFileMissing` naming the file, the URL and the variable.
+    Looks in ``root``, then in ``$GRAPHMATCH_DATA`` (also when ``root`` is given but lacks the
+    file), then in the download cache; a registered file missing from all of them is downloaded
+    from its public URL and checked against its sha256. Raises :class:`DataFileMissing` naming
+    the file, the URL and the variable.
     """
-    base = data_root(root)
-    if base is not None and (base / relpath).is_file():
-        return base / relpath
+    roots = data_roots(root)
+    for base in roots:
+        if (base / relpath).is_file():
+            return base / relpath
     cached = CACHE_DIR / relpath
     if cached.is_file():
         return cached
     url, digest = REGISTRY.get(relpath, (None, None))
-    looked = f"{base / relpath}" if base is not None else f"(no root given and ${ENV_VAR} unset)"
+    looked = " and ".join(str(b / relpath) for b in roots) or f"(no root given and ${ENV_VAR} unset)"
     if url is None or not download:
         how = f"download it from {url}" if url else (LCQMC_NOTE if relpath.startswith("lcqmc/") else "")
         raise DataFileMissing(
@@ -301,3 +322,87 @@ def _download(url: str, dest: Path, digest: str | None) -> None:
         os.unlink(tmp.name)
         raise OSError(f"sha256 mismatch for {url}: expected {digest}, got {got}")
     os.replace(tmp.name, dest)
+
+
+def package_folder(checkout: str, installed: str) -> Path:
+    """A folder of the project's own files: ``checkout`` (relative to a checkout's root) when
+    graphmatch runs from a checkout, else ``installed`` inside the installed package."""
+    here = _PACKAGE.parent / checkout
+    return here if here.is_dir() else _PACKAGE / installed
+
+
+def samples_dir() -> Path:
+    """The project's small sample data (``datasets/samples`` in a checkout)."""
+    return package_folder("datasets/samples", "samples")
+
+
+def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None, what: str = "file") -> Path:
+    """A user's data path: absolute → as it is; relative → the working folder if it exists
+    there, else the first data root (``root``, then ``$GRAPHMATCH_DATA``) that holds it.
+
+    A path found nowhere is a :class:`FileNotFoundError` naming every place looked at.
+    """
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        if not path.exists():
+            raise FileNotFoundError(f"{what} {path} does not exist")
+        return path
+    roots = data_roots(root)
+    for base in roots:
+        if (base / path).exists():
+            return base / path
+    looked = ", ".join([str(Path.cwd() / path)] + [str(b / path) for b in roots])
+    hint = "" if roots else f" (a relative path is also looked up under data.root and ${ENV_VAR}, neither set)"
+    raise FileNotFoundError(f"{what} {path} not found: looked at {looked}{hint}")
+
+
+def decode_utf8(data: bytes, where: str, first_line: int = 1) -> str:
+    """``data`` as text: UTF-8, a leading byte-order mark removed; invalid UTF-8 is a
+    ``ValueError`` naming ``where`` and the line (counted from ``first_line``)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = first_line + data.count(b"\n", 0, err.start)
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise ValueError(
+            f"{where}:{line}: not valid UTF-8 (byte 0x{data[err.start]:02x} at byte {column} of the line); "
+            "save the file as UTF-8"
+        ) from None
+    return text.removeprefix("\ufeff") if first_line == 1 else text
+
+
+def _check_file(path: Path) -> None:
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; a file was expected")
+    if not path.exists():
+        raise FileNotFoundError(f"file {path} does not exist")
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The whole text of a user's file (see :func:`decode_utf8`); a folder or a missing file is
+    an error naming it."""
+    path = Path(path)
+    _check_file(path)
+    return decode_utf8(path.read_bytes(), str(path))
+
+
+def iter_lines(source: str | os.PathLike) -> Iterator[str]:
+    """The lines of a user's text file, ``"-"`` for stdin, without their line ends (``\\n`` or
+    ``\\r\\n``), read as they come: UTF-8, a leading byte-order mark removed; invalid UTF-8
+    names the file and line."""
+    if str(source) == "-":
+        stream = getattr(sys.stdin, "buffer", sys.stdin)  # a text stream when stdin was replaced
+        yield from _lines(stream, "<stdin>")
+        return
+    path = Path(source)
+    _check_file(path)
+    with open(path, "rb") as f:
+        yield from _lines(f, str(path))
+
+
+def _lines(stream, where: str) -> Iterator[str]:
+    for n, raw in enumerate(stream, 1):
+        line = decode_utf8(raw, where, n) if isinstance(raw, bytes) else raw
+        if n == 1:
+            line = line.removeprefix("\ufeff")
+        yield line.rstrip("\r\n")

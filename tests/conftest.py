@@ -1,13 +1,19 @@
 """Shared fixtures. Tests on the real public data use ``shared_data``; on a machine without
-``../shared/data`` they skip with a reason (under CI, ``.ci/run`` refuses to start without it)."""
+``../shared/data`` they skip with a reason (under CI, ``.ci/run`` refuses to start without it).
+Tests that need a tool ``make test`` installs (perl, node, a CJK font, pkuseg) call
+:func:`require_tool`: without it they skip with a reason, except under CI (``CI=true``, which
+``.ci/run`` sets), where a missing tool fails the test."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
+from tool_guard import require_tool
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("GRAPHMATCH_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -49,6 +55,36 @@ def hownet_lexicon(shared_data):
     from graphmatch.knowledge import HowNetLexicon
 
     return HowNetLexicon.from_files(shared_data)
+
+
+@pytest.fixture(scope="session")
+def perl() -> str:
+    """The ``perl`` executable (the official SemEval scorer is a perl script)."""
+    require_tool("perl", shutil.which("perl") is not None, "apt-get install perl")
+    return shutil.which("perl") or "perl"
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """The ``node`` executable (runs the HTML pictures' script in tests)."""
+    require_tool("node", shutil.which("node") is not None, "apt-get install nodejs")
+    return shutil.which("node") or "node"
+
+
+@pytest.fixture(scope="session")
+def cjk_font() -> str:
+    """The family name of an installed CJK font (legible Chinese labels in pictures)."""
+    from graphmatch.viz import fonts
+
+    family = fonts.find_cjk_font()
+    require_tool("a CJK font", family is not None, f"apt-get install {fonts.DEBIAN_PACKAGE}, or make fonts")
+    return family or ""
+
+
+@pytest.fixture(scope="session")
+def pkuseg() -> None:
+    """pkuseg (an optional extra; ``make test`` installs it)."""
+    require_tool("pkuseg", importlib.util.find_spec("pkuseg") is not None, "make test, or pip install pkuseg")
 
 
 @pytest.fixture(scope="session")

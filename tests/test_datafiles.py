@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from graphmatch import datafiles
@@ -51,3 +53,57 @@ def test_registry_matches_shared_data(shared_data):
         path = shared_data / rel
         assert path.is_file(), rel
         assert datafiles.sha256(path) == digest, rel
+
+
+def test_an_explicit_root_without_the_file_falls_back_to_the_env(tmp_path, monkeypatch):
+    env, given = tmp_path / "env", tmp_path / "given"
+    (env / "kbert" / "kgs").mkdir(parents=True)
+    (env / "kbert" / "kgs" / "HowNet.spo").write_text("a\tb\tc\n")
+    given.mkdir()
+    monkeypatch.setenv(datafiles.ENV_VAR, str(env))
+    monkeypatch.setattr(datafiles, "CACHE_DIR", tmp_path / "cache")
+    assert datafiles.locate("kbert/kgs/HowNet.spo", given, download=False) == env / "kbert/kgs/HowNet.spo"
+    with pytest.raises(datafiles.DataFileMissing) as err:
+        datafiles.locate("kbert/kgs/Medical.spo", given, download=False)
+    looked = str(err.value)
+    assert str(given / "kbert/kgs/Medical.spo") in looked and str(env / "kbert/kgs/Medical.spo") in looked
+
+
+def test_relative_data_paths(tmp_path, monkeypatch):
+    """Absolute: as is; relative: the working folder if it is there, else the data roots."""
+    root, env, work = tmp_path / "root", tmp_path / "env", tmp_path / "work"
+    for folder in (root / "bq", env / "bq", env / "only", work / "bq"):
+        folder.mkdir(parents=True)
+    for f in (root / "bq" / "train.csv", env / "bq" / "train.csv", env / "only" / "x.csv"):
+        f.write_text("x\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv(datafiles.ENV_VAR, str(env))
+    assert datafiles.resolve_path("bq/train.csv", root) == root / "bq" / "train.csv"
+    assert datafiles.resolve_path("only/x.csv", root) == env / "only" / "x.csv"
+    (work / "bq" / "train.csv").write_text("x\n")
+    assert datafiles.resolve_path("bq/train.csv", root) == Path("bq/train.csv")  # the working folder first
+    assert datafiles.resolve_path(env / "only" / "x.csv") == env / "only" / "x.csv"
+    with pytest.raises(FileNotFoundError, match="data.train nope.csv not found: looked at .*work/nope.csv"):
+        datafiles.resolve_path("nope.csv", root, "data.train")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        datafiles.resolve_path(tmp_path / "absent.csv")
+
+
+def test_user_text_files(tmp_path, monkeypatch):
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"\xef\xbb\xbfa\tb\r\nc\n")
+    assert datafiles.read_text(f) == "a\tb\r\nc\n"
+    assert list(datafiles.iter_lines(f)) == ["a\tb", "c"]
+    f.write_bytes("第一行\n".encode() + b"ab\xffc\n")
+    with pytest.raises(ValueError, match=r"in.txt:2: not valid UTF-8 \(byte 0xff at byte 3 of the line\)"):
+        datafiles.read_text(f)
+    with pytest.raises(ValueError, match=r"in.txt:2: not valid UTF-8"):
+        list(datafiles.iter_lines(f))
+    with pytest.raises(ValueError, match="is a folder; a file was expected"):
+        datafiles.read_text(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        list(datafiles.iter_lines(tmp_path / "missing.txt"))
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbfx\ny\n"), encoding="utf-8"))
+    assert list(datafiles.iter_lines("-")) == ["x", "y"]

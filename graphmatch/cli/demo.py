@@ -14,7 +14,9 @@ import json
 import time
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parents[2] / "datasets" / "samples"
+from graphmatch.datafiles import samples_dir
+
+SAMPLES = samples_dir()
 SENTENCES = ("酒店的房间很干净，早餐也不错。", "手机电池不耐用，很失望。", "我在北京吃苹果")
 
 

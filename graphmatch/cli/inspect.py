@@ -1,7 +1,8 @@
 """``graphmatch inspect kbert|let|relation [options] INPUT``: print exactly what a model is given.
 
-Reads one example per line from ``INPUT`` (``-`` for stdin) and writes one JSON object per line
-to stdout.
+Reads one example per line from ``INPUT`` (``-`` for stdin; UTF-8, a byte-order mark is
+ignored) and writes one JSON object per line to stdout; an input without a non-empty line is an
+error ("no input").
 
 - ``kbert``: a line is a text or a pair ``text_a<TAB>text_b`` ([CLS]/[SEP] are added by the
   builder). Output: ``{"tokens", "ids", "pos", "seg", "visible"}`` for the real (unpadded)
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
+
+NO_INPUT = "no input: every line is empty"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -82,16 +85,18 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
-    kg = KnowledgeGraph.load(args.kg, args.data_dir) if args.kg else None
+    kg = KnowledgeGraph.load(args.kg, args.data_dir) if args.kg and args.kg.lower() not in ("none", "null") else None
     builder = SentenceTreeBuilder(
         kg, tokenizer, max_length=args.max_length, max_entities=args.max_entities,
         predicate=not args.no_predicate, mode=args.mode, query=args.query, segmenter=args.segmenter,
         keep_text=True,
     )
+    seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
+        seen += 1
         fields = line.split("\t")
         if len(fields) > 2:
             raise ValueError(f"line {lineno}: expected text or text_a<TAB>text_b, got {len(fields)} fields")
@@ -108,6 +113,8 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
             "seg": token.seg.tolist(),
             "visible": [np.flatnonzero(row).tolist() for row in visible],
         }
+    if not seen:
+        raise ValueError(NO_INPUT)
 
 
 def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
@@ -126,11 +133,13 @@ def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[st
         senses=not args.no_senses,
         keep_text=True,
     )
+    seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
         fields = line.split("\t")
         if not line.strip() or (lineno == 1 and fields[:2] == ["text_a", "text_b"]):
             continue
+        seen += 1
         if len(fields) not in (2, 3):
             raise ValueError(f"line {lineno}: expected text_a<TAB>text_b[<TAB>label], got {len(fields)} fields")
         label = None
@@ -143,6 +152,8 @@ def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[st
         except ValueError as err:
             raise ValueError(f"line {lineno}: {err}") from err
         yield let_graph_dict(data, fields[0], fields[1], label)
+    if not seen:
+        raise ValueError(NO_INPUT)
 
 
 def let_graph_dict(data: Any, text_a: str, text_b: str, label: int | None = None) -> dict[str, Any]:
@@ -196,7 +207,7 @@ def relation_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[di
         sid, text = split_input_line(line)
         parsed.append((n, sid, parse_relation(text, where=f"line {n}")))
     if not parsed:
-        raise ValueError("no input: every line is empty")
+        raise ValueError(NO_INPUT)
     max_distance = args.max_distance or DEFAULT_MAX_DISTANCE
     markers = not args.no_markers
     vocab = Vocab.build((with_markers(s) if markers else s).tokens for _, _, s in parsed)
@@ -237,12 +248,8 @@ ROWS = {"kbert": kbert_rows, "let": let_rows, "relation": relation_rows}
 
 
 def run(args: argparse.Namespace) -> int:
-    rows_of = ROWS[args.kind]
-    stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
-    try:
-        for row in rows_of(stream, args):
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
+    from graphmatch.datafiles import iter_lines
+
+    for row in ROWS[args.kind](iter_lines(args.input), args):
+        sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
     return 0

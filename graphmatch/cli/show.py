@@ -9,6 +9,10 @@ input graph of one text (or text pair) as a PNG picture or a standalone interact
   HTML page.
 - ``relation``: the relation graph of a sentence marked ``… <e1>x</e1> … <e2>y</e2> …``.
 
+``-`` as the text reads it from stdin: one line ``text`` or ``text_a<TAB>text_b``, or two lines
+``text_a`` and ``text_b`` (UTF-8; a byte-order mark is ignored). ``--kg none`` draws a K-BERT
+input without knowledge.
+
 The character vocabulary is ``--vocab``, else Google's Chinese BERT vocabulary under the data
 root when it is there, else one made from the input's own characters (ids then differ from a
 real model's; the picture does not).
@@ -37,17 +41,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "interactive HTML page (hover for attributes, click for neighbours; works offline)."
         ),
         epilog=(
-            'examples:  graphmatch show "我在北京吃苹果" --kind kbert --kg hownet -o tree.png\n'
+            'examples:  graphmatch show "洗手间很干净，离火车站很近" --kind kbert --kg hownet -o tree.png\n'
             '           graphmatch show "南京市长江大桥" "长江大桥在南京" --kind let -o lattice.html\n'
             '           graphmatch show "The <e1>storm</e1> caused <e2>floods</e2>." --kind relation -o rel.png'
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("text", help="the input; for --kind relation marked with <e1>…</e1> and <e2>…</e2>")
+    p.add_argument("text", help="the input (- reads it from stdin); for --kind relation marked with <e1>…</e1> "
+                   "and <e2>…</e2>")
     p.add_argument("text_b", nargs="?", help="second text of a pair (needed by --kind let)")
     p.add_argument("--kind", required=True, choices=KINDS, help="which paper's graph to build")
     p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.html", help="picture to write")
-    p.add_argument("--kg", help="K-BERT knowledge graph: hownet, medical or a .spo file (default: hownet)")
+    p.add_argument("--kg", help="K-BERT knowledge graph: hownet, medical, a .spo file or none (default: hownet)")
     p.add_argument("--max-length", type=int, help="most tokens in the graph (default: the builder's)")
     p.add_argument(
         "--segmenters", default="lattice", help="LET: lattice (all three), or a comma list of jieba,thulac,pkuseg"
@@ -81,7 +86,24 @@ def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str]) -> Any
 
 def _kg_texts(kg: Any) -> list[str]:
     """Every predicate and object of ``kg``, so that a vocabulary made from texts covers branches."""
-    return [p + o for values in kg.subjects.values() for p, o in values]
+    return [] if kg is None else [p + o for values in kg.subjects.values() for p, o in values]
+
+
+def read_stdin_texts(args: argparse.Namespace) -> None:
+    """``text == "-"``: the text (and ``text_b``) from stdin (see the module docstring)."""
+    if args.text != "-":
+        return
+    from graphmatch.datafiles import iter_lines
+
+    lines = [line for line in iter_lines("-") if line.strip()]
+    fields = lines[0].split("\t") if len(lines) == 1 else lines
+    if not fields:
+        raise ValueError("no input: stdin holds no text")
+    if len(fields) > 2:
+        raise ValueError(f"stdin: expected text, text_a<TAB>text_b or two lines, got {len(fields)} texts")
+    if len(fields) == 2 and args.text_b is not None:
+        raise ValueError("stdin holds a pair and text_b is given too: give text_b in one place")
+    args.text, args.text_b = fields[0], fields[1] if len(fields) == 2 else args.text_b
 
 
 def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -97,7 +119,8 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         from graphmatch.graphs.kbert import SentenceTreeBuilder
         from graphmatch.knowledge import KnowledgeGraph
 
-        kg = KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
+        no_kg = (args.kg or "").lower() in ("none", "null")
+        kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
         tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg))
         data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, **length)(text, text_b)
         return data, {}
@@ -145,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--matrix writes a PNG picture, got {args.matrix!r}")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
         raise FileNotFoundError(f"--data-dir {args.data_dir!r} is not a folder")
+    read_stdin_texts(args)
     data, options = build_graph(args)
     title = args.title or (args.text if args.text_b is None else f"{args.text}  |  {args.text_b}")
     is_png = out.suffix.lower() in PNG_SUFFIXES

@@ -7,10 +7,13 @@ Three file formats, each a TSV with a header row naming its columns:
 * NER (``msra_ner``, ``medical_ner``): ``text_a  label``, space-separated characters and as many
   space-separated BIO tags.
 
-The label set is read from the training file (or given, for dev and test: a label outside it is
-an error naming ``file:line``). Processed graphs are cached in a folder named by a digest of
-every option that changes them and of the source files' contents, so a changed option or file
-never reuses a stale cache.
+Files are UTF-8 (a byte-order mark is ignored; invalid UTF-8 names the file and line). The label
+set is read from the training file (or given, for dev and test: a label outside it is an error
+naming ``file:line``); rare labels, unused columns and extra fields follow the rule of
+:mod:`graphmatch.data.labels`. A dataset folder given by a relative path is looked up as
+:func:`graphmatch.datafiles.resolve_path` says (working folder, then the data roots). Processed
+graphs are cached in a folder named by a digest of every option that changes them and of the
+source files' contents, so a changed option or file never reuses a stale cache.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from torch_geometric.data import HeteroData, InMemoryDataset
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cache import write_atomically
-from graphmatch.datafiles import CACHE_DIR, locate, sha256
+from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
+from graphmatch.datafiles import CACHE_DIR, iter_lines, locate, resolve_path, sha256
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
@@ -82,15 +86,22 @@ def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> 
     key = str(kg).lower()
     if key in BUILTIN_KGS:
         return locate(BUILTIN_KGS[key], root)
-    if not Path(kg).is_file():
-        raise FileNotFoundError(f"knowledge graph {kg!r} is neither {'/'.join(BUILTIN_KGS)} nor a file")
-    return Path(kg)
+    try:
+        path = resolve_path(kg, root, "knowledge graph")
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"knowledge graph {str(kg)!r} is neither {'/'.join(BUILTIN_KGS)} nor a file "
+                                f"({err})") from None
+    if not path.is_file():
+        raise ValueError(f"knowledge graph {path} is a folder; give a .spo file")
+    return path
 
 
 def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dict[str, int], list[str]]:
-    """Column indices of a TSV's header and its data lines; a missing column names the file."""
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    """Column indices of a TSV's header and its data lines; a missing column names the file.
+    The file is read with :func:`~graphmatch.datafiles.iter_lines` (UTF-8, BOM ignored)."""
+    lines = list(iter_lines(path))
+    if lines and lines[-1] == "":
+        lines.pop()  # the end of the last line
     if not lines:
         raise ValueError(f"{path}: empty file (expected a header with columns {', '.join(required)})")
     columns = {name.strip(): i for i, name in enumerate(lines[0].split("\t"))}
@@ -144,7 +155,8 @@ class KBertDataset(InMemoryDataset):
         self.name, self.split = name, split
         self.source = source_file(name, split, root)
         self.kg_path = resolve_kg(kg, root)
-        self.vocab_path = Path(vocab) if vocab is not None else locate("kbert/vocab/google_vocab.txt", root)
+        self.vocab_path = (resolve_path(vocab, root, "vocabulary") if vocab is not None
+                           else locate("kbert/vocab/google_vocab.txt", root))
         self.options = {"max_length": max_length, "max_entities": max_entities, "mode": mode, "limit": limit,
                         "labels": list(labels) if labels is not None else None}
         self.progress = progress
@@ -172,7 +184,7 @@ class KBertDataset(InMemoryDataset):
 
     @property
     def processed_dir(self) -> str:
-        stem = Path(self.name).name if Path(self.name).is_dir() else self.name
+        stem = self.name if self.name in DATASETS else Path(self.name).name
         return os.path.join(self.root, f"{stem}-{self.split}-{self.digest}")
 
     @property
@@ -204,6 +216,8 @@ class KBertDataset(InMemoryDataset):
             raise ValueError(f"{self.source}: no data lines")
         if not self.labels:
             self.labels = label_set(examples, self.kind)
+            warn_rare_labels([[ex.label] if isinstance(ex.label, str) else ex.label for ex in examples],
+                             [ex.where for ex in examples])
         self.check_labels(examples)
         corpus = TreeCorpusBuilder(self.builder())
         index = {label: i for i, label in enumerate(self.labels)}
@@ -221,6 +235,8 @@ class KBertDataset(InMemoryDataset):
     def read(self) -> list[Example]:
         """Parse the source file (the first ``limit`` data lines); bad lines name ``file:line``."""
         columns, lines = read_header(self.source, self.required)
+        if self.split == "train":
+            warn_unused_columns(str(self.source), columns, self.required)
         limit = self.options["limit"]
         out = []
         for n, line in enumerate(lines, 2):
@@ -229,9 +245,10 @@ class KBertDataset(InMemoryDataset):
             if not line.strip():
                 continue
             fields = line.split("\t")
-            if len(fields) < len(columns):
+            if len(fields) != len(columns):
                 raise ValueError(f"{self.source}:{n}: expected {len(columns)} tab-separated fields "
-                                 f"({', '.join(columns)}), got {len(fields)}")
+                                 f"({', '.join(columns)}), got {len(fields)}"
+                                 + (" (a tab inside a text?)" if len(fields) > len(columns) else ""))
             out.append(self.parse(fields, columns, str(self.source), n))
         return out
 
@@ -337,10 +354,14 @@ def source_file(name: str, split: str, root: str | os.PathLike | None = None) ->
     """The TSV of ``split`` for a built-in dataset name or a folder of ``{split}.tsv`` files."""
     if name in DATASETS:
         return locate(DATASETS[name][0].format(split=split), root)
-    path = Path(name) / f"{split}.tsv"
+    try:
+        folder = resolve_path(name, root, "dataset folder")
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"dataset {name!r} is neither one of {', '.join(DATASETS)} nor a folder ({err})") \
+            from None
+    path = folder / f"{split}.tsv"
     if not path.is_file():
-        raise FileNotFoundError(f"dataset {name!r} is neither one of {', '.join(DATASETS)} "
-                                f"nor a folder holding {split}.tsv")
+        raise FileNotFoundError(f"dataset folder {folder} holds no {split}.tsv")
     return path
 
 

@@ -48,12 +48,22 @@ def find_checkpoint(run_or_ckpt: str | os.PathLike, which: str = "best") -> Path
     raise FileNotFoundError(f"no run folder or checkpoint at {path}")
 
 
+#: how a file written by ``torch.save`` starts: a zip archive (the default) or a legacy pickle
+TORCH_FILE_MAGIC = (b"PK\x03\x04", b"\x80")
+
+
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """Load a checkpoint on the CPU; a file that is not a graphmatch checkpoint is a ValueError."""
+    """Load a checkpoint on the CPU; a file that is not a graphmatch checkpoint is a ValueError
+    (one line, whatever torch says)."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if not head.startswith(TORCH_FILE_MAGIC):
+        raise ValueError(f"{path} is not a checkpoint (a torch.save file); give a run folder or its best.ckpt")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unpickling failure means the same to the user
-        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from err
+        reason = (str(err).strip().splitlines() or [""])[0][:200]
+        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {reason})") from err
     if not isinstance(ckpt, dict) or META not in ckpt or "state_dict" not in ckpt:
         raise ValueError(f"{path} is not a graphmatch checkpoint (no {META!r} entry); was it written by another tool?")
     return ckpt

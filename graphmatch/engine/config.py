@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from graphmatch.datafiles import package_folder
 from graphmatch.tasks.base import Task, get_task, task_names
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
@@ -88,10 +89,9 @@ def load_yaml(text: str) -> Any:
 
 # --------------------------------------------------------------------------- files
 def recipe_dirs() -> list[Path]:
-    """Folders searched for a recipe given by name: ``./recipes`` and the project's ``recipes/``."""
-    here = Path(__file__).resolve().parents[2] / "recipes"
-    dirs = [Path.cwd() / "recipes", here, Path(__file__).resolve().parents[1] / "recipes"]
-    return list(dict.fromkeys(d for d in dirs))
+    """Folders searched for a recipe given by name: ``./recipes``, then the project's recipes
+    (``recipes/`` of a checkout, or those the installed package carries)."""
+    return list(dict.fromkeys([Path.cwd() / "recipes", package_folder("recipes", "recipes")]))
 
 
 def find_recipe(name: str | os.PathLike) -> Path:
@@ -206,13 +206,19 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _check_like_defaults(config: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> None:
-    """Unknown keys are errors; a value must have its default's kind (any value for a null default)."""
+def _check_like_defaults(
+    config: Mapping[str, Any], defaults: Mapping[str, Any], where: str, kinds: Mapping[str, str] | None = None
+) -> None:
+    """Unknown keys are errors; a value must have its default's kind. A null default takes a
+    value of the kind ``kinds`` names for it (``Task.kinds``), else any value."""
+    kinds = kinds or {}
     for key, value in config.items():
         name = f"{where}.{key}"
         if key not in defaults:
             raise ValueError(f"unknown recipe key {name!r}; valid keys of {where}: {', '.join(sorted(defaults))}")
         default = defaults[key]
+        if default is None and value is not None and key in kinds:
+            _check_kind(name, value, kinds[key])
         if default is None or value is None or name in FLEXIBLE:
             continue
         if isinstance(default, Mapping) and isinstance(value, Mapping):
@@ -221,6 +227,15 @@ def _check_like_defaults(config: Mapping[str, Any], defaults: Mapping[str, Any],
             raise ValueError(f"{name} must be a {_kind(default)} like its default {default!r}, got {value!r}")
         elif isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float):
             raise ValueError(f"{name} must be an integer, got {value!r}")
+
+
+def _check_kind(name: str, value: Any, kind: str) -> None:
+    """``value`` of a null-default key must be of ``kind`` (a :func:`_kind` name, or ``integer``)."""
+    if kind == "integer":
+        if not _int_at_least(value, -(2**63)):
+            raise ValueError(f"{name} must be an integer or null, got {value!r}")
+    elif _kind(value) != kind:
+        raise ValueError(f"{name} must be a {kind} or null, got {value!r}")
 
 
 def _require(ok: bool, message: str) -> None:
@@ -287,7 +302,7 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
         value = raw.get(section) or {}
         if not isinstance(value, Mapping):
             raise ValueError(f"recipe section {section!r} must be a mapping, got {value!r}")
-        _check_like_defaults(value, defaults[section], section)
+        _check_like_defaults(value, defaults[section], section, cls.kinds.get(section))
     config: dict[str, Any] = {"task": raw["task"], "name": str(raw.get("name") or raw["task"])}
     if raw.get("description"):
         config["description"] = raw["description"]
@@ -297,7 +312,7 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
         if path != ["task"]:
             _set(config, path, value, defaults)
     for section in SECTIONS:
-        _check_like_defaults(config[section], defaults[section], section)
+        _check_like_defaults(config[section], defaults[section], section, cls.kinds.get(section))
     _check_engine(config)
     return config
 

@@ -41,7 +41,7 @@ def accuracy(rows: Sequence[Row]) -> float:
 
 
 def f1(rows: Sequence[Row], positive: str = "1") -> float:
-    """F1 of the positive class (label ``"1"``, as in LCQMC and BQ).
+    """F1 of the positive class (label ``"1"`` by default, as in LCQMC and BQ).
 
     .. math::
         F_1 = \\frac{2PR}{P + R}, \\quad P = \\frac{TP}{TP + FP}, \\quad R = \\frac{TP}{TP + FN}
@@ -120,12 +120,13 @@ METRICS: dict[str, Callable[[Sequence[Row]], float]] = {
 }
 
 
-def compute(names: Iterable[str], rows: Sequence[Row]) -> dict[str, float]:
-    """``{name: value}`` for each metric name; an empty dict when no row is labelled."""
+def compute(names: Iterable[str], rows: Sequence[Row], positive: str = "1") -> dict[str, float]:
+    """``{name: value}`` for each metric name; an empty dict when no row is labelled.
+    ``positive`` is the class whose F1 ``f1`` reports."""
     names = list(names)
     unknown = [n for n in names if n not in METRICS]
     if unknown:
         raise KeyError(f"unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}")
     if not any(r.get("gold") is not None for r in rows):
         return {}
-    return {n: float(METRICS[n](rows)) for n in names}
+    return {n: float(f1(rows, positive) if n == "f1" else METRICS[n](rows)) for n in names}

@@ -20,6 +20,7 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
+from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, TQDMProgressBar
 from torch_geometric.data import Batch
 
@@ -49,12 +50,28 @@ _QUIET = (
 )
 
 
+class _NoAdvertising(logging.Filter):
+    """Drops Lightning's "💡 Tip: ... try installing litlogger / litmodels" lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("Tip:" in message and ("litlogger" in message or "litmodels" in message))
+
+
+_NO_ADVERTISING = _NoAdvertising()
+
+
 def _quiet(progress: bool) -> None:
     for pattern in _QUIET:
         warnings.filterwarnings("ignore", message=pattern)
     level = logging.INFO if progress else logging.WARNING
     for name in ("lightning.pytorch", "lightning.fabric", "lightning"):
         logging.getLogger(name).setLevel(level)
+    # the tips are logged through lightning's rank-zero helpers (one logger per package)
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if _NO_ADVERTISING not in logger.filters:
+            logger.addFilter(_NO_ADVERTISING)
 
 
 def _env_rank() -> int:
@@ -68,6 +85,25 @@ def _env_rank() -> int:
 
 def _uses_gpu(train_cfg: Mapping[str, Any]) -> bool:
     return train_cfg["accelerator"] in ("gpu", "cuda", "auto") and torch.cuda.is_available()
+
+
+def _check_accelerator(train_cfg: Mapping[str, Any]) -> None:
+    """A GPU asked for on a machine without one is the user's error, said before anything runs."""
+    accelerator = train_cfg["accelerator"]
+    if accelerator in ("gpu", "cuda") and not torch.cuda.is_available():
+        raise ValueError(f"train.accelerator={accelerator}, but torch sees no CUDA GPU on this machine; "
+                         "use train.accelerator=auto (or cpu)")
+    if accelerator == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("train.accelerator=mps, but this machine has no Apple GPU; use train.accelerator=auto")
+
+
+def _trainer(**kwargs: Any) -> pl.Trainer:
+    """``pl.Trainer(**kwargs)``; Lightning's rejection of the settings (devices, strategy,
+    precision) is a ValueError, which the command line shows as one line."""
+    try:
+        return pl.Trainer(**kwargs)
+    except MisconfigurationException as err:
+        raise ValueError(f"the train settings do not work on this machine: {err}") from err
 
 
 def _precision(train_cfg: Mapping[str, Any]) -> str:
@@ -111,7 +147,7 @@ def build_trainer(
         every = {"val_check_interval": t["val_every_steps"], "check_val_every_n_epoch": None}
     elif t["max_steps"] and steps_per_epoch and t["max_steps"] < steps_per_epoch:
         every = {"val_check_interval": t["max_steps"]}
-    return pl.Trainer(
+    return _trainer(
         accelerator=t["accelerator"],
         devices=t["devices"],
         num_nodes=t["num_nodes"],
@@ -183,6 +219,9 @@ def train(
             mean ± std in ``run_dir``.
         resume: a run folder (continue it in place from ``last.ckpt``; finished seeds are kept)
             or a ``.ckpt`` file (continue from it into ``run_dir``). ``train.resume`` does the same.
+            A folder whose run stopped before it saved anything (:func:`runs.nothing_saved`)
+            starts again in place, with ``recipe``/``overrides`` when given, else its own
+            configuration; ``run_dir`` may also name such a folder.
         callbacks: extra Lightning callbacks.
     """
     if seeds < 1:
@@ -197,7 +236,10 @@ def train(
             saved = runs.read_yaml(resume / "config.yaml") if (resume / "config.yaml").is_file() else None
             if saved is None:
                 raise ValueError(f"cannot resume {resume}: it is not a run folder (no config.yaml)")
-            config = _same_config(resume, resolve(saved), config, overrides if recipe is None else ())
+            if runs.nothing_saved(resume):  # nothing to continue: start again, with what is given
+                config = config if config is not None else resolve(saved, overrides)
+            else:
+                config = _same_config(resume, resolve(saved), config, overrides if recipe is None else ())
             run_dir, resume_dir = run_dir or resume, True
             if (resume / "seeds.json").is_file():
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
@@ -210,6 +252,7 @@ def train(
     if config is None:
         raise ValueError("give a recipe to train, or --resume a run folder or checkpoint")
     config["train"]["resume"] = None
+    _check_accelerator(config["train"])
     _quiet(config["train"]["progress"])
 
     if _env_rank() != 0 and os.environ.get(RUN_DIR_ENV):
@@ -220,6 +263,8 @@ def train(
         raise ValueError("pass --out DIR (run_dir=) when launching several processes, so they share one run folder")
     else:
         base = runs.default_run_dir(config["task"], config["name"])
+    if base.exists() and not base.is_dir():
+        raise ValueError(f"the run folder {base} is a file; give --out a folder (new, or a run to --resume)")
     if _env_rank() == 0:
         os.environ[RUN_DIR_ENV] = str(base.resolve())
 
@@ -256,7 +301,7 @@ def _train_seeds(
             if runs.is_complete(base):
                 print(f"{base} is already complete; nothing to resume")
                 return base
-        elif base.exists() and any(base.iterdir()):
+        elif base.exists() and any(base.iterdir()) and not runs.nothing_saved(base):
             raise ValueError(f"run folder {base} already exists and is not empty; choose another --out or --resume it")
         base.mkdir(parents=True, exist_ok=True)
         runs.clear_complete(base)
@@ -284,7 +329,8 @@ def _train_one(
             return run_dir
         last = run_dir / "last.ckpt"
         ckpt = last if last.is_file() else None  # stopped before the first checkpoint: start over
-    if _env_rank() == 0 and not resume_dir and run_dir.exists() and any(run_dir.iterdir()):
+    if (_env_rank() == 0 and not resume_dir and run_dir.exists() and any(run_dir.iterdir())
+            and not runs.nothing_saved(run_dir)):
         raise ValueError(
             f"run folder {run_dir} already exists and is not empty; choose another --out, "
             f"or continue it with --resume {run_dir}"
@@ -315,10 +361,10 @@ def _train_one(
     trainer = build_trainer(config, run_dir, task.monitor, callbacks, math.ceil(shard / t["batch_size"]))
     trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
-        raise RuntimeError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
+        raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
     if not best:
-        raise RuntimeError("no checkpoint was selected: dev was never evaluated (is the training set empty?)")
+        raise runs.RunError("no checkpoint was selected: dev was never evaluated (is the training set empty?)")
     train_time = module.elapsed()
     history = list(module.history)
 
@@ -418,6 +464,8 @@ def evaluate(
     """
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, got {split!r}")
+    if predictions is not None and Path(predictions).is_dir():
+        raise ValueError(f"--predictions {predictions} is a folder; give the file to write (e.g. OUT.jsonl)")
     path = _checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
@@ -425,6 +473,7 @@ def evaluate(
     changed = [k for k in diff(meta["config"], config) if k.startswith("model.")]
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
+    _check_accelerator(config["train"])
     _quiet(config["train"]["progress"])
     with cpu_threads(config["train"]):
         task, data = _restore(meta, config, with_data=True)
@@ -435,7 +484,7 @@ def evaluate(
         module.split = split
         batch = config["train"]["eval_batch_size"] or config["train"]["batch_size"]
         loaders = GraphDataModule(dataset, dataset, None, batch, batch, seed=0).val_dataloader()
-        trainer = pl.Trainer(
+        trainer = _trainer(
             accelerator=config["train"]["accelerator"],
             devices=1,
             precision=_precision(config["train"]),

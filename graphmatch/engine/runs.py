@@ -37,6 +37,11 @@ import yaml
 COMPLETE = "COMPLETE"
 
 
+class RunError(RuntimeError):
+    """A run cannot go on for a reason its user can act on (it was interrupted, dev was never
+    evaluated); the command line shows it as one line."""
+
+
 # --------------------------------------------------------------------------- atomic files
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
@@ -129,6 +134,27 @@ def clear_complete(run_dir: str | os.PathLike) -> None:
     (Path(run_dir) / COMPLETE).unlink(missing_ok=True)
 
 
+#: the files a run folder holds before anything of its training is saved
+STARTING_FILES = ("config.yaml", "seeds.json")
+
+
+def nothing_saved(run_dir: str | os.PathLike) -> bool:
+    """Whether ``run_dir`` is a run folder whose run stopped before it saved anything (it failed
+    on its data, say): it holds ``config.yaml`` and otherwise only ``config.yaml`` /
+    ``seeds.json`` files, also in ``seed-<n>/`` sub-folders; no checkpoint, no result. Such a
+    folder may be started again in place."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        return False
+    for path in run_dir.rglob("*"):
+        if path.is_dir():
+            if not (path.parent == run_dir and path.name.startswith("seed-")):
+                return False
+        elif path.name not in STARTING_FILES and not (path.name.startswith(".") and path.name.endswith(".tmp")):
+            return False
+    return True
+
+
 def check_complete(run_dir: str | os.PathLike) -> None:
     """Raise a ValueError explaining how to resume when ``run_dir`` was interrupted."""
     run_dir = Path(run_dir)
@@ -136,10 +162,11 @@ def check_complete(run_dir: str | os.PathLike) -> None:
         return
     if not (run_dir / "config.yaml").is_file():
         raise ValueError(f"{run_dir} is not a graphmatch run folder (no config.yaml)")
-    if (run_dir / "last.ckpt").is_file() or (run_dir / "seeds.json").is_file():
-        how = f"resume it with: graphmatch train --resume {run_dir}"
+    if nothing_saved(run_dir):
+        how = (f"it stopped before it saved anything; start it again in place with: graphmatch train --resume "
+               f"{run_dir} (add --set KEY=VALUE to change its configuration)")
     else:
-        how = f"it stopped before its first checkpoint; start it again: graphmatch train {run_dir / 'config.yaml'}"
+        how = f"resume it with: graphmatch train --resume {run_dir}"
     raise ValueError(f"run folder {run_dir} is incomplete (interrupted: no {COMPLETE} marker); {how}")
 
 

@@ -6,7 +6,8 @@ Recipe keys (``data`` / ``model``)::
            of {train,dev,test}.tsv), root (data root; null = $GRAPHMATCH_DATA or download),
            cache_dir, kg (hownet | medical | a .spo path | null = no knowledge), max_length,
            max_entities, vocab (null = model.pretrained's vocab.txt or Google's Chinese vocab),
-           limit (first N training lines), limit_eval (first N dev/test lines), mode (default | reference)
+           limit (first N training lines), limit_eval (first N dev/test lines), mode (default | reference),
+           positive_label (the class whose F1 a pair dataset reports; null = "1")
     model: backend (ours | hf), pretrained (a local BERT checkpoint folder, or minilm = the packaged
            all-MiniLM-L6-v2 of graphmatch[english]; its config.json sets the sizes; loaded strictly),
            hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
@@ -30,6 +31,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg
+from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.knowledge import KnowledgeGraph
@@ -58,6 +60,7 @@ class KBertTask(Task):
             "limit": None,
             "limit_eval": None,
             "mode": "default",
+            "positive_label": None,
         },
         "model": {
             "backend": "ours",
@@ -78,6 +81,12 @@ class KBertTask(Task):
             "sparse_threshold": 0.02,
             "attn_implementation": "sdpa",
         },
+    }
+
+    kinds = {
+        "data": {"root": "string", "cache_dir": "string", "vocab": "string", "limit": "integer",
+                 "limit_eval": "integer"},
+        "model": {"pretrained": "string"},
     }
 
     def __init__(self, config: dict[str, Any]):
@@ -117,7 +126,7 @@ class KBertTask(Task):
                       max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
                       progress=self.config.get("train", {}).get("progress", True))
         train = cls(d["dataset"], "train", limit=d["limit"], **common)
-        self.labels = list(train.labels)
+        self._set_labels(train.labels)
         out: dict[str, Dataset] = {"train": train}
         for split in ("dev", "test"):
             out[split] = cls(d["dataset"], split, labels=self.labels, limit=d["limit_eval"], **common)
@@ -133,7 +142,15 @@ class KBertTask(Task):
         return {"labels": self.label_names(), "kind": self.kind}
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        self.labels = list(state["labels"])
+        if state.get("kind", self.kind) != self.kind:
+            raise ValueError(f"the checkpoint holds a model of {state['kind']} data; data.dataset="
+                             f"{self.data_cfg['dataset']!r} is {self.kind} data: evaluate it on {state['kind']} data")
+        self._set_labels(state["labels"])
+
+    def _set_labels(self, labels: list[str]) -> None:
+        self.labels = list(labels)
+        if "f1" in self.metrics:
+            self.positive_label = positive_label(self.labels, self.data_cfg["positive_label"])
 
     def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
         """The sentence-tree builder of this configuration (the one the datasets use)."""
@@ -237,7 +254,7 @@ class KBertTask(Task):
         best, pred = probs.max(-1)
         y = getattr(batch, "y", None)
         gold = y.tolist() if y is not None else [None] * len(pred)
-        positive = labels.index("1") if "1" in labels else None
+        positive = labels.index(self.positive_label) if self.positive_label in labels else None
         rows = []
         for i, (p, conf, g) in enumerate(zip(pred.tolist(), best.tolist(), gold, strict=True)):
             row = {"pred": labels[p], "gold": labels[g] if g is not None else None, "prob": conf}

@@ -8,7 +8,9 @@ Recipe keys (``data`` / ``model``)::
            | thulac | pkuseg | a comma list), senses (build sense/sememe nodes), max_length (pair),
            limit / dev_limit / test_limit (first N pairs of each split; graphs are built only for
            them), cache_dir, vocab (a vocab.txt; null = the BERT's, else Google's Chinese vocab),
-           sememe_vectors (word2vec text; null = hownet/sememe_vec.txt), progress
+           sememe_vectors (word2vec text; null = hownet/sememe_vec.txt), progress, workers (processes
+           building the graphs; null = the CPU cores). A relative train/dev/test path is looked up in
+           the working folder, then under data.root and $GRAPHMATCH_DATA.
     model: encoder (transformer | bert), bert_path (a local HF BERT folder, or minilm = the packaged
            all-MiniLM-L6-v2 of graphmatch[english]; loaded strictly), encoder_hidden / encoder_layers /
            encoder_heads / encoder_ffn (own transformer), hidden, sagt_layers, sagt_heads, heads
@@ -35,6 +37,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file
+from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import (
@@ -85,6 +88,7 @@ class LETTask(Task):
             "vocab": None,
             "sememe_vectors": None,
             "progress": True,
+            "workers": None,
         },
         "model": {
             "encoder": "transformer",
@@ -111,6 +115,11 @@ class LETTask(Task):
     }
     metrics = ("accuracy", "f1")
     monitor = "accuracy"
+    kinds = {
+        "data": {**dict.fromkeys(("root", "train", "dev", "test", "cache_dir", "vocab", "sememe_vectors"), "string"),
+                 **dict.fromkeys(("limit", "dev_limit", "test_limit", "workers"), "integer")},
+        "model": {"bert_path": "string"},
+    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -167,7 +176,7 @@ class LETTask(Task):
         """The pair file of ``split``; ``None`` for a missing optional test split."""
         d = self.data_cfg
         if d[split]:
-            return Path(d[split])
+            return resolve_path(d[split], d["root"], f"data.{split}")
         if d["dataset"] == "lcqmc":
             return lcqmc_file(split, d["root"])
         if split == "test":
@@ -183,7 +192,8 @@ class LETTask(Task):
             path = self.source(split)
             if path is not None:
                 out[split] = PairMatchingDataset(path, self.builder(), root=d["cache_dir"], limit=limits[split],
-                                                 fmt=d["format"], progress=d["progress"])
+                                                 fmt=d["format"], progress=d["progress"],
+                                                 require_labels=split != "test", workers=d["workers"])
         return out
 
     def label_names(self) -> list[str]:

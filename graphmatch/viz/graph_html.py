@@ -26,6 +26,7 @@ from graphmatch.viz.layout import (
     HALF_HEIGHT,
     EdgeType,
     branch_mask,
+    check_edge_types,
     edge_curves,
     edge_name,
     edge_style,
@@ -194,10 +195,8 @@ def html_document(
     """The standalone HTML page of ``data`` as a string (see :func:`write_html`)."""
     layout = layered_layout(data)
     styles = edge_style(data)
-    hidden = {tuple(et) for et in hidden_edge_types}
-    unknown = hidden - set(styles)
-    if unknown:
-        raise ValueError(f"hidden edge types {sorted(unknown)} are not in the graph; it has {list(styles)}")
+    check_edge_types(data, hidden_edge_types, "hidden edge types")
+    hidden = {tuple(et) for et in hidden_edge_types} & set(styles)
     xmin, xmax, ymin, ymax = layout.bounds()
     left, top = xmin - MARGIN_EM, ymax + MARGIN_EM
     width = (xmax - xmin + 2 * MARGIN_EM) * PX_PER_EM

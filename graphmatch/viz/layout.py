@@ -105,6 +105,14 @@ def edge_style(data: HeteroData) -> dict[tuple[str, str, str], tuple[str, str]]:
     }
 
 
+def check_edge_types(data: HeteroData, selected: Sequence[EdgeType], what: str = "edge types") -> None:
+    """Raise a ValueError for edge types ``data`` does not declare; a declared type with no edges
+    (a sentence without knowledge, a pair without senses) is fine: there is nothing to draw."""
+    unknown = [tuple(et) for et in selected if tuple(et) not in data.edge_types]
+    if unknown:
+        raise ValueError(f"{what} {unknown} are not in the graph; it has {list(data.edge_types)}")
+
+
 def edge_name(edge_type: tuple[str, str, str]) -> str:
     """``"token -in-> word"`` for ``("token", "in", "word")``."""
     src, rel, dst = edge_type
@@ -305,13 +313,12 @@ def edge_curves(
     Args:
         data: the graph.
         layout: its :func:`layered_layout`.
-        selected: edge types to draw (default all); unknown ones raise :class:`ValueError`.
+        selected: edge types to draw (default all); a type the graph does not declare raises
+            :class:`ValueError`, a declared one without edges draws nothing.
     """
     drawn = edge_types(data)
     if selected is not None:
-        unknown = [et for et in selected if tuple(et) not in drawn]
-        if unknown:
-            raise ValueError(f"edge types {unknown} are not in the graph; it has {drawn}")
+        check_edge_types(data, selected)
         drawn = [et for et in drawn if et in {tuple(s) for s in selected}]
     bottom = next(iter(layout.pos))
     lanes: dict[frozenset[str], int] = {}

@@ -57,8 +57,27 @@ def test_kbert_options_and_stdin(files, capsys, monkeypatch):
                                 "--max-length", "4", "-")
     assert code == 0
     assert rows[0]["tokens"] == ["[CLS]", "A", "B", "c"] and rows[0]["ids"] == [2, 1, 1, 7]  # exact lookup
-    code, rows, _ = run_inspect(capsys, "kbert", "--vocab", str(vocab), "--max-entities", "0", "-")
-    assert code == 0 and rows == []  # stdin already read
+    code, rows, err = run_inspect(capsys, "kbert", "--vocab", str(vocab), "--max-entities", "0", "-")
+    assert code == 2 and rows == [] and "no input" in err  # stdin already read
+
+
+@pytest.mark.parametrize("kind", ["kbert", "let", "relation"])
+def test_empty_input_is_no_input_for_every_kind(files, capsys, kind):
+    vocab, _, tmp = files
+    src = tmp / "empty.txt"
+    for content in ("", "\n \n\n"):
+        src.write_text(content, encoding="utf-8")
+        options = {"kbert": ["--vocab", str(vocab)], "let": ["--vocab", str(vocab), "--no-senses"], "relation": []}
+        code, rows, err = run_inspect(capsys, kind, *options[kind], str(src))
+        assert code == 2 and rows == [] and err.strip() == "graphmatch inspect: error: no input: every line is empty"
+
+
+def test_a_byte_order_mark_is_not_a_token(files, capsys):
+    vocab, kg, tmp = files
+    src = tmp / "bom.txt"
+    src.write_bytes("\ufeffab\n".encode())
+    code, rows, _ = run_inspect(capsys, "kbert", "--vocab", str(vocab), str(src))
+    assert code == 0 and rows[0]["tokens"] == ["[CLS]", "a", "b"]
 
 
 def test_kbert_bad_input_names_the_line(files, capsys):

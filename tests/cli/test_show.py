@@ -136,3 +136,61 @@ def test_unknown_picture_format(tmp_path, capsys):
     assert main(["show", RELATION, "--kind", "relation", "-o", str(tmp_path / "out.jpg")]) == 2
     assert ".png or .html" in capsys.readouterr().err
     assert not (tmp_path / "out.jpg").exists()
+
+
+MATRIX = {
+    # kind: {knowledge: (texts, extra arguments)}; every cell is drawn as PNG and as HTML
+    "kbert": {
+        "sample KG": (["我在北京吃苹果"], ["--kg", "SAMPLE_KG"]),
+        "no match in the KG": (["今天天气很好"], ["--kg", "SAMPLE_KG"]),
+        "no KG": (["我在北京吃苹果"], ["--kg", "none"]),
+    },
+    "let": {
+        "HowNet senses": (["南京市长江大桥", "长江大桥在南京"], ["--data-dir", "SHARED"]),
+        "no word with senses": (["Hello world", "12345 abc"], ["--data-dir", "SHARED"]),
+        "no senses": (["南京市长江大桥", "长江大桥在南京"], ["--no-senses"]),
+    },
+    "relation": {"none": ([RELATION], [])},
+}
+CELLS = [(kind, knowledge, fmt) for kind, cells in MATRIX.items() for knowledge in cells for fmt in ("png", "html")]
+
+
+@pytest.mark.parametrize("kind,knowledge,fmt", CELLS)
+def test_every_kind_format_and_knowledge_draws(kind, knowledge, fmt, samples, request, tmp_path, capsys):
+    texts, extra = MATRIX[kind][knowledge]
+    if "SHARED" in extra:
+        extra = [str(request.getfixturevalue("shared_data")) if a == "SHARED" else a for a in extra]
+    extra = [str(samples / "kg" / "sample.spo") if a == "SAMPLE_KG" else a for a in extra]
+    out = tmp_path / f"graph.{fmt}"
+    segmenters = ["--segmenters", "jieba"] if kind == "let" else []
+    assert main(["show", *texts, "--kind", kind, *segmenters, *extra, "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"{kind} graph (" in printed and str(out) in printed
+    if fmt == "png":
+        with Image.open(out) as img:
+            assert img.format == "PNG" and img.width > 200
+    else:
+        page = out.read_text(encoding="utf-8")
+        assert "<svg" in page and f">{texts[0][:2]}" in page  # the first characters are drawn
+    no_knowledge = knowledge.startswith("no ")
+    if kind == "kbert":
+        assert ("0 entity" in printed) == no_knowledge
+    if kind == "let":
+        assert ("0 sense" in printed) == no_knowledge
+
+
+def test_text_from_stdin(monkeypatch, tmp_path, capsys):
+    import io
+
+    raw = io.BytesIO("\ufeffThe <e1>storm</e1> caused <e2>floods</e2>.\n".encode())
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(raw, encoding="utf-8"))
+    out = tmp_path / "rel.html"
+    assert main(["show", "-", "--kind", "relation", "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert ">storm</text>" in page and ">-</text>" not in page and "\ufeff" not in page
+    monkeypatch.setattr("sys.stdin", io.StringIO("南京市长江大桥\n长江大桥在南京\n"))  # a pair on two lines
+    assert main(["show", "-", "--kind", "let", "--no-senses", "--segmenters", "jieba", "-o", str(out)]) == 0
+    assert ">长江大桥</text>" in out.read_text(encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n\n"))
+    assert main(["show", "-", "--kind", "relation", "-o", str(out)]) == 2
+    assert "no input" in capsys.readouterr().err

@@ -151,3 +151,34 @@ def test_real_medical_ner_limit(tmp_path, shared_data):
             assert torch.equal(got[key].edge_index, expected[key].edge_index), (i, key)
         assert torch.equal(got["entity"].length, expected["entity"].length)
         assert got.tags.tolist() == [ds.labels.index(t) for t in ex.label] and got.num_chars.item() == len(ex.label)
+
+
+def test_encodings_columns_and_labels(folder, tmp_path, shared_data, recwarn):
+    """The rule of graphmatch.data.labels: BOM ignored, bad UTF-8 and extra fields named by line,
+    unused columns and rare labels warned about."""
+    data = folder / "enc"
+    data.mkdir()
+    rows = "".join(f"{i % 2}\t句子{i}很好\n" for i in range(40))
+    (data / "train.tsv").write_bytes(b"\xef\xbb\xbf" + f"label\ttext_a\n{rows}yes\t拼错的标签\n".encode())
+    ds = KBertClassificationDataset(str(data), "train", **_kw(tmp_path, shared_data))
+    assert ds.labels == ["0", "1", "yes"] and len(ds) == 41
+    rare = [str(w.message) for w in recwarn if "label 'yes'" in str(w.message)]
+    assert rare == [f"{data / 'train.tsv'}:42: label 'yes' is in only 1 of 41 training examples (first here); "
+                    "a typo? It is kept as a class of its own"]
+
+    (data / "train.tsv").write_text("label\ttext_a\tsource\n" + rows.replace("\n", "\tweb\n"), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"train\.tsv:1: column\(s\) source are not used"):
+        KBertClassificationDataset(str(data), "train", **_kw(tmp_path, shared_data))
+    (data / "train.tsv").write_text("label\ttext_a\n1\t一个\t两个\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"train\.tsv:2: expected 2 tab-separated fields .*got 3 \(a tab inside"):
+        KBertClassificationDataset(str(data), "train", **_kw(tmp_path, shared_data))
+    (data / "train.tsv").write_bytes("label\ttext_a\n1\t好\n".encode() + b"0\t\xff\n")
+    with pytest.raises(ValueError, match=r"train\.tsv:3: not valid UTF-8"):
+        KBertClassificationDataset(str(data), "train", **_kw(tmp_path, shared_data))
+
+
+def test_a_relative_dataset_folder_is_found_under_the_data_root(folder, tmp_path, shared_data, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(folder))
+    ds = KBertClassificationDataset("cls", "train", **_kw(tmp_path, shared_data))
+    assert ds.source == folder / "cls" / "train.tsv" and len(ds) == 3

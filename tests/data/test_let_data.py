@@ -105,3 +105,76 @@ def test_lcqmc_real_file(shared_data, builder, tmp_path):
     assert read_pairs(path, limit=1)[0].text_a == "开初婚未育证明怎么弄？"
     with pytest.raises(ValueError, match="unknown LCQMC split"):
         lcqmc_file("valid", shared_data)
+
+
+def test_bom_csv_and_invalid_utf8(tmp_path):
+    f = tmp_path / "bq.csv"
+    rows = 'sentence1,sentence2,label\r\n"借款，\r\n怎么还",如何还款,1\r\n额度多少,利息多少,0\r\n'
+    f.write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    pairs = read_pairs(f)
+    assert [(p.text_a, p.label, p.line) for p in pairs] == [("借款，\r\n怎么还", 1, 3), ("额度多少", 0, 4)]
+    f = tmp_path / "bad.tsv"
+    f.write_bytes("你好\t您好\t1\n".encode() + b"\xff\xfe\t\xe4\xbd\xa0\t0\n")
+    with pytest.raises(ValueError, match=r"bad.tsv:2: not valid UTF-8 \(byte 0xff at byte 1 of the line\)"):
+        read_pairs(f)
+
+
+def test_training_files_need_labels_and_warn_about_rare_ones(tmp_path, builder):
+    f = tmp_path / "nolabel.tsv"
+    f.write_text("text_a\ttext_b\n你好\t您好\n今天\t明天\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"nolabel.tsv: the pairs have no label column"):
+        PairMatchingDataset(f, builder, root=tmp_path / "c", require_labels=True, progress=False)
+    assert len(PairMatchingDataset(f, builder, root=tmp_path / "c", progress=False)) == 2  # a test file may lack them
+    f = tmp_path / "skewed.tsv"
+    f.write_text("".join(f"句子{i}\t句子{i + 1}\t0\n" for i in range(30)) + "你好\t您好\t1\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"skewed.tsv:31: label '1' is in only 1 of 31 training examples"):
+        PairMatchingDataset(f, builder, root=tmp_path / "c", require_labels=True, progress=False)
+
+
+def test_parallel_build_stores_the_same_tensors(tmp_path, builder, monkeypatch):
+    f = tmp_path / "pairs.tsv"
+    lines = [f"第{i}个问题怎么办\t{'今天' if i % 3 else '明天'}北京的天气怎么样\t{i % 2}" for i in range(22)]
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(PairMatchingDataset, "CHUNK", 4)  # 6 jobs: the first here, 5 in the workers
+    one = PairMatchingDataset(f, builder, root=tmp_path / "one", workers=1, progress=False)
+    two = PairMatchingDataset(f, builder, root=tmp_path / "two", workers=2, progress=False)
+    assert len(one) == len(two) == 22 and one.key == two.key
+    a, b = one._data.to_dict(), two._data.to_dict()
+    assert a.keys() == b.keys()
+    for key in a:
+        for attr, value in (a[key].items() if isinstance(a[key], dict) else [(None, a[key])]):
+            other = b[key][attr] if attr is not None else b[key]
+            assert torch.equal(value, other) if torch.is_tensor(value) else value == other, (key, attr)
+    assert all(torch.equal(one.slices[k][n], two.slices[k][n]) for k in one.slices for n in one.slices[k])
+    with pytest.raises(ValueError, match="data.workers must be >= 1"):
+        PairMatchingDataset(f, builder, root=tmp_path / "three", workers=0)
+
+
+def test_workers_send_arrays_not_tensors(builder):
+    """torch's multiprocessing pickler sends every tensor as a file descriptor (thousands per job):
+    a worker's result holds NumPy arrays only, and gives the same graphs back."""
+    import pickle
+
+    import numpy as np
+
+    from graphmatch.data import let
+
+    pairs = [let.PairExample("苹果手机", "买个手机", 1, 2), let.PairExample("今天天气", "明天下雨", 0, 3)]
+    let._set_worker_builder(builder)
+    try:
+        sent = pickle.loads(let._build_chunk(("f.tsv", pairs)))
+    finally:
+        let._set_worker_builder(None)
+
+    def leaves(value):
+        return [x for v in value.values() for x in leaves(v)] if isinstance(value, dict) else [value]
+
+    assert not any(isinstance(x, torch.Tensor) for g in sent for x in leaves(g))
+    assert any(isinstance(x, np.ndarray) for x in leaves(sent[0]))
+    direct = let.build_graphs(builder, pairs, "f.tsv")
+    for got, expected in zip(sent, direct, strict=True):
+        back = let.HeteroData.from_dict(let._tensors(got))
+        for store in ("token", "word", "sense", "sememe"):
+            for key, value in expected[store].items():
+                assert torch.equal(back[store][key], value) if torch.is_tensor(value) else back[store][key] == value
+        assert torch.equal(back.line, expected.line) and torch.equal(back.y, expected.y)

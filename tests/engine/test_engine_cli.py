@@ -53,6 +53,10 @@ def test_resume_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixt
         (["train", "no/such/recipe"], "recipe 'no/such/recipe' not found"),
         (["train"], "give a recipe to train"),
         (["evaluate", "/no/such/run"], "no run folder or checkpoint"),
+        (["train", str(TOY), "--set", "data.n_train='100'"], "data.n_train must be a number like its default"),
+        (["train", "kbert/chnsenticorp_hownet_quick", "--set", "data.limit='100'"],
+         "data.limit must be an integer or null, got '100'"),
+        (["train", str(TOY), "--set", "train.strategy=deepspeed", "--out", "o"], "do not work on this machine"),
         (["predict", "/no/such/run", "文本"], "no run folder or checkpoint"),
     ],
 )
@@ -61,3 +65,47 @@ def test_errors_are_one_line(tmp_path: Path, capsys, argv: list[str], message: s
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
+def test_a_gpu_asked_for_on_a_cpu_machine(tmp_path: Path, capsys) -> None:
+    assert main(["train", str(TOY_QUICK), "--set", "train.accelerator=gpu", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "train.accelerator=gpu, but torch sees no CUDA GPU" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "r").exists()  # refused before anything is written
+
+
+def test_out_at_an_existing_file(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "taken.txt"
+    out.write_text("mine\n")
+    assert main(["train", str(TOY_QUICK), "--out", str(out)]) == 2
+    assert "is a file; give --out a folder" in capsys.readouterr().err and out.read_text() == "mine\n"
+
+
+def test_a_run_that_failed_on_its_data_restarts_in_place(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    bad = ["--set", "data.file=toy/missing.tsv", "data.root=" + str(tmp_path)]
+    assert main(["train", str(TOY_QUICK), *bad, "--out", str(run)]) == 2
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]  # failed before its first step
+    capsys.readouterr()
+    assert main(["evaluate", str(run)]) == 2
+    assert f"start it again in place with: graphmatch train --resume {run}" in capsys.readouterr().err
+    assert main(["train", str(TOY_QUICK), *bad, "--out", str(run)]) == 2  # the same --out is accepted again
+    assert "toy/missing.tsv" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run)]) == 2  # nothing else given: the saved config, which fails
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "other.tsv").write_text("x\n")
+    assert main(["train", "--resume", str(run), "--set", "data.file=toy/other.tsv", "train.epochs=1"]) == 0
+    assert (run / "COMPLETE").is_file() and read_yaml(run / "config.yaml")["data"]["file"] == "toy/other.tsv"
+    assert main(["train", str(TOY_QUICK), "--out", str(run)]) == 2  # a finished run is never overwritten
+    assert "already exists and is not empty" in capsys.readouterr().err
+
+
+def test_no_lightning_advertising(tmp_path: Path, capsys, caplog) -> None:
+    caplog.set_level("INFO")
+    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=true",
+                 "--out", str(tmp_path / "r")]) == 0
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err + caplog.text
+    assert "GPU available" in shown  # Lightning's own information is still shown with progress on
+    assert "litlogger" not in shown and "litmodels" not in shown and "Tip:" not in shown

@@ -188,8 +188,11 @@ def test_incompatible_checkpoints(tmp_path: Path, trained_run) -> None:
     with pytest.raises(ValueError, match="not a graphmatch checkpoint"):
         load(tmp_path / "foreign.ckpt")
     (tmp_path / "garbage.ckpt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="not a readable checkpoint"):
+    with pytest.raises(ValueError, match=r"garbage.ckpt is not a checkpoint \(a torch.save file\)"):
         evaluate(tmp_path / "garbage.ckpt")
+    (tmp_path / "broken.ckpt").write_bytes(b"PK\x03\x04 a truncated archive")
+    with pytest.raises(ValueError, match="broken.ckpt is not a readable checkpoint"):
+        evaluate(tmp_path / "broken.ckpt")
     with pytest.raises(FileNotFoundError, match="no run folder or checkpoint"):
         load(tmp_path / "nothing")
     # resuming from a checkpoint of another model size is refused before anything is loaded

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,15 +19,6 @@ OFFICIAL = re.compile(r"macro-averaged F1 = ([0-9.]+)%")
 @pytest.fixture(scope="module")
 def scorer_dir(shared_data: Path) -> Path:
     return shared_data / "semeval2010_task8" / "scorer"
-
-
-@pytest.fixture(scope="module")
-def perl() -> str:
-    """The perl interpreter, for the tests that compare with the organisers' perl scorer."""
-    path = shutil.which("perl")
-    if path is None:
-        pytest.skip("perl is not installed")
-    return path
 
 
 def perl_score(perl: str, scorer_dir: Path, proposed: Path, key: Path) -> str:

@@ -1,5 +1,3 @@
-import importlib.util
-
 import pytest
 import torch
 from torch_geometric.data import Batch
@@ -184,7 +182,7 @@ def test_thulac_lattice_is_union(tokenizer):
     assert len(union) > len(get_segmenter("jieba").segment(text))  # thulac adds words
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pkuseg") is None, reason="pkuseg (optional) not installed")
+@pytest.mark.usefixtures("pkuseg")  # optional; make test installs it, so CI fails without it
 def test_pkuseg_lattice(tokenizer):
     a, b = "我爱北京天安门", "北京欢迎你"
     data = LatticePairBuilder(tokenizer, None, segmenters="pkuseg", keep_text=True)(a, b)

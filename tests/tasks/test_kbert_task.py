@@ -321,3 +321,40 @@ def test_head_and_pooling_reach_the_model(tmp_path, shared_data):
         model = task.build_model()
         assert model.head == head and model.pooling == "last"
         assert (model.output_layer is not None) == (head == "uer")
+
+
+def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys):
+    """Labels that are not 0/1 need data.positive_label for F1; a pair model refuses single sentences."""
+    from graphmatch.cli.main import main
+    from graphmatch.engine.metrics import f1
+
+    pairs = tmp_path / "pairs"
+    pairs.mkdir()
+    rows = [("北京天气怎么样", "北京的天气如何", "same"), ("我想买手机", "今天吃什么", "diff")] * 8
+    for split in ("train", "dev", "test"):
+        text = "text_a\ttext_b\tlabel\n" + "".join(f"{a}{i}\t{b}\t{y}\n" for i, (a, b, y) in enumerate(rows))
+        (pairs / f"{split}.tsv").write_text(text, encoding="utf-8")
+    common = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", f"data.dataset={pairs}",
+              "data.kg=null", "train.epochs=1", "train.batch_size=8"]
+    assert main(["train", "kbert/lcqmc_hownet_quick", "--out", str(tmp_path / "r0"), "--set", *common]) == 2
+    err = capsys.readouterr().err
+    assert "the labels (diff, same) have no '1': name it with --set data.positive_label=LABEL" in err
+    run = tmp_path / "r1"
+    assert main(["train", "kbert/lcqmc_hownet_quick", "--out", str(run),
+                 "--set", *common, "data.positive_label=same"]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    predictions = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text().splitlines()]
+    assert metrics["test"]["f1"] == pytest.approx(f1(predictions, positive="same"))
+    assert any(r["gold"] == "same" for r in predictions)
+    from graphmatch.engine import load
+    from graphmatch.engine.metrics import compute
+
+    assert load(run)[0].positive_label == "same"
+    sure = [{"pred": "same", "gold": "same"}, {"pred": "diff", "gold": "same"}, {"pred": "diff", "gold": "diff"}]
+    assert compute(["f1"], sure, positive="same")["f1"] == pytest.approx(100 * 2 / 3)
+    assert compute(["f1"], sure)["f1"] == 0.0  # what every non-0/1 label set reported before
+
+    capsys.readouterr()
+    assert main(["evaluate", str(run), "--set", "data.dataset=chnsenticorp"]) == 2
+    err = capsys.readouterr().err
+    assert "the checkpoint holds a model of pair data; data.dataset='chnsenticorp' is classification data" in err

@@ -197,3 +197,29 @@ def test_packaged_minilm_trains(tmp_path, shared_data, samples, minilm, capsys):
     assert json.loads((run / "metrics.json").read_text())["steps"] == 2
     task, model = load(run)
     assert model.encoder.hidden_size == 384 and task.tokenizer().vocab_size == 30522
+
+
+def test_relative_files_and_a_training_file_without_labels(tmp_path, shared_data, monkeypatch, capsys):
+    """data.train=bq/train.csv is found under the data root (the BQ card's layout); a training
+    file without labels is a one-line error, not an AttributeError on the batch."""
+    from graphmatch.cli.main import main
+
+    root = tmp_path / "root"
+    (root / "bq").mkdir(parents=True)
+    rows = "sentence1,sentence2,label\n我要借款,怎么借钱,1\n额度多少,利息多少,0\n"
+    for split in ("train", "dev", "test"):
+        (root / "bq" / f"{split}.csv").write_text(rows, encoding="utf-8")
+    (root / "bq" / "nolabel.csv").write_text("sentence1,sentence2\n我要借款,怎么借钱\n额度多少,利息多少\n",
+                                             encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(root))
+    splits = [f"data.{s}=bq/{s}.csv" for s in ("train", "dev", "test")]
+    common = [f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
+              "data.progress=false", "data.workers=1"]
+    task = get_task("let")(resolve("let/bq", [*common, *splits]))
+    assert task.source("dev") == root / "bq" / "dev.csv"
+    assert main(["train", "let/bq", "--out", str(tmp_path / "run"),
+                 "--set", *common, *splits, "data.train=bq/nolabel.csv", *TINY]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("nolabel.csv: the pairs have no label column; training and dev files need "
+                                "text_a<TAB>text_b<TAB>label (0 or 1)") and len(err.splitlines()) == 1

@@ -1,7 +1,6 @@
 import json
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -38,8 +37,6 @@ def _task(shared_data, cache, name="att_blstm", extra=()):
 
 
 def perl_score(shared_data: Path, proposed: Path, key: Path) -> float:
-    if shutil.which("perl") is None:
-        pytest.skip("perl is not installed")
     out = subprocess.run(["perl", str(shared_data / SCORER), str(proposed), str(key)],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"directionality taken into account: macro-averaged F1 = ([0-9.]+)%", out)
@@ -66,7 +63,7 @@ def test_recipes_carry_the_papers_hyperparameters():
         resolve("relation/semeval_att_blstm", ["model.hidden=3"])
 
 
-def test_official_file_scored_by_perl_equals_engine_metric(shared_data, tmp_path):
+def test_official_file_scored_by_perl_equals_engine_metric(shared_data, tmp_path, perl):
     task = _task(shared_data, tmp_path)  # no data needed to write predictions
     gold = read_semeval_file(shared_data / "semeval2010_task8" / "TEST_FILE_FULL.TXT")
     rng = random.Random(0)
@@ -148,7 +145,7 @@ def test_explain_picture(shared_data, cache, tmp_path, name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["att_blstm", "entity_attention"])
-def test_quick_recipe_end_to_end_through_the_cli(shared_data, cache, tmp_path, name, capsys):
+def test_quick_recipe_end_to_end_through_the_cli(shared_data, cache, tmp_path, name, capsys, perl):
     run = tmp_path / "run"
     args = ["train", f"relation/semeval_{name}_quick", "--out", str(run), "--set",
             f"data.root={shared_data}", f"data.cache_dir={cache}", *TINY[name], "train.epochs=2",

@@ -69,3 +69,32 @@ def test_loading_prints_nothing_to_stdout(capfd):
     get_segmenter.cache_clear()
     get_segmenter("thulac").segment("我爱北京")
     assert capfd.readouterr().out == ""
+
+
+def test_mapped_thulac_tables_segment_exactly_as_thulac(samples):
+    """thulac's tables memory-mapped (instead of 0.75 GB of Python integers) give thulac's own words."""
+    from graphmatch.text.segmenters import ThulacSegmenter
+
+    texts = [field for f in sorted(samples.rglob("*.tsv")) for line in f.read_text(encoding="utf-8").splitlines()[1:]
+             for field in line.split("\t") if len(field) > 1 and not field.isdigit()]
+    texts += ["南京市长江大桥", "我爱北京天安门，天安门上太阳升。", "iPhone 15 Pro 的电池 3274mAh 够用吗？", "　"]
+    assert len(texts) > 200
+    compact, original = ThulacSegmenter(), ThulacSegmenter(compact=False)
+    tagger = compact._model._thulac__cws_tagging_decoder
+    assert isinstance(tagger.dat.dat, memoryview) and isinstance(tagger.model.fl_weights, memoryview)
+    assert isinstance(original._model._thulac__cws_tagging_decoder.dat.dat, tuple)  # thulac's own loading
+    assert [compact.segment(t) for t in texts] == [original.segment(t) for t in texts]
+
+
+def test_mapped_pkuseg_weights_segment_exactly_as_pkuseg(samples, pkuseg):
+    import numpy as np
+
+    from graphmatch.text.segmenters import PkusegSegmenter
+
+    texts = ["南京市长江大桥", "我爱北京天安门，天安门上太阳升。", "iPhone 15 Pro 的电池 3274mAh 够用吗？"]
+    lines = (samples / "sentiment" / "dev.tsv").read_text(encoding="utf-8").split("\n")[1:]
+    texts += [line.split("\t")[1] for line in lines if "\t" in line]
+    mapped, original = PkusegSegmenter(), PkusegSegmenter(compact=False)
+    assert isinstance(mapped._model.model.w, np.memmap) and not isinstance(original._model.model.w, np.memmap)
+    assert np.array_equal(mapped._model.model.w, original._model.model.w)
+    assert [mapped.segment(t) for t in texts] == [original.segment(t) for t in texts]

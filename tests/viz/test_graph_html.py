@@ -1,6 +1,5 @@
 import json
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 
@@ -119,10 +118,7 @@ def test_hidden_edge_types_start_hidden(lattice):
         html_document(lattice, hidden_edge_types=[("word", "nope", "word")])
 
 
-def test_inline_script_is_valid_javascript(lattice, tmp_path):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+def test_inline_script_is_valid_javascript(lattice, tmp_path, node):
     document = html_document(lattice)
     code = [s for k, s in _parse(document).scripts.items() if k.startswith("inline")]
     assert len(code) == 1 and re.search(r"addEventListener\(\"click\"", code[0])
@@ -176,10 +172,7 @@ console.log(JSON.stringify({ tip, afterClick, afterToggle: all.map((el) => el.at
 """
 
 
-def test_script_hover_click_and_legend_in_a_fake_dom(tree, tmp_path):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+def test_script_hover_click_and_legend_in_a_fake_dom(tree, tmp_path, node):
     document = html_document(tree)
     parsed = _parse(document)
     elements = [a for _, a in _elements(document) if a.get("class", "").split()[:1] in (["node"], ["edge"], ["item"])]

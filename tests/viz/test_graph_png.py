@@ -181,10 +181,9 @@ def test_visibility_matrix(tree, tmp_path):
     assert _pixels(beside).shape[1] > _pixels(alone).shape[1] + 100  # the heat map sits beside it
 
 
-def test_chinese_labels_are_drawn_with_a_cjk_font(tree, tmp_path):
+def test_chinese_labels_are_drawn_with_a_cjk_font(tree, tmp_path, cjk_font):
     family = fonts.cjk_font()
-    if family is None:
-        pytest.skip(f"no CJK font installed (apt-get install {fonts.DEBIAN_PACKAGE})")
+    assert family == cjk_font
     fig = graph_figure(tree, title="中文标题")
     label = next(t for t in fig.axes[0].texts if t.get_text() == "北京")
     assert label.get_fontfamily()[0] == family
@@ -218,10 +217,8 @@ def test_no_cjk_font_warns_with_the_debian_package(monkeypatch):
         fonts.cjk_font.cache_clear()
 
 
-def test_font_override_by_file_or_family(monkeypatch):
-    family = fonts.find_cjk_font()
-    if family is None:
-        pytest.skip("no CJK font installed")
+def test_font_override_by_file_or_family(monkeypatch, cjk_font):
+    family = cjk_font
     from matplotlib import font_manager
 
     path = next(e.fname for e in font_manager.fontManager.ttflist if e.name == family)

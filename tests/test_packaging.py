@@ -1,0 +1,92 @@
+"""The wheel carries its recipes and sample data, and works installed outside the checkout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+#: checkout folder → the package its files are installed as
+DATA_PACKAGES = {"recipes": "graphmatch.recipes", "datasets/samples": "graphmatch.samples"}
+
+
+def _config() -> dict:
+    with open(REPO / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["tool"]["setuptools"]
+
+
+def test_packages_list_every_folder():
+    """pyproject.toml lists its packages by hand: every code folder and data folder is in it."""
+    expected = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "graphmatch").rglob("__init__.py")}
+    for folder, package in DATA_PACKAGES.items():
+        root = REPO / folder
+        expected |= {package} | {f"{package}." + ".".join(d.relative_to(root).parts)
+                                 for d in root.rglob("*") if d.is_dir() and d.name != "__pycache__"}
+    config = _config()
+    assert set(config["packages"]) == expected
+    assert config["package-dir"] == {package: folder for folder, package in DATA_PACKAGES.items()}
+    data = config["package-data"]
+    for folder, package in DATA_PACKAGES.items():
+        for f in (REPO / folder).rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts:
+                owner = ".".join([package, *f.parent.relative_to(REPO / folder).parts])
+                assert any(f.match(pattern) for pattern in data.get(owner, [])), f"{f} is not package data"
+
+
+def build_wheel(dest: Path) -> Path:
+    """``pip wheel`` of a copy of the checkout's package files (the checkout gets no build/)."""
+    src = dest / "src"
+    src.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "graphmatch", "recipes"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, src / name)
+    shutil.copytree(REPO / "datasets" / "samples", src / "datasets" / "samples")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest),
+                    str(src)], check=True, capture_output=True)
+    return next(dest.glob("graphmatch-*.whl"))
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
+    wheel = build_wheel(tmp_path / "wheel")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "graphmatch/recipes/kbert/chnsenticorp_hownet_quick.yaml" in names
+    assert "graphmatch/samples/sentiment/train.tsv" in names and "graphmatch/samples/kg/sample.spo" in names
+
+    # a fresh venv that sees this environment's installed dependencies (not its graphmatch:
+    # the editable install's .pth hook is not run for a directory added by path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+                   check=True, capture_output=True)
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GRAPHMATCH_DATA")}
+    env["GRAPHMATCH_CACHE"] = str(tmp_path / "cache")
+    check = ("import graphmatch, sys\n"
+             "from graphmatch.engine.config import find_recipe, resolve\n"
+             "from graphmatch.datafiles import samples_dir\n"
+             "print(graphmatch.__file__); print(find_recipe('kbert/chnsenticorp_hownet_quick')); print(samples_dir())\n"
+             "print(resolve('let/lcqmc_quick')['task'])\n")
+    out = subprocess.run([python, "-c", check], cwd=work, env=env, check=True, capture_output=True,
+                         text=True).stdout.splitlines()
+    installed = Path(site) / "graphmatch"
+    recipe = installed / "recipes" / "kbert" / "chnsenticorp_hownet_quick.yaml"
+    assert out == [str(installed / "__init__.py"), str(recipe), str(installed / "samples"), "let"]
+    demo = subprocess.run([venv / "bin" / "graphmatch", "demo", "--epochs", "1", "--out", "demo", "--no-progress"],
+                          cwd=work, env=env, capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    assert "test accuracy" in demo.stdout and (work / "demo" / "run" / "COMPLETE").is_file()
+    assert (work / "demo" / "kbert_graph.png").is_file() and not (REPO / "build").exists()
