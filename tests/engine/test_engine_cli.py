@@ -82,17 +82,20 @@ def test_out_at_an_existing_file(tmp_path: Path, capsys) -> None:
     assert "is a file; give --out a folder" in capsys.readouterr().err and out.read_text() == "mine\n"
 
 
-def test_a_run_that_failed_on_its_data_restarts_in_place(tmp_path: Path, capsys) -> None:
+def test_a_run_that_failed_before_its_first_step_restarts_in_place(tmp_path: Path, capsys) -> None:
     run = tmp_path / "run"
     bad = ["--set", "data.file=toy/missing.tsv", "data.root=" + str(tmp_path)]
     assert main(["train", str(TOY_QUICK), *bad, "--out", str(run)]) == 2
-    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]  # failed before its first step
-    capsys.readouterr()
+    assert "toy/missing.tsv" in capsys.readouterr().err
+    assert not run.exists()  # it failed on its data: nothing was written
+    with pytest.raises(RuntimeError, match="simulated crash"):  # stopped before its first checkpoint
+        train(TOY_QUICK, ["train.progress=false", f"data.root={tmp_path}"], run, callbacks=[Crash(0)])
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]
     assert main(["evaluate", str(run)]) == 2
     assert f"start it again in place with: graphmatch train --resume {run}" in capsys.readouterr().err
     assert main(["train", str(TOY_QUICK), *bad, "--out", str(run)]) == 2  # the same --out is accepted again
     assert "toy/missing.tsv" in capsys.readouterr().err
-    assert main(["train", "--resume", str(run)]) == 2  # nothing else given: the saved config, which fails
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]  # and the earlier config is kept
     (tmp_path / "toy").mkdir()
     (tmp_path / "toy" / "other.tsv").write_text("x\n")
     assert main(["train", "--resume", str(run), "--set", "data.file=toy/other.tsv", "train.epochs=1"]) == 0
