@@ -9,9 +9,10 @@ whole split and returns a percentage in ``[0, 100]``, as the papers report them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from graphmatch.data.relation_formats import NEGATIVE_LABELS
 from graphmatch.engine.semeval import semeval_official_score
 
 Row = dict[str, Any]
@@ -67,6 +68,32 @@ def macro_f1(rows: Sequence[Row]) -> float:
     return 100.0 * sum(_f1(tp[c], n_pred[c], n_gold[c]) for c in classes) / len(classes)
 
 
+def relation_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+    """Macro-F1 over the relation labels, the "no relation" labels left out: the unweighted mean
+    of the per-label F1 over every label that is predicted or gold and not in ``negative``
+    (default :data:`~graphmatch.data.relation_formats.NEGATIVE_LABELS`). A negative example
+    predicted as a relation still costs that relation's precision, and a relation predicted as
+    negative its recall. Labels are compared as written, so directions stay distinct.
+
+    .. math::
+        F = \\frac{1}{|\\mathcal{R}|} \\sum_{r \\in \\mathcal{R}} \\frac{2 P_r R_r}{P_r + R_r},
+        \\qquad \\mathcal{R} = (\\text{gold} \\cup \\text{predicted}) \\setminus \\text{negative}
+    """
+    rows = _labelled(rows)
+    negative = set(negative)
+    tp: Counter[Any] = Counter()
+    n_pred: Counter[Any] = Counter()
+    n_gold: Counter[Any] = Counter()
+    for r in rows:
+        n_pred[r["pred"]] += 1
+        n_gold[r["gold"]] += 1
+        tp[r["gold"]] += r["pred"] == r["gold"]
+    classes = (set(n_pred) | set(n_gold)) - negative
+    if not classes:
+        return 0.0
+    return 100.0 * sum(_f1(tp[c], n_pred[c], n_gold[c]) for c in classes) / len(classes)
+
+
 def bio_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
     """Spans ``(type, start, end)`` (end exclusive) of a BIO tag sequence, conlleval style.
 
@@ -111,21 +138,24 @@ def semeval2010(rows: Sequence[Row]) -> float:
     return semeval_official_score([r["pred"] for r in rows], [r["gold"] for r in rows])
 
 
-METRICS: dict[str, Callable[[Sequence[Row]], float]] = {
+METRICS: dict[str, Callable[..., float]] = {
     "accuracy": accuracy,
     "f1": f1,
     "macro_f1": macro_f1,
     "ner_f1": ner_f1,
+    "relation_f1": relation_f1,
     "semeval2010": semeval2010,
 }
 
 
-def compute(names: Iterable[str], rows: Sequence[Row]) -> dict[str, float]:
-    """``{name: value}`` for each metric name; an empty dict when no row is labelled."""
-    names = list(names)
-    unknown = [n for n in names if n not in METRICS]
+def compute(names: Iterable[str | tuple[str, Mapping[str, Any]]], rows: Sequence[Row]) -> dict[str, float]:
+    """``{name: value}`` for each metric; an empty dict when no row is labelled. A metric is a
+    name, or ``(name, options)`` with keyword arguments for it (e.g.
+    ``("relation_f1", {"negative": ["no_relation"]})``)."""
+    specs = [(n, {}) if isinstance(n, str) else (n[0], dict(n[1])) for n in names]
+    unknown = [n for n, _ in specs if n not in METRICS]
     if unknown:
         raise KeyError(f"unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}")
     if not any(r.get("gold") is not None for r in rows):
         return {}
-    return {n: float(METRICS[n](rows)) for n in names}
+    return {n: float(METRICS[n](rows, **options)) for n, options in specs}
