@@ -54,8 +54,8 @@ def f1(rows: Sequence[Row], positive: str = "1") -> float:
     return 100.0 * _f1(tp, sum(pred), sum(gold))
 
 
-def macro_f1(rows: Sequence[Row]) -> float:
-    """Unweighted mean of the per-class F1 over every class that is predicted or gold."""
+def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
+    """F1 of every class that is predicted or gold."""
     rows = _labelled(rows)
     tp: Counter[Any] = Counter()
     n_pred: Counter[Any] = Counter()
@@ -64,8 +64,13 @@ def macro_f1(rows: Sequence[Row]) -> float:
         n_pred[r["pred"]] += 1
         n_gold[r["gold"]] += 1
         tp[r["gold"]] += r["pred"] == r["gold"]
-    classes = set(n_pred) | set(n_gold)
-    return 100.0 * sum(_f1(tp[c], n_pred[c], n_gold[c]) for c in classes) / len(classes)
+    return {c: _f1(tp[c], n_pred[c], n_gold[c]) for c in set(n_pred) | set(n_gold)}
+
+
+def macro_f1(rows: Sequence[Row]) -> float:
+    """Unweighted mean of the per-class F1 over every class that is predicted or gold."""
+    per_class = _per_class_f1(rows)
+    return 100.0 * sum(per_class.values()) / len(per_class)
 
 
 def relation_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
@@ -79,19 +84,9 @@ def relation_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) 
         F = \\frac{1}{|\\mathcal{R}|} \\sum_{r \\in \\mathcal{R}} \\frac{2 P_r R_r}{P_r + R_r},
         \\qquad \\mathcal{R} = (\\text{gold} \\cup \\text{predicted}) \\setminus \\text{negative}
     """
-    rows = _labelled(rows)
     negative = set(negative)
-    tp: Counter[Any] = Counter()
-    n_pred: Counter[Any] = Counter()
-    n_gold: Counter[Any] = Counter()
-    for r in rows:
-        n_pred[r["pred"]] += 1
-        n_gold[r["gold"]] += 1
-        tp[r["gold"]] += r["pred"] == r["gold"]
-    classes = (set(n_pred) | set(n_gold)) - negative
-    if not classes:
-        return 0.0
-    return 100.0 * sum(_f1(tp[c], n_pred[c], n_gold[c]) for c in classes) / len(classes)
+    per_class = {c: f for c, f in _per_class_f1(rows).items() if c not in negative}
+    return 100.0 * sum(per_class.values()) / len(per_class) if per_class else 0.0
 
 
 def bio_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:

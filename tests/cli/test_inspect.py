@@ -140,7 +140,8 @@ def test_inspect_relation_cli(tmp_path, capsys):
 
 def test_inspect_relation_head_tail_lines_per_character_and_pieces(tmp_path, capsys):
     path = tmp_path / "zh.tsv"
-    path.write_text("\ufeff兵马俑\t西安\t位于\t在西安，兵马俑很有名。\n天坛\t北京\t位于\t故宫位于北京。\n", encoding="utf-8")
+    lines = "\ufeff兵马俑\t西安\t位于\t在西安，兵马俑很有名。\n天坛\t北京\t位于\t故宫位于北京。\n"
+    path.write_text(lines, encoding="utf-8")
     assert main(["inspect", "relation", "--tokenization", "chars", str(path)]) == 2
     err = capsys.readouterr().err
     assert "line 2: the head entity '天坛' is not in the sentence" in err and len(err.strip().splitlines()) == 1
