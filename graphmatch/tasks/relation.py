@@ -211,8 +211,7 @@ class RelationTask(Task):
             raise ValueError("relation classification takes one marked sentence, not a pair")
         fields = text.strip("\r\n").split("\t")
         if len(fields) == 3 and "<e1>" not in text:
-            data = self.builder()(locate_entities(fields[2], fields[0], fields[1]))
-            return data
+            return self.builder()(locate_entities(*(f.strip() for f in (fields[2], fields[0], fields[1]))))
         sid, sentence = split_input_line(text)
         data = self.builder()(sentence)
         if sid is not None:
@@ -420,3 +419,6 @@ def load_bert_weights(encoder: torch.nn.Module, path: Path) -> None:
         if keys:
             raise ValueError(f"model.pretrained: the checkpoint {path} {what} weights: {', '.join(keys[:10])}")
     encoder.load_state_dict(loaded.state_dict())
+    unused = sorted(info["unexpected_keys"])
+    print(f"pretrained encoder: {len(loaded.state_dict())} weights loaded from {path}"
+          + (f"; not used by this model: {', '.join(unused)}" if unused else ""), file=sys.stderr)

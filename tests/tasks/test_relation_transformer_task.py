@@ -53,7 +53,7 @@ def test_transformer_heads_train_evaluate_and_predict(bert, tmp_path, head, caps
     assert f"dev semeval2010\t{metrics['dev']['semeval2010']:.2f}" in capsys.readouterr().out
 
 
-def test_encoder_parameters_and_strict_weights(bert, tmp_path):
+def test_encoder_parameters_and_strict_weights(bert, tmp_path, capsys):
     config = resolve("relation/semeval_minilm_entity_attention", _semeval_sample(bert, tmp_path, "entity_start")[1:])
     task = get_task("relation")(config)
     task.datasets()
@@ -63,6 +63,7 @@ def test_encoder_parameters_and_strict_weights(bert, tmp_path):
     assert all(id(p) not in encoder for p in model.head.parameters())
     before = model.encoder.embeddings.word_embeddings.weight.detach().clone()
     task.load_pretrained(model)
+    assert "not used by this model: pooler.dense.bias, pooler.dense.weight" in capsys.readouterr().err
     saved = load_file(str(bert / "model.safetensors"))
     key = next(k for k in saved if k.endswith("word_embeddings.weight"))
     assert not model.encoder.embeddings.word_embeddings.weight.detach().equal(before)
