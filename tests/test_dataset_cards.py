@@ -104,3 +104,17 @@ def test_sample_kg_loads_and_matches_sample_sentences():
 def test_samples_stay_small():
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file())
     assert total < 50_000
+
+
+def test_relation_zh_samples_read_as_head_tail_tsv():
+    from graphmatch.data.relation_formats import read_tsv_file
+
+    parts = {s: read_tsv_file(SAMPLES / "relation_zh" / f"{s}.tsv") for s in ("train", "dev", "test")}
+    assert [len(parts[s]) for s in parts] == [40, 20, 20]
+    for split, examples in parts.items():
+        labels = [e.label for e in examples]
+        assert sorted(set(labels)) == ["位于", "出生于", "创办", "无关系", "毕业于"]
+        assert all(labels.count(label) == len(labels) // 5 for label in set(labels)), split
+    sentences = [e.sentence.text for examples in parts.values() for e in examples]
+    assert len(set(sentences)) == len(sentences)  # no sentence in two places
+    assert any(e.sentence.e2 < e.sentence.e1 for e in parts["train"])  # some tails come first

@@ -9,8 +9,8 @@ error ("no input").
   tokens; ``visible[i]`` lists the columns token ``i`` sees.
 - ``let``: a pair per line ``text_a<TAB>text_b[<TAB>label]``; words, spans, senses, sememes and
   edges (:func:`let_rows`).
-- ``relation``: a marked sentence per line, optionally SemEval's ``id<TAB>"sentence"``
-  (:func:`relation_rows`).
+- ``relation``: a marked sentence per line, optionally SemEval's ``id<TAB>"sentence"``, or a
+  ``head<TAB>tail<TAB>[relation<TAB>]sentence`` line (:func:`relation_rows`).
 
 Each kind imports its graph builder only when it runs.
 """
@@ -36,7 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=(
             "examples:  graphmatch inspect kbert --kg hownet --mode reference sentences.txt\n"
             "           printf '南京市长江大桥\\t长江大桥在南京\\n' | graphmatch inspect let -\n"
-            "           graphmatch inspect relation --max-distance 30 marked.txt"
+            "           graphmatch inspect relation --max-distance 30 marked.txt\n"
+            "           graphmatch inspect relation --tokenization chars head_tail.tsv"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -68,6 +69,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rel.add_argument("--max-distance", type=int, default=None, help="clip relative positions (default: the builder's)")
     rel.add_argument("--no-markers", action="store_true", help="leave the <e1>…</e2> marker tokens out of the sentence")
     rel.add_argument("--max-length", type=int, default=None, help="most tokens per sentence (default: the builder's)")
+    rel.add_argument("--tokenization", default="words",
+                     help="words, chars, jieba, thulac or pkuseg (default: words)")
+    rel.add_argument("--pretrained", metavar="DIR",
+                     help="a local checkpoint folder: its tokenizer's word pieces, markers in [unused] slots")
     rel.add_argument("input", nargs="?", default="-", help="input file, - for stdin (default: -)")
     rel.set_defaults(func=run)
 
@@ -185,35 +190,53 @@ def let_graph_dict(data: Any, text_a: str, text_b: str, label: int | None = None
 
 
 def relation_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
-    """One dict per non-blank line: a marked sentence, optionally SemEval's ``id<TAB>"sentence"``.
+    """One dict per non-blank line: a marked sentence, optionally SemEval's ``id<TAB>"sentence"``,
+    or ``head<TAB>tail<TAB>[relation<TAB>]sentence``.
 
-    Word ids come from a vocabulary built over the given lines; positions are shown unshifted
-    (``-D … D``).
+    Tokens are ``args.tokenization``'s (``words`` by default), or the word pieces of the
+    tokenizer in ``args.pretrained``; word ids come from a vocabulary built over the given lines
+    (or the tokenizer's); positions are shown unshifted (``-D … D``).
     """
     from graphmatch.graphs.relation import (
         DEFAULT_MAX_DISTANCE,
         DEFAULT_MAX_LENGTH,
         RelationGraphBuilder,
-        parse_relation,
+        WordPieces,
         split_input_line,
+        splitter,
+        tokenize_marked,
         with_markers,
     )
+    from graphmatch.graphs.relation_markup import locate_entities, parse_markup
     from graphmatch.text import Vocab
 
     parsed = []
     for n, line in enumerate(lines, start=1):
+        line = line.removeprefix("\ufeff") if n == 1 else line
         if not line.strip():
             continue
-        sid, text = split_input_line(line)
-        parsed.append((n, sid, parse_relation(text, where=f"line {n}")))
+        fields = line.rstrip("\r\n").split("\t")
+        if len(fields) in (3, 4) and "<e1>" not in line:
+            parsed.append((n, None, locate_entities(fields[-1].strip(), fields[0].strip(), fields[1].strip(),
+                                                    f"line {n}")))
+        else:
+            sid, text = split_input_line(line)
+            parsed.append((n, sid, parse_markup(text, where=f"line {n}")))
     if not parsed:
         raise ValueError(NO_INPUT)
     max_distance = args.max_distance or DEFAULT_MAX_DISTANCE
-    markers = not args.no_markers
-    vocab = Vocab.build((with_markers(s) if markers else s).tokens for _, _, s in parsed)
-    builder = RelationGraphBuilder(vocab, max_distance=max_distance, max_length=args.max_length or DEFAULT_MAX_LENGTH,
-                                   keep_text=True, markers=markers)
-    for n, sid, sent in parsed:
+    common = dict(max_distance=max_distance, max_length=args.max_length or DEFAULT_MAX_LENGTH, keep_text=True,
+                  markers=not args.no_markers)
+    pretrained = getattr(args, "pretrained", None)
+    if pretrained:
+        builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)
+        sentences = [(n, sid, s) for n, sid, s in parsed]
+    else:
+        split = splitter(getattr(args, "tokenization", None) or "words")
+        sentences = [(n, sid, tokenize_marked(s, split, f"line {n}")) for n, sid, s in parsed]
+        mark = with_markers if common["markers"] else (lambda sent: sent)
+        builder = RelationGraphBuilder(Vocab.build(mark(s).tokens for _, _, s in sentences), split=split, **common)
+    for n, sid, sent in sentences:
         yield relation_graph_dict(builder(sent, where=f"line {n}"), line=n, sid=sid, max_distance=max_distance)
 
 

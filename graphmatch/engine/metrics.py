@@ -9,9 +9,10 @@ whole split and returns a percentage in ``[0, 100]``, as the papers report them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from graphmatch.data.relation_formats import NEGATIVE_LABELS
 from graphmatch.engine.semeval import semeval_official_score
 
 Row = dict[str, Any]
@@ -53,8 +54,8 @@ def f1(rows: Sequence[Row], positive: str = "1") -> float:
     return 100.0 * _f1(tp, sum(pred), sum(gold))
 
 
-def macro_f1(rows: Sequence[Row]) -> float:
-    """Unweighted mean of the per-class F1 over every class that is predicted or gold."""
+def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
+    """F1 of every class that is predicted or gold."""
     rows = _labelled(rows)
     tp: Counter[Any] = Counter()
     n_pred: Counter[Any] = Counter()
@@ -63,8 +64,29 @@ def macro_f1(rows: Sequence[Row]) -> float:
         n_pred[r["pred"]] += 1
         n_gold[r["gold"]] += 1
         tp[r["gold"]] += r["pred"] == r["gold"]
-    classes = set(n_pred) | set(n_gold)
-    return 100.0 * sum(_f1(tp[c], n_pred[c], n_gold[c]) for c in classes) / len(classes)
+    return {c: _f1(tp[c], n_pred[c], n_gold[c]) for c in set(n_pred) | set(n_gold)}
+
+
+def macro_f1(rows: Sequence[Row]) -> float:
+    """Unweighted mean of the per-class F1 over every class that is predicted or gold."""
+    per_class = _per_class_f1(rows)
+    return 100.0 * sum(per_class.values()) / len(per_class)
+
+
+def relation_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+    """Macro-F1 over the relation labels, the "no relation" labels left out: the unweighted mean
+    of the per-label F1 over every label that is predicted or gold and not in ``negative``
+    (default :data:`~graphmatch.data.relation_formats.NEGATIVE_LABELS`). A negative example
+    predicted as a relation still costs that relation's precision, and a relation predicted as
+    negative its recall. Labels are compared as written, so directions stay distinct.
+
+    .. math::
+        F = \\frac{1}{|\\mathcal{R}|} \\sum_{r \\in \\mathcal{R}} \\frac{2 P_r R_r}{P_r + R_r},
+        \\qquad \\mathcal{R} = (\\text{gold} \\cup \\text{predicted}) \\setminus \\text{negative}
+    """
+    negative = set(negative)
+    per_class = {c: f for c, f in _per_class_f1(rows).items() if c not in negative}
+    return 100.0 * sum(per_class.values()) / len(per_class) if per_class else 0.0
 
 
 def bio_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
@@ -111,22 +133,24 @@ def semeval2010(rows: Sequence[Row]) -> float:
     return semeval_official_score([r["pred"] for r in rows], [r["gold"] for r in rows])
 
 
-METRICS: dict[str, Callable[[Sequence[Row]], float]] = {
+METRICS: dict[str, Callable[..., float]] = {
     "accuracy": accuracy,
     "f1": f1,
     "macro_f1": macro_f1,
     "ner_f1": ner_f1,
+    "relation_f1": relation_f1,
     "semeval2010": semeval2010,
 }
 
 
-def compute(names: Iterable[str], rows: Sequence[Row], positive: str = "1") -> dict[str, float]:
-    """``{name: value}`` for each metric name; an empty dict when no row is labelled.
-    ``positive`` is the class whose F1 ``f1`` reports."""
-    names = list(names)
-    unknown = [n for n in names if n not in METRICS]
+def compute(names: Iterable[str | tuple[str, Mapping[str, Any]]], rows: Sequence[Row]) -> dict[str, float]:
+    """``{name: value}`` for each metric; an empty dict when no row is labelled. A metric is a
+    name, or ``(name, options)`` with keyword arguments for it (e.g.
+    ``("relation_f1", {"negative": ["no_relation"]})``)."""
+    specs = [(n, {}) if isinstance(n, str) else (n[0], dict(n[1])) for n in names]
+    unknown = [n for n, _ in specs if n not in METRICS]
     if unknown:
         raise KeyError(f"unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}")
     if not any(r.get("gold") is not None for r in rows):
         return {}
-    return {n: float(f1(rows, positive) if n == "f1" else METRICS[n](rows)) for n in names}
+    return {n: float(METRICS[n](rows, **options)) for n, options in specs}

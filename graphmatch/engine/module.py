@@ -128,7 +128,7 @@ class TaskModule(pl.LightningModule):
     def _finish(self, split: str) -> None:
         rows = gather_rows(self._pending)
         self._pending = []
-        metrics = compute(self.task.metrics, rows, positive=self.task.positive_label)
+        metrics = compute(self.task.metrics, rows)
         self.rows[split], self.metrics[split] = rows, metrics
         for name, value in metrics.items():
             self.log(f"{split}/{name}", value, prog_bar=name == self.task.monitor, sync_dist=False)

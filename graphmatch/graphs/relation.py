@@ -1,48 +1,59 @@
-r"""The relation sentence graph (SemEval-2010 Task 8 style entity markup).
+r"""The relation sentence graph: a sentence with two entities, tokenised any of several ways.
 
 A sentence such as ``The <e1>company</e1> fabricates plastic <e2>chairs</e2>.`` becomes a
 :class:`~torch_geometric.data.HeteroData` graph with
 
 .. code-block:: text
 
-    data["token"].word_id  [L] long   vocabulary id of each token
+    data["token"].word_id  [L] long   vocabulary id of each token (a word, a character or a word piece)
     data["token"].pos1     [L] long   relative position to e1, clipped to ±D and shifted by +D
     data["token"].pos2     [L] long   relative position to e2, likewise (values in [0, 2D])
     data["entity"].kind    [2] long   0 for e1, 1 for e2 (always in this order)
     data["sentence"].num_tokens [1]   one node, the relation to classify; its token count
-    ("token", "in", "entity")    each entity token → its entity
-    ("token", "in", "sentence")  every token → the sentence (attention pooling runs over these)
+    ("token", "in", "entity")      each entity token → its entity
+    ("token", "starts", "entity")  the opening marker of each entity → it (with markers only)
+    ("token", "in", "sentence")    every token → the sentence (attention pooling runs over these)
     data.y                 [1] long   the label id, when given
 
 The relative position of token :math:`i` to an entity spanning tokens :math:`[s, e]` is
 :math:`i - s` before the entity, :math:`i - e` after it and :math:`0` inside it.
 
 By default the four markers stay in the sentence as tokens (``<e1> company </e1>``), as the
-papers' position indicators; entity edges and relative positions refer to the entity words.
+papers' position indicators; entity edges and relative positions refer to the entity tokens.
 
-Tokenisation (:func:`tokenize`) is deliberately simple: lowercase, then runs of letters and
-digits are words and every other visible character is a token of its own
-(``"don't"`` → ``don ' t``, ``"3.5"`` → ``3 . 5``).
+Tokenisation is a function from a piece of text to its tokens (:func:`splitter`): English words
+(:func:`tokenize`: lowercase, runs of letters and digits are words, every other visible
+character is a token: ``"don't"`` → ``don ' t``), Chinese characters (:func:`tokenize_chars`),
+the words of a segmenter of :mod:`graphmatch.text`, or a pretrained tokenizer's word pieces
+(:class:`WordPieces`, whose graphs also hold ``[CLS]`` first and ``[SEP]`` last and whose
+markers are the vocabulary's ``[unused0]`` … slots). The text is cut at the entity boundaries
+first (:meth:`MarkedSentence.pieces`) and every piece tokenised on its own, so an entity
+always maps to whole tokens.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 from torch_geometric.data import HeteroData
 
-from graphmatch.text import Vocab
+from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
 
-#: the four entity markers, in the order a well-formed sentence has them
-MARKERS = ("<e1>", "</e1>", "<e2>", "</e2>")
-_MARKER_RE = re.compile(r"</?e[12]>")
 _TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
+# CJK ideographs (unified, extension A, compatibility), each a token of its own
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_UNUSED_RE = re.compile(r"\[unused(\d+)\]")
 
 DEFAULT_MAX_DISTANCE = 50
 DEFAULT_MAX_LENGTH = 90
+#: tokenisations of the BiLSTM models (:func:`splitter`); ``pieces`` is a pretrained tokenizer's
+TOKENIZATIONS = ("words", "chars", "jieba", "thulac", "pkuseg")
 
 
 def tokenize(text: str) -> list[str]:
@@ -50,9 +61,87 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
+def tokenize_chars(text: str) -> list[str]:
+    """Every CJK character a token of its own; the rest as :func:`tokenize` splits it
+    (``"我买了iPhone 12"`` → ``我 买 了 iphone 12``)."""
+    return tokenize(_CJK_RE.sub(lambda m: f" {m.group()} ", text))
+
+
+def splitter(name: str) -> Callable[[str], list[str]]:
+    """The tokenisation called ``name``: ``words`` (:func:`tokenize`), ``chars``
+    (:func:`tokenize_chars`) or a segmenter of :mod:`graphmatch.text` (``jieba``, ``thulac``,
+    ``pkuseg``: its words, lowercased)."""
+    if name == "words":
+        return tokenize
+    if name == "chars":
+        return tokenize_chars
+    if name not in TOKENIZATIONS:
+        raise ValueError(f"unknown tokenization {name!r}; choose one of {', '.join(TOKENIZATIONS)}")
+    from graphmatch.text.segmenters import get_segmenter
+
+    segmenter = get_segmenter(name)
+    return lambda text: [span.word.lower() for span in segmenter.segment(text)]
+
+
+class Lookup(Protocol):
+    def lookup(self, tokens: Sequence[str]) -> list[int]: ...
+
+
+class WordPieces:
+    """A pretrained BERT-family tokenizer as a relation tokenisation: word pieces, ids from its
+    vocabulary, ``[CLS]`` … ``[SEP]`` around the sentence and the entity markers mapped to the
+    first four ``[unusedN]`` slots of the vocabulary (their embeddings are trained from there;
+    the vocabulary and the embedding table keep their size).
+
+    Args:
+        tokenizer: a ``transformers`` tokenizer (fast or slow) with ``cls_token`` and ``sep_token``.
+        markers: four vocabulary tokens for ``<e1>``, ``</e1>``, ``<e2>``, ``</e2>``; default the
+            four ``[unusedN]`` tokens of lowest id.
+    """
+
+    def __init__(self, tokenizer, markers: Sequence[str] | None = None):
+        self.tokenizer = tokenizer
+        vocab = tokenizer.get_vocab()
+        if markers is None:
+            unused = sorted((vocab[t], t) for t in vocab if _UNUSED_RE.fullmatch(t))
+            if len(unused) < 4:
+                raise ValueError(
+                    f"the tokenizer of {tokenizer.name_or_path} has {len(unused)} [unusedN] tokens; "
+                    "entity markers need 4"
+                )
+            markers = [t for _, t in unused[:4]]
+        missing = [m for m in markers if m not in vocab]
+        if len(markers) != 4 or missing:
+            raise ValueError(f"entity markers must be 4 vocabulary tokens, got {list(markers)}")
+        self.markers = tuple(markers)
+        self.wrap = (tokenizer.cls_token, tokenizer.sep_token)
+        self.vocab_size = len(tokenizer)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike) -> WordPieces:
+        """The tokenizer of a local checkpoint folder (``vocab.txt`` / ``tokenizer.json``); no download."""
+        from transformers import AutoTokenizer
+
+        return cls(AutoTokenizer.from_pretrained(str(path), local_files_only=True))
+
+    def split(self, text: str) -> list[str]:
+        return self.tokenizer.tokenize(text)
+
+    def lookup(self, tokens: Sequence[str]) -> list[int]:
+        return self.tokenizer.convert_tokens_to_ids(list(tokens))
+
+    @property
+    def digest(self) -> str:
+        """A short digest of the vocabulary and markers (for cache keys)."""
+        items = sorted(self.tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+        text = "\n".join(t for t, _ in items) + "\n" + " ".join(self.markers)
+        text += f"\nlower={getattr(self.tokenizer, 'do_lower_case', None)}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
 @dataclass(frozen=True)
 class RelationSentence:
-    """A tokenised sentence with two marked entities; spans are inclusive token ranges."""
+    """A tokenised sentence with two entities; spans are inclusive token ranges (e2 may come first)."""
 
     tokens: list[str]
     e1: tuple[int, int]
@@ -64,55 +153,41 @@ class RelationSentence:
         return " ".join(self.tokens[s : e + 1])
 
 
-def parse_relation(text: str, where: str = "input") -> RelationSentence:
-    """Parse ``<e1>…</e1>`` / ``<e2>…</e2>`` markup into tokens and entity spans.
-
-    Raises :class:`ValueError` starting with ``where`` (e.g. ``"TRAIN_FILE.TXT:5"``) when a
-    marker is missing or repeated, the entities are nested, overlap, come in the wrong order,
-    or an entity has no tokens.
-    """
-    found = [(m.group(), m.start()) for m in _MARKER_RE.finditer(text)]
-    names = [name for name, _ in found]
-    for marker in MARKERS:
-        count = names.count(marker)
-        if count == 0:
-            raise ValueError(f"{where}: missing entity marker {marker} in {text!r}")
-        if count > 1:
-            raise ValueError(f"{where}: entity marker {marker} appears {count} times in {text!r}")
-    if names != list(MARKERS):
-        raise ValueError(f"{where}: {_order_problem(names)} in {text!r}")
-    pieces = _MARKER_RE.split(text)  # before, e1, middle, e2, after
+def tokenize_marked(
+    sent: MarkedSentence, split: Callable[[str], list[str]] = tokenize, where: str = "input"
+) -> RelationSentence:
+    """Tokenise each piece of ``sent`` between entity boundaries with ``split``; an entity that
+    yields no token is a :class:`ValueError` starting with ``where``."""
     tokens: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for k, piece in enumerate(pieces):
+    spans: dict[int, tuple[int, int]] = {}
+    for piece, k in sent.pieces():
         start = len(tokens)
-        tokens.extend(tokenize(piece))
-        if k in (1, 3):
+        tokens.extend(split(piece))
+        if k:
             if len(tokens) == start:
-                raise ValueError(f"{where}: entity e{(k + 1) // 2} is empty in {text!r}")
-            spans.append((start, len(tokens) - 1))
-    return RelationSentence(tokens=tokens, e1=spans[0], e2=spans[1], text=_MARKER_RE.sub("", text))
+                raise ValueError(f"{where}: entity e{k} ({piece!r}) has no tokens in {sent.text!r}")
+            spans[k] = (start, len(tokens) - 1)
+    return RelationSentence(tokens=tokens, e1=spans[1], e2=spans[2], text=sent.text)
 
 
-def _order_problem(names: list[str]) -> str:
-    pos = {name: i for i, name in enumerate(names)}
-    for k in ("1", "2"):
-        if pos[f"</e{k}>"] < pos[f"<e{k}>"]:
-            return f"</e{k}> comes before <e{k}>"
-    o1, c1, o2, c2 = (pos[m] for m in MARKERS)
-    if o1 < o2 < c2 < c1 or o2 < o1 < c1 < c2:
-        return "nested entities (one entity inside the other)"
-    if o2 < o1 and c2 < o1:
-        return "entities in the wrong order (e2 comes before e1)"
-    return "overlapping entities"
+def parse_relation(
+    text: str, where: str = "input", split: Callable[[str], list[str]] = tokenize
+) -> RelationSentence:
+    """Parse ``<e1>…</e1>`` / ``<e2>…</e2>`` markup (:func:`parse_markup`) and tokenise it."""
+    return tokenize_marked(parse_markup(text, where), split, where)
 
 
-def with_markers(sent: RelationSentence) -> RelationSentence:
-    """``sent`` with the tokens ``<e1>``, ``</e1>``, ``<e2>``, ``</e2>`` around its entities."""
-    (s1, t1), (s2, t2), tok = sent.e1, sent.e2, sent.tokens
-    tokens = [*tok[:s1], MARKERS[0], *tok[s1 : t1 + 1], MARKERS[1], *tok[t1 + 1 : s2],
-              MARKERS[2], *tok[s2 : t2 + 1], MARKERS[3], *tok[t2 + 1 :]]
-    return RelationSentence(tokens=tokens, e1=(s1 + 1, t1 + 1), e2=(s2 + 3, t2 + 3), text=sent.text)
+def with_markers(sent: RelationSentence, markers: Sequence[str] = MARKERS) -> RelationSentence:
+    """``sent`` with ``markers`` (``<e1>``, ``</e1>``, ``<e2>``, ``</e2>``) around its entities."""
+    spans = sorted([(sent.e1, 0), (sent.e2, 2)])
+    tokens, new, cursor = [], {}, 0
+    for (s, e), k in spans:
+        tokens += sent.tokens[cursor:s] + [markers[k]]
+        new[k] = (len(tokens), len(tokens) + e - s)
+        tokens += sent.tokens[s : e + 1] + [markers[k + 1]]
+        cursor = e + 1
+    tokens += sent.tokens[cursor:]
+    return RelationSentence(tokens=tokens, e1=new[0], e2=new[2], text=sent.text)
 
 
 def relative_positions(length: int, span: tuple[int, int], max_distance: int) -> list[int]:
@@ -122,40 +197,63 @@ def relative_positions(length: int, span: tuple[int, int], max_distance: int) ->
     return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in range(length)]
 
 
+def _shift(sent: RelationSentence, tokens: list[str], by: int) -> RelationSentence:
+    return RelationSentence(tokens=tokens, e1=(sent.e1[0] + by, sent.e1[1] + by),
+                            e2=(sent.e2[0] + by, sent.e2[1] + by), text=sent.text)
+
+
 class RelationGraphBuilder:
-    r"""Build the relation sentence graph of one marked sentence.
+    r"""Build the relation sentence graph of one sentence.
 
     Args:
-        vocab (Vocab): word vocabulary (unknown words map to ``vocab.unk_id``).
+        vocab: token → id map with ``lookup(tokens)`` (a :class:`~graphmatch.text.Vocab`, or
+            :class:`WordPieces`).
         max_distance (int): relative positions are clipped to :math:`[-D, D]` and stored
             shifted by :math:`D`, so a position table needs :math:`2D + 1` rows. (default: 50)
-        max_length (int): at most this many tokens are kept: a window that holds both
-            entities, starting at the first token when possible. (default: 90)
+        max_length (int): at most this many tokens are kept (``[CLS]`` and ``[SEP]`` included):
+            a window that holds both entities, starting at the first token when possible.
+            (default: 90)
         keep_text (bool): store token, entity and sentence strings as ``.text`` lists.
             (default: :obj:`False`)
         markers (bool): keep the four entity markers as tokens ``<e1> … </e1> … <e2> … </e2>``
             (the position indicators of Zhou et al. 2016, also kept by the entity-aware
             paper's code); entity edges and relative positions still refer to the entity
-            words only. (default: :obj:`True`)
+            tokens only. (default: :obj:`True`)
+        split (callable): the tokenisation of a piece of text (:func:`splitter`).
+            (default: :func:`tokenize`)
+        marker_tokens (sequence of str): the four marker tokens. (default: :data:`MARKERS`)
+        wrap (tuple, optional): tokens put before and after the sentence (``[CLS]``, ``[SEP]``).
     """
 
     def __init__(
         self,
-        vocab: Vocab,
+        vocab: Lookup,
         max_distance: int = DEFAULT_MAX_DISTANCE,
         max_length: int = DEFAULT_MAX_LENGTH,
         keep_text: bool = False,
         markers: bool = True,
+        split: Callable[[str], list[str]] = tokenize,
+        marker_tokens: Sequence[str] = MARKERS,
+        wrap: tuple[str, str] | None = None,
     ):
         if max_distance < 1:
             raise ValueError(f"max_distance must be at least 1, got {max_distance}")
-        if max_length < 2:
-            raise ValueError(f"max_length must be at least 2, got {max_length}")
+        if max_length < 2 + 2 * (wrap is not None):
+            raise ValueError(f"max_length must be at least {2 + 2 * (wrap is not None)}, got {max_length}")
         self.vocab = vocab
         self.max_distance = max_distance
         self.max_length = max_length
         self.keep_text = keep_text
         self.markers = markers
+        self.split = split
+        self.marker_tokens = tuple(marker_tokens)
+        self.wrap = wrap
+
+    @classmethod
+    def for_pieces(cls, pieces: WordPieces, **kwargs) -> RelationGraphBuilder:
+        """A builder over a pretrained tokenizer's word pieces (markers in ``[unused]`` slots,
+        ``[CLS]``/``[SEP]`` around the sentence)."""
+        return cls(pieces, split=pieces.split, marker_tokens=pieces.markers, wrap=pieces.wrap, **kwargs)
 
     @property
     def num_positions(self) -> int:
@@ -163,31 +261,37 @@ class RelationGraphBuilder:
         return 2 * self.max_distance + 1
 
     def crop(self, sent: RelationSentence, where: str = "input") -> RelationSentence:
-        """Cut ``sent`` to ``max_length`` tokens around its entities (and their markers)."""
-        n, m = len(sent.tokens), self.max_length
+        """Cut ``sent`` to ``max_length`` tokens (less the wrapping tokens) around its entities
+        (and their markers)."""
+        n, m = len(sent.tokens), self.max_length - 2 * (self.wrap is not None)
         k = int(self.markers)
-        first, last = sent.e1[0] - k, sent.e2[1] + k
+        first, last = min(sent.e1[0], sent.e2[0]) - k, max(sent.e1[1], sent.e2[1]) + k
         if last - first + 1 > m:
             raise ValueError(
-                f"{where}: the entities span {last - first + 1} tokens, more than max_length={m}"
+                f"{where}: the entities span {last - first + 1} tokens, more than max_length={self.max_length}"
+                + (" less [CLS] and [SEP]" if self.wrap else "")
             )
         if n <= m:
             return sent
         a = max(0, last + 1 - m)
-        return RelationSentence(
-            tokens=sent.tokens[a : a + m],
-            e1=(sent.e1[0] - a, sent.e1[1] - a),
-            e2=(sent.e2[0] - a, sent.e2[1] - a),
-            text=sent.text,
-        )
+        return _shift(sent, sent.tokens[a : a + m], -a)
+
+    def tokenized(self, sentence: str | MarkedSentence | RelationSentence, where: str = "input") -> RelationSentence:
+        """The tokens the graph is built from: tokenised, marked, cropped and wrapped."""
+        if isinstance(sentence, str):
+            sentence = parse_markup(sentence, where)
+        sent = tokenize_marked(sentence, self.split, where) if isinstance(sentence, MarkedSentence) else sentence
+        if self.markers:
+            sent = with_markers(sent, self.marker_tokens)
+        sent = self.crop(sent, where)
+        if self.wrap:
+            sent = _shift(sent, [self.wrap[0], *sent.tokens, self.wrap[1]], 1)
+        return sent
 
     def __call__(
-        self, sentence: str | RelationSentence, label: int | None = None, where: str = "input"
+        self, sentence: str | MarkedSentence | RelationSentence, label: int | None = None, where: str = "input"
     ) -> HeteroData:
-        sent = parse_relation(sentence, where) if isinstance(sentence, str) else sentence
-        if self.markers:
-            sent = with_markers(sent)
-        sent = self.crop(sent, where)
+        sent = self.tokenized(sentence, where)
         n = len(sent.tokens)
         (s1, t1), (s2, t2) = sent.e1, sent.e2
         node = torch.tensor([
@@ -205,6 +309,8 @@ class RelationGraphBuilder:
             },
             ("token", "in", "sentence"): {"edge_index": torch.tensor([list(range(n)), [0] * n])},
         })
+        if self.markers:  # the opening marker sits just before its entity's first token
+            data["token", "starts", "entity"].edge_index = torch.tensor([[s1 - 1, s2 - 1], [0, 1]])
         if label is not None:
             data.y = torch.tensor([label], dtype=torch.long)
         if self.keep_text:
@@ -226,11 +332,11 @@ def split_input_line(line: str) -> tuple[str | None, str]:
     return sid, line
 
 
-def tokens_of(data: HeteroData, vocab: Vocab | None = None) -> Sequence[str]:
-    """Token strings of a graph: ``.text`` when kept, else looked up in ``vocab``."""
+def tokens_of(data: HeteroData, vocab=None) -> Sequence[str]:
+    """Token strings of a graph: ``.text`` when kept, else looked up in ``vocab`` (``itos``)."""
     tok = data["token"]
     if "text" in tok:
         return list(tok.text)
-    if vocab is None:
+    if vocab is None or not hasattr(vocab, "itos"):
         return [str(i) for i in tok.word_id.tolist()]
     return [vocab.itos[i] for i in tok.word_id.tolist()]

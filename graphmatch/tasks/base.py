@@ -62,16 +62,15 @@ class Task(abc.ABC):
     """One model family as the engine sees it.
 
     Subclasses set ``name``, ``defaults`` (``{"data": {...}, "model": {...}}``), ``metrics``
-    (names in :mod:`graphmatch.engine.metrics`), ``monitor`` (the dev metric that selects the
-    checkpoint; higher is better) and, for F1, ``positive_label``.
+    (names in :mod:`graphmatch.engine.metrics`, or ``(name, options)`` pairs such as
+    ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the checkpoint;
+    higher is better).
     """
 
     name: ClassVar[str]
     defaults: ClassVar[dict[str, dict[str, Any]]]
-    metrics: ClassVar[Sequence[str]] = ("accuracy",)
+    metrics: ClassVar[Sequence[str | tuple[str, dict[str, Any]]]] = ("accuracy",)
     monitor: ClassVar[str] = "accuracy"
-    #: the class whose F1 the ``f1`` metric reports (see :mod:`graphmatch.data.labels`)
-    positive_label: str = "1"
     #: the kind of ``data``/``model`` keys whose default is null (``"integer"``, ``"number"``,
     #: ``"string"``, ``"bool"``, ``"list"``), so that a wrong value fails when the recipe is read
     kinds: ClassVar[dict[str, dict[str, str]]] = {}

@@ -108,6 +108,7 @@ class KBertTask(Task):
         else:
             self.metrics, self.monitor = ("accuracy",), "accuracy"
         self.labels: list[str] | None = None
+        self.positive_label: str | None = None  # the class whose probability rows carry as "score"
         self._builder: SentenceTreeBuilder | None = None
 
     # ----------------------------------------------------------------- data
@@ -149,8 +150,11 @@ class KBertTask(Task):
 
     def _set_labels(self, labels: list[str]) -> None:
         self.labels = list(labels)
-        if "f1" in self.metrics:
+        if self.kind == "pair":  # F1 of the positive class (data.positive_label)
             self.positive_label = positive_label(self.labels, self.data_cfg["positive_label"])
+            self.metrics = ("accuracy", ("f1", {"positive": self.positive_label}))
+        elif self.kind == "classification":  # rows carry the score of class "1" when there is one
+            self.positive_label = "1" if "1" in self.labels else None
 
     def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
         """The sentence-tree builder of this configuration (the one the datasets use)."""

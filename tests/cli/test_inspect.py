@@ -155,3 +155,23 @@ def test_inspect_relation_cli(tmp_path, capsys):
     path.write_text("<e1>a</e1> b\n", encoding="utf-8")
     assert main(["inspect", "relation", str(path)]) == 2
     assert "line 1: missing entity marker <e2>" in capsys.readouterr().err
+
+
+def test_inspect_relation_head_tail_lines_per_character_and_pieces(tmp_path, capsys):
+    path = tmp_path / "zh.tsv"
+    lines = "\ufeff兵马俑\t西安\t位于\t在西安，兵马俑很有名。\n天坛\t北京\t位于\t故宫位于北京。\n"
+    path.write_text(lines, encoding="utf-8")
+    assert main(["inspect", "relation", "--tokenization", "chars", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2: the head entity '天坛' is not in the sentence" in err and len(err.strip().splitlines()) == 1
+    path.write_text("兵马俑\t西安\t位于\t在西安，兵马俑很有名。\n", encoding="utf-8")
+    assert main(["inspect", "relation", "--tokenization", "chars", str(path)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["tokens"][:5] == ["在", "<e2>", "西", "安", "</e2>"]
+    assert [e["text"] for e in row["entities"]] == ["兵 马 俑", "西 安"]
+    from tiny_bert import tiny_bert_folder
+
+    folder = tiny_bert_folder(tmp_path / "bert", ["在西安，兵马俑很有名。"])
+    assert main(["inspect", "relation", "--pretrained", str(folder), str(path)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["tokens"][0] == "[CLS]" and row["tokens"][-1] == "[SEP]" and "[unused2]" in row["tokens"]

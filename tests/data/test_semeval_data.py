@@ -3,6 +3,7 @@ import torch
 
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import LABEL_INDEX, SemEval2010Task8, dev_ids, read_semeval_file
+from graphmatch.graphs.relation import tokenize_marked
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
 GOOD = (
@@ -28,8 +29,10 @@ def test_read_semeval_file(tmp_path):
     assert [e.sid for e in ex] == [1, 2]
     assert [e.label for e in ex] == ["Product-Producer(e2,e1)", "Other"]
     assert [e.line for e in ex] == [1, 5]
-    assert ex[0].sentence.tokens == ["the", "company", "fabricates", "plastic", "chairs", "."]
-    unlabelled = read_semeval_file(_write(tmp_path, '9\t"<e1>a</e1> <e2>b</e2>"\n9\t"x <e1>a</e1> <e2>b</e2>"\n'),
+    assert ex[0].sentence.text == "The company fabricates plastic chairs."
+    assert ex[0].sentence.entity_text(1) == "company" and ex[0].sentence.entity_text(2) == "chairs"
+    assert tokenize_marked(ex[0].sentence).tokens == ["the", "company", "fabricates", "plastic", "chairs", "."]
+    unlabelled = read_semeval_file(_write(tmp_path, '9\t"<e1>a</e1> <e2>b</e2>"\n10\t"x <e1>a</e1> <e2>b</e2>"\n'),
                                    labelled=False)
     assert [e.label for e in unlabelled] == [None, None]
 
@@ -43,7 +46,8 @@ def test_read_semeval_file(tmp_path):
         ('1\t"<e1>a <e2>b</e2></e1>"\nOther\n', ":1", "nested entities"),
         ('1\t"<e2>a</e2> <e1>b</e1>"\nOther\n', ":1", "wrong order"),
         ('1\t"<e1>a <e2>b</e1> c</e2>"\nOther\n', ":1", "overlapping"),
-        ('1\t"<e1>a</e1> <e2>b</e2>"\nKnows(e1,e2)\n', ":2", "unknown label 'Knows(e1,e2)'"),
+        ('1\t"<e1>a</e1> <e2>b</e2>"\nOther\n\n1\t"<e1>c</e1> <e2>d</e2>"\nOther\n', ":4",
+         "sentence id 1 already appears on line 1"),
         ('1\t"<e1>a</e1> <e2>b</e2>"\n\n2\t"<e1>a</e1> <e2>b</e2>"\nOther\n', ":1", "no label line"),
         ('1\t"<e1>a</e1> <e2>b</e2>"', ":1", "no label line"),
         ('Other\n1\t"<e1>a</e1> <e2>b</e2>"\nOther\n', ":1", "expected ID<TAB>"),
@@ -118,7 +122,7 @@ def test_vocabulary_is_built_on_train_only(semeval, shared_data):
     train_sids = set(torch.cat([d.sid for d in ds["train"]]).tolist())
     for e in read_semeval_file(shared_data / "semeval2010_task8" / "TRAIN_FILE.TXT"):
         if e.sid in train_sids:
-            train_words.update(e.sentence.tokens)
+            train_words.update(tokenize_marked(e.sentence).tokens)
     assert set(vocab.itos[2:]) == train_words | {"<e1>", "</e1>", "<e2>", "</e2>"}
     unk = sum(int((d["token"].word_id == vocab.unk_id).sum()) for d in ds["test"])
     assert unk > 0  # test words unseen in train map to <unk>

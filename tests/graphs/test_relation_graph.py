@@ -155,3 +155,63 @@ def test_split_input_line():
     assert split_input_line("plain <e1>a</e1> <e2>b</e2>") == (None, "plain <e1>a</e1> <e2>b</e2>")
 
 
+
+
+def test_chinese_characters_and_segmenter_words():
+    from graphmatch.graphs.relation import splitter, tokenize_chars, tokenize_marked
+    from graphmatch.graphs.relation_markup import locate_entities
+
+    assert tokenize_chars("我买了iPhone 12，很好") == ["我", "买", "了", "iphone", "12", "，", "很", "好"]
+    sent = locate_entities("在西安，兵马俑吸引了很多游客。", "兵马俑", "西安")
+    chars = tokenize_marked(sent, tokenize_chars)
+    assert chars.tokens[:7] == ["在", "西", "安", "，", "兵", "马", "俑"]
+    assert chars.e1 == (4, 6) and chars.e2 == (1, 2)
+    words = tokenize_marked(sent, splitter("jieba"))
+    assert words.tokens[words.e1[0] : words.e1[1] + 1] == ["兵马俑"]
+    assert words.tokens[words.e2[0] : words.e2[1] + 1] == ["西安"]
+    with pytest.raises(ValueError, match="unknown tokenization 'bpe'"):
+        splitter("bpe")
+
+
+def test_tail_before_head_keeps_marker_names_and_starts_edges():
+    from graphmatch.graphs.relation import splitter
+    from graphmatch.graphs.relation_markup import locate_entities
+
+    sent = locate_entities("在西安，兵马俑很有名。", "兵马俑", "西安")
+    vocab = Vocab.build([list("在西安，兵马俑很有名。") + ["<e1>", "</e1>", "<e2>", "</e2>"]])
+    data = RelationGraphBuilder(vocab, max_distance=5, keep_text=True, split=splitter("chars"))(sent)
+    assert data["token"].text == ["在", "<e2>", "西", "安", "</e2>", "，", "<e1>", "兵", "马", "俑", "</e1>",
+                                  "很", "有", "名", "。"]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[7, 8, 9, 2, 3], [0, 0, 0, 1, 1]]
+    assert data["token", "starts", "entity"].edge_index.tolist() == [[6, 1], [0, 1]]
+    assert data["entity"].text == ["兵 马 俑", "西 安"]
+    assert (data["token"].pos1 - 5).tolist()[:3] == [-5, -5, -5] and int(data["token"].pos2[2]) == 5
+    data.validate()
+
+
+def test_word_pieces_with_markers_in_unused_slots(tmp_path):
+    from tiny_bert import tiny_bert_folder
+
+    from graphmatch.graphs.relation import WordPieces
+
+    folder = tiny_bert_folder(tmp_path / "bert", [SENT, "the dog"])
+    pieces = WordPieces.from_pretrained(folder)
+    assert pieces.markers == ("[unused0]", "[unused1]", "[unused2]", "[unused3]")
+    builder = RelationGraphBuilder.for_pieces(pieces, max_distance=3, keep_text=True)
+    data = builder(SENT, label=2)
+    tok = data["token"]
+    assert tok.text == ["[CLS]", "the", "[unused0]", "big", "dog", "[unused1]", "bit", "the", "[unused2]", "man",
+                        "[unused3]", ",", "sadly", ".", "[SEP]"]
+    assert tok.word_id.tolist() == pieces.tokenizer.convert_tokens_to_ids(tok.text)
+    assert tok.word_id.tolist()[2] == 1 and tok.word_id.tolist()[10] == 4  # [unused0], [unused3]
+    assert data["token", "starts", "entity"].edge_index.tolist() == [[2, 8], [0, 1]]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4, 9], [0, 0, 1]]
+    assert int(data["sentence"].num_tokens) == 15 and data.y.tolist() == [2]
+    # max_length counts [CLS] and [SEP]: 11 keeps the 9 pieces from the first marker to the last
+    short = RelationGraphBuilder.for_pieces(pieces, max_length=11, keep_text=True)(SENT)
+    assert short["token"].text == ["[CLS]", "[unused0]", "big", "dog", "[unused1]", "bit", "the", "[unused2]", "man",
+                                   "[unused3]", "[SEP]"]
+    assert short["token", "starts", "entity"].edge_index.tolist() == [[1, 7], [0, 1]]
+    with pytest.raises(ValueError, match="span 9 tokens, more than max_length=10 less \\[CLS\\] and \\[SEP\\]"):
+        RelationGraphBuilder.for_pieces(pieces, max_length=10)(SENT)
+    assert pieces.digest == WordPieces.from_pretrained(folder).digest

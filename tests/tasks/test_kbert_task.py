@@ -351,7 +351,7 @@ def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys)
 
     assert load(run)[0].positive_label == "same"
     sure = [{"pred": "same", "gold": "same"}, {"pred": "diff", "gold": "same"}, {"pred": "diff", "gold": "diff"}]
-    assert compute(["f1"], sure, positive="same")["f1"] == pytest.approx(100 * 2 / 3)
+    assert compute([("f1", {"positive": "same"})], sure)["f1"] == pytest.approx(100 * 2 / 3)
     assert compute(["f1"], sure)["f1"] == 0.0  # what every non-0/1 label set reported before
 
     capsys.readouterr()

@@ -57,8 +57,20 @@ def test_recipes_carry_the_papers_hyperparameters():
     assert ent["train"]["batch_size"] == 20 and ent["optim"]["optimizer"] == "adadelta"
     for name in ("semeval_att_blstm_quick", "semeval_entity_attention_quick"):
         assert resolve(f"relation/{name}")["train"]["epochs"] >= 1
+    for head in ("entity_start", "entity_attention"):
+        t = resolve(f"relation/semeval_minilm_{head}")
+        assert t["model"]["name"] == f"transformer_{head}" and t["model"]["pretrained"] == "minilm"
+        assert (t["optim"]["optimizer"], t["optim"]["encoder_lr"], t["optim"]["warmup"]) == ("adamw", 5e-5, 0.1)
+        assert t["data"]["dev_size"] == 800 and t["data"]["train_file"] is None and t["model"]["l2"] == 0
+    for name in ("att_blstm", "entity_attention"):
+        zh = resolve(f"relation/sample_zh_{name}")
+        assert (zh["model"]["name"], zh["data"]["tokenization"], zh["data"]["format"]) == (name, "chars", "tsv")
     with pytest.raises(ValueError, match="model.name must be one of"):
         get_task("relation")(resolve("relation/semeval_att_blstm", ["model.name=cnn"]))
+    with pytest.raises(ValueError, match="needs model.pretrained"):
+        get_task("relation")(resolve("relation/semeval_att_blstm", ["model.name=transformer_entity_start"]))
+    with pytest.raises(ValueError, match="data.tokenization must be one of pieces"):
+        get_task("relation")(resolve("relation/semeval_minilm_entity_start", ["data.tokenization=chars"]))
     with pytest.raises(ValueError, match="unknown recipe key"):
         resolve("relation/semeval_att_blstm", ["model.hidden=3"])
 

@@ -1,0 +1,212 @@
+"""Relation classification data in either file format as a PyG dataset of relation sentence graphs.
+
+:class:`RelationDataset` reads train, dev and test files (:mod:`graphmatch.data.relation_formats`:
+SemEval markup or ``head<TAB>tail<TAB>relation<TAB>sentence``), takes the label set from the
+training file, tokenises as asked (English words, Chinese characters, a segmenter's words, or a
+pretrained tokenizer's word pieces) and builds one :mod:`graphmatch.graphs.relation` graph per
+example. Without a dev file, ``dev_size`` training examples drawn with ``split_seed`` are held
+out as dev. The vocabulary (not for word pieces) is built on the train split only. Processed
+graphs, the labels and the vocabulary are saved in a folder named after every option that
+changes them and a digest of the files' contents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import torch
+from torch_geometric.data import HeteroData, InMemoryDataset
+
+from graphmatch.data.cache import write_atomically
+from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
+from graphmatch.datafiles import CACHE_DIR
+from graphmatch.graphs.relation import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_MAX_LENGTH,
+    TOKENIZATIONS,
+    RelationGraphBuilder,
+    WordPieces,
+    splitter,
+    tokenize_marked,
+    with_markers,
+)
+from graphmatch.text.vocab import Vocab
+
+SPLITS = ("train", "dev", "test")
+#: bumped when the graphs' layout changes, so that caches of an older layout are not reused
+LAYOUT = 2
+
+
+def dev_ids(train: list[RelationExample], dev_size: int, seed: int) -> set[int]:
+    """Ids of the ``dev_size`` training examples held out as dev (a seeded permutation)."""
+    if not 0 < dev_size < len(train):
+        raise ValueError(f"dev_size must be between 1 and {len(train) - 1}, got {dev_size}")
+    perm = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))
+    return {train[i].sid for i in perm[:dev_size].tolist()}
+
+
+class RelationDataset(InMemoryDataset):
+    r"""Relation sentence graphs (see :mod:`graphmatch.graphs.relation`) of any relation files.
+
+    Every graph has ``y`` (the index of its label in :attr:`label_names`) and ``sid`` (the
+    example's id: SemEval's sentence id, else its line number; ``[1]`` long).
+
+    Args:
+        root (str, optional): cache folder for processed graphs (default
+            ``$GRAPHMATCH_CACHE/processed/relation``).
+        split (str): ``"train"``, ``"dev"`` or ``"test"``. (default: ``"train"``)
+        train_file (str): the training file.
+        dev_file (str, optional): the dev file; :obj:`None` holds ``dev_size`` training examples out.
+        test_file (str, optional): the test file; :obj:`None` = no test split (empty).
+        format (str): ``"auto"`` (told by each file's first line), ``"semeval"`` or ``"tsv"``.
+        tokenization (str): ``"words"``, ``"chars"``, ``"jieba"``, ``"thulac"``, ``"pkuseg"``
+            (see :func:`~graphmatch.graphs.relation.splitter`) or ``"pieces"`` (the word pieces
+            of the tokenizer in ``pretrained``). (default: ``"words"``)
+        pretrained (str, optional): a local checkpoint folder whose tokenizer gives the word pieces.
+        max_distance (int): relative positions are clipped to ±``max_distance``. (default: 50)
+        max_length (int): tokens kept per sentence. (default: 90)
+        dev_size (int): training examples held out as dev when there is no dev file. (default: 800)
+        split_seed (int): seed of the dev draw. (default: 1)
+        min_freq (int): training count a token needs to enter the vocabulary. (default: 1)
+        markers (bool): keep the entity markers as tokens. (default: True)
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike | None = None,
+        split: str = "train",
+        train_file: str | os.PathLike | None = None,
+        dev_file: str | os.PathLike | None = None,
+        test_file: str | os.PathLike | None = None,
+        format: str = "auto",  # noqa: A002 - the recipe key's name
+        tokenization: str = "words",
+        pretrained: str | os.PathLike | None = None,
+        max_distance: int = DEFAULT_MAX_DISTANCE,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        dev_size: int = 800,
+        split_seed: int = 1,
+        min_freq: int = 1,
+        markers: bool = True,
+        transform=None,
+        force_reload: bool = False,
+    ):
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        if tokenization not in (*TOKENIZATIONS, "pieces"):
+            raise ValueError(f"unknown tokenization {tokenization!r}; choose one of {', '.join(TOKENIZATIONS)}, pieces")
+        if (tokenization == "pieces") != (pretrained is not None):
+            raise ValueError("tokenization 'pieces' needs a pretrained tokenizer folder, and only it takes one")
+        if train_file is None:
+            raise ValueError("a relation dataset needs a training file (data.train_file)")
+        self.split = split
+        self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
+        self.format = format
+        self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
+        self.options = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
+                            dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers)
+        root = Path(root) if root is not None else CACHE_DIR / "processed" / "relation"
+        if split not in self.splits:
+            raise ValueError(f"no {split} split: no {split} file was given")
+        super().__init__(str(root), transform=transform, force_reload=force_reload)
+        self.load(self.processed_paths[self.splits.index(split)], data_cls=HeteroData)
+        meta = json.loads(Path(self.processed_paths[-1]).read_text(encoding="utf-8"))
+        self.label_names: list[str] = meta["labels"]
+        self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
+
+    @property
+    def key(self) -> str:
+        """Folder name: the options and a digest of the data files (and of the tokenizer)."""
+        digest = hashlib.sha256(f"layout {LAYOUT} format {self.format}".encode())
+        for split in SPLITS:
+            path = self.files[split]
+            digest.update(f"{split}:".encode() + (path.read_bytes() if path is not None else b"-"))
+        o = self.options
+        tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
+        dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
+        return (f"{tok}_d{o['max_distance']}_l{o['max_length']}_{dev}_f{o['min_freq']}"
+                f"{'_m' if o['markers'] else ''}_{digest.hexdigest()[:12]}")
+
+    @property
+    def processed_dir(self) -> str:
+        return os.path.join(self.root, self.key)
+
+    @property
+    def raw_file_names(self) -> list[str]:
+        return []
+
+    @property
+    def processed_file_names(self) -> list[str]:
+        return [f"{s}.pt" for s in self.splits] + ["meta.json"]
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        """The splits this dataset has: train, dev, and test when there is a test file."""
+        return SPLITS if self.files["test"] is not None else SPLITS[:2]
+
+    def read_splits(self) -> tuple[dict[str, list[RelationExample]], list[str]]:
+        """The examples of each split and the label set (that of the training file); dev and
+        test labels outside it are errors naming file and line."""
+        o = self.options
+        train_all = read_relation_file(self.files["train"], self.format)
+        labels = label_set(train_all)
+        parts = {"train": train_all, "dev": [], "test": []}
+        if self.files["dev"] is None:
+            held_out = dev_ids(train_all, o["dev_size"], o["split_seed"])
+            parts["train"] = [ex for ex in train_all if ex.sid not in held_out]
+            parts["dev"] = [ex for ex in train_all if ex.sid in held_out]
+        for split in ("dev", "test"):
+            if self.files[split] is not None:
+                parts[split] = read_relation_file(self.files[split], self.format)
+                check_labels(parts[split], labels, self.files[split])
+        return parts, labels
+
+    def builder(self, vocab: Vocab | None, keep_text: bool = False) -> RelationGraphBuilder:
+        o = self.options
+        common = dict(max_distance=o["max_distance"], max_length=o["max_length"], markers=o["markers"],
+                      keep_text=keep_text)
+        if self.pieces is not None:
+            return RelationGraphBuilder.for_pieces(self.pieces, **common)
+        return RelationGraphBuilder(vocab, split=splitter(o["tokenization"]), **common)
+
+    def process(self) -> None:
+        o = self.options
+        parts, labels = self.read_splits()
+        index = {name: i for i, name in enumerate(labels)}
+        vocab = None
+        if self.pieces is None:
+            split = splitter(o["tokenization"])
+            mark = with_markers if o["markers"] else (lambda sent: sent)
+            vocab = Vocab.build(
+                (mark(tokenize_marked(ex.sentence, split, self._where("train", ex))).tokens for ex in parts["train"]),
+                min_freq=o["min_freq"],
+            )
+        builder = self.builder(vocab)
+        for split, path in zip(self.splits, self.processed_paths, strict=False):
+            graphs = []
+            for ex in parts[split]:
+                data = builder(ex.sentence, None if ex.label is None else index[ex.label], self._where(split, ex))
+                data.sid = torch.tensor([ex.sid])
+                graphs.append(data)
+            write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
+        meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos}
+        write_atomically(self.processed_paths[-1],
+                         lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
+
+    def _where(self, split: str, ex: RelationExample) -> str:
+        source = self.files[split] if self.files[split] is not None else self.files["train"]
+        return f"{source}:{ex.line}"
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.split}, {len(self)} sentences)"
+
+
+def _existing(path: str | os.PathLike | None) -> Path | None:
+    if path is None:
+        return None
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"relation file {path} does not exist" + (" (it is a folder)" if path.is_dir() else ""))
+    return path
