@@ -338,7 +338,8 @@ def samples_dir() -> Path:
 
 def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None, what: str = "file") -> Path:
     """A user's data path: absolute → as it is; relative → the working folder if it exists
-    there, else the first data root (``root``, then ``$GRAPHMATCH_DATA``) that holds it.
+    there, else the first data root (``root``, then ``$GRAPHMATCH_DATA``) that holds it; a
+    ``datasets/samples/...`` path (what the sample recipes name) also finds the installed samples.
 
     A path found nowhere is a :class:`FileNotFoundError` naming every place looked at.
     """
@@ -351,6 +352,8 @@ def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None,
     for base in roots:
         if (base / path).exists():
             return base / path
+    if path.parts[:2] == ("datasets", "samples") and samples_dir().joinpath(*path.parts[2:]).exists():
+        return samples_dir().joinpath(*path.parts[2:])
     looked = ", ".join([str(Path.cwd() / path)] + [str(b / path) for b in roots])
     hint = "" if roots else f" (a relative path is also looked up under data.root and ${ENV_VAR}, neither set)"
     raise FileNotFoundError(f"{what} {path} not found: looked at {looked}{hint}")

@@ -90,3 +90,8 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert demo.returncode == 0, demo.stderr[-3000:]
     assert "test accuracy" in demo.stdout and (work / "demo" / "run" / "COMPLETE").is_file()
     assert (work / "demo" / "kbert_graph.png").is_file() and not (REPO / "build").exists()
+    # a sample recipe names its data as datasets/samples/...: found inside the installed package
+    zh = subprocess.run([venv / "bin" / "graphmatch", "train", "relation/sample_zh_att_blstm", "--out", "zh",
+                         "--set", "train.epochs=1"], cwd=work, env=env, capture_output=True, text=True)
+    assert zh.returncode == 0, zh.stderr[-3000:]
+    assert (work / "zh" / "COMPLETE").is_file()

@@ -43,7 +43,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
-from graphmatch.datafiles import data_root
+from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import TOKENIZATIONS, RelationGraphBuilder, WordPieces, split_input_line, tokens_of
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, resolve_pretrained
 from graphmatch.tasks.base import Task, register
@@ -53,7 +53,6 @@ BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
 MODELS = BILSTM_MODELS + TRANSFORMER_MODELS
 _NO_L2 = ("embedding.", "position.")
-_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 @register
@@ -129,7 +128,8 @@ class RelationTask(Task):
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
             tokenization=self.tokenization, pretrained=self.pretrained_dir() if self.transformer else None,
         )
-        files = {key: self._file(d[key], key) for key in ("train_file", "dev_file", "test_file")}
+        files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
+                 for key in ("train_file", "dev_file", "test_file")}
         out: dict[str, Dataset] = {}
         if files["train_file"] is None:
             if files["dev_file"] is not None:
@@ -146,23 +146,6 @@ class RelationTask(Task):
         self.vocab = out["train"].vocab
         self._set_labels(out["train"].label_names)
         return out
-
-    def _file(self, path: str | None, key: str) -> Path | None:
-        """A data file: as given (absolute, or relative to the working folder), else under the
-        data root, else under the project checkout (the sample sets)."""
-        if path is None:
-            return None
-        given = Path(path).expanduser()
-        candidates = [given]
-        if not given.is_absolute():
-            root = data_root(self.data_cfg["root"])
-            candidates += [root / given] if root is not None else []
-            candidates.append(_CHECKOUT / given)
-        for c in candidates:
-            if c.is_file():
-                return c
-        looked = ", ".join(map(str, candidates))
-        raise FileNotFoundError(f"data.{key}: relation file {path} not found (looked at {looked})")
 
     def _set_labels(self, labels: list[str]) -> None:
         self.labels = list(labels)
