@@ -82,7 +82,7 @@ def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
     return root / comp.name / re.sub(r"[^\w.-]+", "_", arm.label)
 
 
-def train_missing(root: Path, comp: Comparison, data_dir: str | None) -> None:
+def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: int | None = None) -> None:
     from graphmatch.engine import train
     from graphmatch.engine.runs import is_complete
 
@@ -94,6 +94,8 @@ def train_missing(root: Path, comp: Comparison, data_dir: str | None) -> None:
         overrides = [*comp.common, *arm.overrides]
         if data_dir:
             overrides.append(f"data.root={data_dir}")
+        if threads:  # a runtime key: the same budget in steps, only the wall time changes
+            overrides.append(f"train.threads={threads}")
         start = time.time()
         print(f"[{comp.name}] {arm.label}: training {arm.recipe} {' '.join(overrides)} × {comp.seeds} seeds → {out}",
               flush=True)
@@ -169,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", default="runs/results", help="where the run folders go (default: runs/results)")
     parser.add_argument("--data-dir", default=os.environ.get("GRAPHMATCH_DATA"), help="data root")
+    parser.add_argument("--threads", type=int, help="torch threads per run (1: two comparisons side by side)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these comparisons")
     parser.add_argument("--report", action="store_true", help="write the tables from existing run folders only")
     parser.add_argument("--list", action="store_true", help="list the comparisons and exit")
@@ -189,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.runs)
     if not args.report:
         for comp in comps:
-            train_missing(root, comp, args.data_dir)
+            train_missing(root, comp, args.data_dir, args.threads)
     written = write_doc(root, comps, Path(args.doc))
     print(f"tables written to {args.doc}: {', '.join(written) or 'none'}")
     return 0
