@@ -113,6 +113,8 @@ class SemEval2010Task8(InMemoryDataset):
         split_seed (int): seed of the dev draw. (default: 1)
         min_freq (int): training count a word needs to enter the vocabulary. (default: 1)
         markers (bool): keep ``<e1>``, ``</e1>``, ``<e2>``, ``</e2>`` as tokens. (default: True)
+        position_anchor (str): relative positions to the entity's ``"span"`` or ``"last"`` token.
+            (default: ``"span"``)
         train_file, test_file (str, optional): files in the organisers' format to use instead of
             ``TRAIN_FILE.TXT`` / ``TEST_FILE_FULL.TXT`` (e.g. a small sample set).
     """
@@ -128,6 +130,7 @@ class SemEval2010Task8(InMemoryDataset):
         split_seed: int = 1,
         min_freq: int = 1,
         markers: bool = True,
+        position_anchor: str = "span",
         train_file: str | os.PathLike | None = None,
         test_file: str | os.PathLike | None = None,
         transform=None,
@@ -139,7 +142,8 @@ class SemEval2010Task8(InMemoryDataset):
         self.train_file = _given(train_file) or locate(TRAIN_FILE, data_dir)
         self.test_file = _given(test_file) or locate(TEST_FILE, data_dir)
         self.options = dict(max_distance=max_distance, max_length=max_length, dev_size=dev_size,
-                            split_seed=split_seed, min_freq=min_freq, markers=markers)
+                            split_seed=split_seed, min_freq=min_freq, markers=markers,
+                            position_anchor=position_anchor)
         root = Path(root) if root is not None else CACHE_DIR / "processed" / "semeval2010_task8"
         super().__init__(str(root), transform=transform, force_reload=force_reload)
         self.load(self.processed_paths[SPLITS.index(split)], data_cls=HeteroData)
@@ -153,7 +157,8 @@ class SemEval2010Task8(InMemoryDataset):
             digest.update(Path(path).read_bytes())
         o = self.options
         return (f"d{o['max_distance']}_l{o['max_length']}_dev{o['dev_size']}_s{o['split_seed']}"
-                f"_f{o['min_freq']}{'_m' if o['markers'] else ''}_{digest.hexdigest()[:10]}")
+                f"_f{o['min_freq']}{'_m' if o['markers'] else ''}"
+                f"{'' if o['position_anchor'] == 'span' else '_a' + o['position_anchor']}_{digest.hexdigest()[:10]}")
 
     @property
     def processed_dir(self) -> str:
@@ -184,7 +189,7 @@ class SemEval2010Task8(InMemoryDataset):
         mark = with_markers if o["markers"] else (lambda sent: sent)
         vocab = Vocab.build((mark(ex.sentence).tokens for ex in parts["train"]), min_freq=o["min_freq"])
         builder = RelationGraphBuilder(vocab, max_distance=o["max_distance"], max_length=o["max_length"],
-                                       markers=o["markers"])
+                                       markers=o["markers"], position_anchor=o["position_anchor"])
         for split, path in zip(SPLITS, self.processed_paths, strict=False):
             graphs = [self._graph(builder, ex, path) for ex in parts[split]]
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))

@@ -15,7 +15,9 @@ A sentence such as ``The <e1>company</e1> fabricates plastic <e2>chairs</e2>.`` 
     data.y                 [1] long   the label id, when given
 
 The relative position of token :math:`i` to an entity spanning tokens :math:`[s, e]` is
-:math:`i - s` before the entity, :math:`i - e` after it and :math:`0` inside it.
+:math:`i - s` before the entity, :math:`i - e` after it and :math:`0` inside it
+(``position_anchor="span"``), or :math:`i - e`, relative to the entity's last token, everywhere
+(``"last"``, as the official code of Lee et al., 2019).
 
 By default the four markers stay in the sentence as tokens (``<e1> company </e1>``), as the
 papers' position indicators; entity edges and relative positions refer to the entity words.
@@ -43,6 +45,8 @@ _TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
 
 DEFAULT_MAX_DISTANCE = 50
 DEFAULT_MAX_LENGTH = 90
+#: what relative positions are measured from: the entity's span, or its last token
+POSITION_ANCHORS = ("span", "last")
 
 
 def tokenize(text: str) -> list[str]:
@@ -115,10 +119,13 @@ def with_markers(sent: RelationSentence) -> RelationSentence:
     return RelationSentence(tokens=tokens, e1=(s1 + 1, t1 + 1), e2=(s2 + 3, t2 + 3), text=sent.text)
 
 
-def relative_positions(length: int, span: tuple[int, int], max_distance: int) -> list[int]:
-    """Relative positions of ``length`` tokens to ``span``, clipped to ±D and shifted to [0, 2D]."""
+def relative_positions(length: int, span: tuple[int, int], max_distance: int, anchor: str = "span") -> list[int]:
+    """Relative positions of ``length`` tokens to ``span`` (``anchor="span"``) or to its last
+    token (``"last"``), clipped to ±D and shifted to [0, 2D]."""
     s, e = span
     d = max_distance
+    if anchor == "last":
+        return [min(max(i - e, -d), d) + d for i in range(length)]
     return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in range(length)]
 
 
@@ -137,6 +144,8 @@ class RelationGraphBuilder:
             (the position indicators of Zhou et al. 2016, also kept by the entity-aware
             paper's code); entity edges and relative positions still refer to the entity
             words only. (default: :obj:`True`)
+        position_anchor (str): relative positions to the entity's ``"span"`` (0 inside it) or
+            to its ``"last"`` token (the official code of Lee et al.). (default: ``"span"``)
     """
 
     def __init__(
@@ -146,7 +155,10 @@ class RelationGraphBuilder:
         max_length: int = DEFAULT_MAX_LENGTH,
         keep_text: bool = False,
         markers: bool = True,
+        position_anchor: str = "span",
     ):
+        if position_anchor not in POSITION_ANCHORS:
+            raise ValueError(f"position_anchor must be one of {', '.join(POSITION_ANCHORS)}, got {position_anchor!r}")
         if max_distance < 1:
             raise ValueError(f"max_distance must be at least 1, got {max_distance}")
         if max_length < 2:
@@ -156,6 +168,7 @@ class RelationGraphBuilder:
         self.max_length = max_length
         self.keep_text = keep_text
         self.markers = markers
+        self.position_anchor = position_anchor
 
     @property
     def num_positions(self) -> int:
@@ -192,8 +205,8 @@ class RelationGraphBuilder:
         (s1, t1), (s2, t2) = sent.e1, sent.e2
         node = torch.tensor([
             self.vocab.lookup(sent.tokens),
-            relative_positions(n, sent.e1, self.max_distance),
-            relative_positions(n, sent.e2, self.max_distance),
+            relative_positions(n, sent.e1, self.max_distance, self.position_anchor),
+            relative_positions(n, sent.e2, self.max_distance, self.position_anchor),
         ])
         ent = list(range(s1, t1 + 1)) + list(range(s2, t2 + 1))
         data = HeteroData({

@@ -4,15 +4,19 @@ Recipe keys (``data`` / ``model``)::
 
     data:  root (data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA or download),
            cache_dir (processed graphs), max_distance, max_length, dev_size, split_seed, min_freq,
-           markers (keep <e1> </e1> <e2> </e2> as tokens), train_file / test_file (other files
+           markers (keep <e1> </e1> <e2> </e2> as tokens), position_anchor (span | last: relative
+           positions to the entity span or to its last token), train_file / test_file (other files
            in the organisers' format instead of TRAIN_FILE.TXT / TEST_FILE_FULL.TXT)
     model: name (att_blstm | entity_attention), embedding_dim, hidden_size, position_dim, heads,
-           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, l2,
-           word_vectors (a GloVe / word2vec text file; null = random initialisation)
+           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, rnn_dropout_on
+           (output | input), self_attention_relu, entity_state (mean | last), init (pytorch |
+           official), l2, l2_embeddings, word_vectors (a GloVe / word2vec text file; null =
+           random initialisation)
 
-The loss is cross-entropy plus the papers' L2 term :math:`\\lambda \\cdot \\tfrac12 \\sum \\lVert
-\\theta \\rVert^2` over every parameter except the embedding tables (TensorFlow's ``l2_loss``,
-which the papers' code used). Predictions are written as JSON lines and in the official
+The loss is cross-entropy plus an L2 term :math:`\\lambda \\cdot \\tfrac12 \\sum \\lVert
+\\theta \\rVert^2` (TensorFlow's ``l2_loss``, as the papers' code) over every parameter but the
+word and position embedding tables, or, with ``model.l2_embeddings: true``, over every
+parameter as the papers' code does. Predictions are written as JSON lines and in the official
 ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``, with ``<stem>.semeval_key.txt`` from the gold
 labels) for ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
 """
@@ -31,12 +35,21 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import SPLITS, SemEval2010Task8
-from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
+from graphmatch.graphs.relation import POSITION_ANCHORS, RelationGraphBuilder, split_input_line, tokens_of
+from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
+from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.tasks.base import Task, register
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
 MODELS = ("att_blstm", "entity_attention")
 _NO_L2 = ("embedding.", "position.")
+#: recipe keys that take one of a few names
+CHOICES = {
+    ("data", "position_anchor"): POSITION_ANCHORS,
+    ("model", "init"): INITS,
+    ("model", "rnn_dropout_on"): RNN_DROPOUT_ON,
+    ("model", "entity_state"): ENTITY_STATES,
+}
 
 
 @register
@@ -54,6 +67,7 @@ class RelationTask(Task):
             "split_seed": 1,
             "min_freq": 1,
             "markers": True,
+            "position_anchor": "span",
             "train_file": None,
             "test_file": None,
         },
@@ -68,7 +82,12 @@ class RelationTask(Task):
             "emb_dropout": 0.3,
             "rnn_dropout": 0.3,
             "dropout": 0.5,
+            "rnn_dropout_on": "output",
+            "self_attention_relu": False,
+            "entity_state": "mean",
+            "init": "pytorch",
             "l2": 1e-5,
+            "l2_embeddings": False,
             "word_vectors": None,
         },
     }
@@ -79,6 +98,10 @@ class RelationTask(Task):
         super().__init__(config)
         if self.model_cfg["name"] not in MODELS:
             raise ValueError(f"model.name must be one of {', '.join(MODELS)}, got {self.model_cfg['name']!r}")
+        for (section, key), choices in CHOICES.items():
+            value = config[section][key]
+            if value not in choices:
+                raise ValueError(f"{section}.{key} must be one of {', '.join(choices)}, got {value!r}")
         self.vocab: Vocab | None = None
         self._l2_params: list[torch.nn.Parameter] = []
 
@@ -89,8 +112,8 @@ class RelationTask(Task):
             split: SemEval2010Task8(
                 d["cache_dir"], split, data_dir=d["root"], max_distance=d["max_distance"],
                 max_length=d["max_length"], dev_size=d["dev_size"], split_seed=d["split_seed"],
-                min_freq=d["min_freq"], markers=d["markers"], train_file=d["train_file"],
-                test_file=d["test_file"],
+                min_freq=d["min_freq"], markers=d["markers"], position_anchor=d["position_anchor"],
+                train_file=d["train_file"], test_file=d["test_file"],
             )
             for split in SPLITS
         }
@@ -109,7 +132,8 @@ class RelationTask(Task):
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         d = self.data_cfg
         return RelationGraphBuilder(
-            self._vocab(), d["max_distance"], d["max_length"], keep_text=keep_text, markers=d["markers"]
+            self._vocab(), d["max_distance"], d["max_length"], keep_text=keep_text, markers=d["markers"],
+            position_anchor=d["position_anchor"],
         )
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
@@ -134,7 +158,7 @@ class RelationTask(Task):
         common = dict(
             num_words=len(self._vocab()), num_classes=len(LABELS), embedding_dim=m["embedding_dim"],
             hidden_size=m["hidden_size"], emb_dropout=m["emb_dropout"], rnn_dropout=m["rnn_dropout"],
-            dropout=m["dropout"],
+            dropout=m["dropout"], rnn_dropout_on=m["rnn_dropout_on"], init=m["init"],
         )
         if m["name"] == "att_blstm":
             from graphmatch.models.att_blstm import AttBLSTM
@@ -146,8 +170,11 @@ class RelationTask(Task):
             model = EntityAttentionBiLSTM(
                 **common, num_positions=2 * self.data_cfg["max_distance"] + 1, position_dim=m["position_dim"],
                 heads=m["heads"], latent_types=m["latent_types"], attention_size=m["attention_size"],
+                self_attention_relu=m["self_attention_relu"], entity_state=m["entity_state"],
             )
-        self._l2_params = [p for n, p in model.named_parameters() if not n.startswith(_NO_L2)]
+        self._l2_params = [
+            p for n, p in model.named_parameters() if m["l2_embeddings"] or not n.startswith(_NO_L2)
+        ]
         return model
 
     def load_pretrained(self, model: torch.nn.Module) -> None:
