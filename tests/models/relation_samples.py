@@ -54,14 +54,17 @@ def assert_batch_equals_singles(model, graphs, batch, keys=("token",)) -> None:
 
 # ---------------------------------------------------------------- dense references of the formulas
 class Scale(torch.nn.Module):
-    """A deterministic stand-in for a dropout module: multiplies by ``c``, so a test can tell
-    where a model applies each of its dropouts (``drop(x) = c·x`` in the reference)."""
+    """A deterministic stand-in for a dropout module: multiplies by ``c`` (``drop(x) = c·x`` in a
+    reference) and records the shapes it was applied to, so a test can tell where a model applies
+    each of its dropouts (scaling commutes with pooling; the shape tells per-token from per-sentence)."""
 
     def __init__(self, c: float):
         super().__init__()
         self.c = c
+        self.shapes: list[tuple[int, ...]] = []
 
     def forward(self, x):
+        self.shapes.append(tuple(x.shape))
         return self.c * x
 
 

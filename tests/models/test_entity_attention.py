@@ -119,6 +119,9 @@ def test_outputs_follow_the_formula(relu, entity_state, anchor, init):
     model = _model(vocab, builder, self_attention_relu=relu, entity_state=entity_state, init=init).eval()
     model.emb_dropout, model.rnn_dropout, model.dropout = Scale(0.7), Scale(0.8), Scale(0.5)
     logits, att = model(batch, return_attention=True)
+    n = batch["token"].num_nodes  # embeddings and LSTM states are dropped per token, z per sentence
+    shapes = (model.emb_dropout.shapes, model.rnn_dropout.shapes, model.dropout.shapes)
+    assert shapes == ([(n, 8)], [(n, 12)], [(6, 12)])
     ptr = batch["token"].ptr
     for k, g in enumerate(graphs):
         want, alpha = _reference(model, g, relu, entity_state, anchor, d=3)
