@@ -26,6 +26,7 @@ from graphmatch.datafiles import CACHE_DIR
 from graphmatch.graphs.relation import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_MAX_LENGTH,
+    POSITION_ANCHORS,
     TOKENIZATIONS,
     RelationGraphBuilder,
     WordPieces,
@@ -72,6 +73,8 @@ class RelationDataset(InMemoryDataset):
         split_seed (int): seed of the dev draw. (default: 1)
         min_freq (int): training count a token needs to enter the vocabulary. (default: 1)
         markers (bool): keep the entity markers as tokens. (default: True)
+        position_anchor (str): relative positions to each entity's ``"span"`` (0 inside it) or
+            to its ``"last"`` token. (default: ``"span"``)
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class RelationDataset(InMemoryDataset):
         split_seed: int = 1,
         min_freq: int = 1,
         markers: bool = True,
+        position_anchor: str = "span",
         transform=None,
         force_reload: bool = False,
     ):
@@ -99,6 +103,8 @@ class RelationDataset(InMemoryDataset):
             raise ValueError(f"unknown tokenization {tokenization!r}; choose one of {', '.join(TOKENIZATIONS)}, pieces")
         if (tokenization == "pieces") != (pretrained is not None):
             raise ValueError("tokenization 'pieces' needs a pretrained tokenizer folder, and only it takes one")
+        if position_anchor not in POSITION_ANCHORS:
+            raise ValueError(f"unknown position_anchor {position_anchor!r}; choose span or last")
         if train_file is None:
             raise ValueError("a relation dataset needs a training file (data.train_file)")
         self.split = split
@@ -106,7 +112,8 @@ class RelationDataset(InMemoryDataset):
         self.format = format
         self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
         self.options = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
-                            dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers)
+                            dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
+                            position_anchor=position_anchor)
         root = Path(root) if root is not None else CACHE_DIR / "processed" / "relation"
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
@@ -127,7 +134,8 @@ class RelationDataset(InMemoryDataset):
         tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
         dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
         return (f"{tok}_d{o['max_distance']}_l{o['max_length']}_{dev}_f{o['min_freq']}"
-                f"{'_m' if o['markers'] else ''}_{digest.hexdigest()[:12]}")
+                f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}"
+                f"_{digest.hexdigest()[:12]}")
 
     @property
     def processed_dir(self) -> str:
@@ -166,7 +174,7 @@ class RelationDataset(InMemoryDataset):
     def builder(self, vocab: Vocab | None, keep_text: bool = False) -> RelationGraphBuilder:
         o = self.options
         common = dict(max_distance=o["max_distance"], max_length=o["max_length"], markers=o["markers"],
-                      keep_text=keep_text)
+                      position_anchor=o["position_anchor"], keep_text=keep_text)
         if self.pieces is not None:
             return RelationGraphBuilder.for_pieces(self.pieces, **common)
         return RelationGraphBuilder(vocab, split=splitter(o["tokenization"]), **common)

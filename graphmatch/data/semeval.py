@@ -36,7 +36,7 @@ class SemEval2010Task8(RelationDataset):
             ``TRAIN_FILE.TXT`` / ``TEST_FILE_FULL.TXT`` (e.g. a small sample set).
         **kwargs: the options of :class:`~graphmatch.data.relation.RelationDataset`
             (``max_distance``, ``max_length``, ``dev_size``, ``split_seed``, ``min_freq``,
-            ``markers``, ``tokenization``, ``pretrained``).
+            ``markers``, ``position_anchor``, ``tokenization``, ``pretrained``).
     """
 
     def __init__(

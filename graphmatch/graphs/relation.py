@@ -16,7 +16,9 @@ A sentence such as ``The <e1>company</e1> fabricates plastic <e2>chairs</e2>.`` 
     data.y                 [1] long   the label id, when given
 
 The relative position of token :math:`i` to an entity spanning tokens :math:`[s, e]` is
-:math:`i - s` before the entity, :math:`i - e` after it and :math:`0` inside it.
+:math:`i - s` before the entity, :math:`i - e` after it and :math:`0` inside it
+(``position_anchor="span"``), or :math:`i - e`, relative to the entity's last token, everywhere
+(``"last"``, as the official code of Lee et al., 2019).
 
 By default the four markers stay in the sentence as tokens (``<e1> company </e1>``), as the
 papers' position indicators; entity edges and relative positions refer to the entity tokens.
@@ -54,6 +56,8 @@ DEFAULT_MAX_DISTANCE = 50
 DEFAULT_MAX_LENGTH = 90
 #: tokenisations of the BiLSTM models (:func:`splitter`); ``pieces`` is a pretrained tokenizer's
 TOKENIZATIONS = ("words", "chars", "jieba", "thulac", "pkuseg")
+#: what relative positions are measured from: the entity's span, or its last token
+POSITION_ANCHORS = ("span", "last")
 
 
 def tokenize(text: str) -> list[str]:
@@ -190,10 +194,13 @@ def with_markers(sent: RelationSentence, markers: Sequence[str] = MARKERS) -> Re
     return RelationSentence(tokens=tokens, e1=new[0], e2=new[2], text=sent.text)
 
 
-def relative_positions(length: int, span: tuple[int, int], max_distance: int) -> list[int]:
-    """Relative positions of ``length`` tokens to ``span``, clipped to ±D and shifted to [0, 2D]."""
+def relative_positions(length: int, span: tuple[int, int], max_distance: int, anchor: str = "span") -> list[int]:
+    """Relative positions of ``length`` tokens to ``span`` (``anchor="span"``) or to its last
+    token (``"last"``), clipped to ±D and shifted to [0, 2D]."""
     s, e = span
     d = max_distance
+    if anchor == "last":
+        return [min(max(i - e, -d), d) + d for i in range(length)]
     return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in range(length)]
 
 
@@ -222,6 +229,8 @@ class RelationGraphBuilder:
         split (callable): the tokenisation of a piece of text (:func:`splitter`).
             (default: :func:`tokenize`)
         marker_tokens (sequence of str): the four marker tokens. (default: :data:`MARKERS`)
+        position_anchor (str): relative positions to the entity's ``"span"`` (0 inside it) or
+            to its ``"last"`` token (the official code of Lee et al.). (default: ``"span"``)
         wrap (tuple, optional): tokens put before and after the sentence (``[CLS]``, ``[SEP]``).
     """
 
@@ -235,7 +244,10 @@ class RelationGraphBuilder:
         split: Callable[[str], list[str]] = tokenize,
         marker_tokens: Sequence[str] = MARKERS,
         wrap: tuple[str, str] | None = None,
+        position_anchor: str = "span",
     ):
+        if position_anchor not in POSITION_ANCHORS:
+            raise ValueError(f"position_anchor must be one of {', '.join(POSITION_ANCHORS)}, got {position_anchor!r}")
         if max_distance < 1:
             raise ValueError(f"max_distance must be at least 1, got {max_distance}")
         if max_length < 2 + 2 * (wrap is not None):
@@ -248,6 +260,7 @@ class RelationGraphBuilder:
         self.split = split
         self.marker_tokens = tuple(marker_tokens)
         self.wrap = wrap
+        self.position_anchor = position_anchor
 
     @classmethod
     def for_pieces(cls, pieces: WordPieces, **kwargs) -> RelationGraphBuilder:
@@ -296,8 +309,8 @@ class RelationGraphBuilder:
         (s1, t1), (s2, t2) = sent.e1, sent.e2
         node = torch.tensor([
             self.vocab.lookup(sent.tokens),
-            relative_positions(n, sent.e1, self.max_distance),
-            relative_positions(n, sent.e2, self.max_distance),
+            relative_positions(n, sent.e1, self.max_distance, self.position_anchor),
+            relative_positions(n, sent.e2, self.max_distance, self.position_anchor),
         ])
         ent = list(range(s1, t1 + 1)) + list(range(s2, t2 + 1))
         data = HeteroData({

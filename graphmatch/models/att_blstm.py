@@ -9,7 +9,11 @@ from torch_geometric.utils import to_dense_batch
 
 from graphmatch.nn.attention_aggr import AttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
+from graphmatch.nn.inits import check_choice, glorot_linear_, uniform_embedding_
 from graphmatch.ragged import batch_vector
+
+INITS = ("pytorch", "official")
+RNN_DROPOUT_ON = ("output", "input")
 
 
 class AttBLSTM(torch.nn.Module):
@@ -18,16 +22,19 @@ class AttBLSTM(torch.nn.Module):
     (Zhou et al., ACL 2016).
 
     .. math::
-        \mathbf{H} &= \overrightarrow{\mathrm{LSTM}}(\mathbf{E}) + \overleftarrow{\mathrm{LSTM}}(\mathbf{E})
+        \mathbf{E} &= \mathrm{drop}_{e}(\mathrm{emb}(w_1 \dots w_T)), \qquad
+        \mathbf{H} = \overrightarrow{\mathrm{LSTM}}(\mathbf{E}) + \overleftarrow{\mathrm{LSTM}}(\mathbf{E})
 
         \boldsymbol{\alpha} &= \mathrm{softmax}\big(\mathbf{w}^{\top} \tanh(\mathbf{H})\big), \qquad
         \mathbf{r} = \mathbf{H} \boldsymbol{\alpha}^{\top}, \qquad \mathbf{h}^{*} = \tanh(\mathbf{r})
 
-        p(y \mid S) &= \mathrm{softmax}(\mathbf{W}^{(S)} \mathbf{h}^{*} + \mathbf{b}^{(S)})
+        p(y \mid S) &= \mathrm{softmax}\big(\mathbf{W}^{(S)} \mathrm{drop}(\mathbf{h}^{*}) + \mathbf{b}^{(S)}\big)
 
-    Dropout is applied to the embeddings, the LSTM outputs and :math:`\mathbf{h}^{*}`. The
-    attention is an :class:`~graphmatch.nn.AttentionPooling` over the graph's
-    ``("token", "in", "sentence")`` edges.
+    The LSTM dropout (``rnn_dropout``) is applied to :math:`\mathbf{H}` (``rnn_dropout_on="output"``)
+    or, as the official code's ``DropoutWrapper``, to each direction's inputs with its own mask
+    (``"input"``, see :class:`~graphmatch.nn.PackedBiLSTM`). The attention is an
+    :class:`~graphmatch.nn.AttentionPooling` over the graph's ``("token", "in", "sentence")`` edges,
+    so padding never takes attention.
 
     Args:
         num_words (int): vocabulary size (id 0 is padding).
@@ -35,8 +42,12 @@ class AttBLSTM(torch.nn.Module):
         embedding_dim (int): word embedding size. (default: 100)
         hidden_size (int): LSTM size per direction (= size of :math:`\mathbf{h}^{*}`). (default: 100)
         emb_dropout (float): dropout on word embeddings. (default: 0.3)
-        rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
+        rnn_dropout (float): dropout of the LSTM layer. (default: 0.3)
         dropout (float): dropout on :math:`\mathbf{h}^{*}`. (default: 0.5)
+        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
+        init (str): ``"pytorch"`` (PyTorch's defaults: embeddings :math:`\mathcal{N}(0, 1)`) or
+            ``"official"`` (the official code: embeddings uniform in :math:`\pm 0.25`, Glorot-normal
+            kernels and attention vector, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
 
     Shapes:
         - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
@@ -53,21 +64,32 @@ class AttBLSTM(torch.nn.Module):
         emb_dropout: float = 0.3,
         rnn_dropout: float = 0.3,
         dropout: float = 0.5,
+        rnn_dropout_on: str = "output",
+        init: str = "pytorch",
     ):
         super().__init__()
+        self.init = check_choice(init, INITS, "init")
+        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
+        layer_init = "glorot" if init == "official" else "default"
+        on_input = rnn_dropout_on == "input"
         self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
         self.emb_dropout = torch.nn.Dropout(emb_dropout)
-        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum")
-        self.rnn_dropout = torch.nn.Dropout(rnn_dropout)
-        self.pool = AttentionPooling(hidden_size)
+        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum", init=layer_init,
+                                 input_dropout=rnn_dropout if on_input else 0.0)
+        self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
+        self.pool = AttentionPooling(hidden_size, init=layer_init)
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(hidden_size, num_classes)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         self.embedding.reset_parameters()
         self.lstm.reset_parameters()
         self.pool.reset_parameters()
         self.classifier.reset_parameters()
+        if self.init == "official":
+            uniform_embedding_(self.embedding, 0.25)
+            glorot_linear_(self.classifier)
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
         batch, num_graphs = batch_vector(data["token"]), data["sentence"].num_nodes

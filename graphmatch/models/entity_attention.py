@@ -7,10 +7,14 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import scatter, to_dense_batch
 
+from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
 from graphmatch.nn.attention_aggr import AttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
+from graphmatch.nn.inits import check_choice, glorot_linear_, glorot_normal_, uniform_embedding_
 from graphmatch.nn.latent_types import LatentEntityTyping
 from graphmatch.ragged import batch_vector
+
+ENTITY_STATES = ("mean", "last")
 
 
 class EntityAttentionBiLSTM(torch.nn.Module):
@@ -19,11 +23,12 @@ class EntityAttentionBiLSTM(torch.nn.Module):
     Latent Entity Typing" <https://arxiv.org/abs/1901.08163>`_ paper (Lee, Seo and Choi, 2019).
 
     .. math::
-        \mathbf{X} &= \mathrm{LayerNorm}\big(\mathbf{E} + \mathrm{MultiHead}(\mathbf{E}, \mathbf{E},
-        \mathbf{E})\big), \qquad
+        \mathbf{X} &= \mathrm{LayerNorm}\big(\mathbf{E} + \phi(\mathrm{MultiHead}(\mathbf{E}, \mathbf{E},
+        \mathbf{E}))\big), \qquad
         \mathbf{h}_i = [\overrightarrow{\mathbf{h}}_i; \overleftarrow{\mathbf{h}}_i]
 
-        \mathbf{h}_{e_k} &= \mathrm{mean}_{i \in e_k} \mathbf{h}_i, \qquad
+        \mathbf{h}_{e_k} &= \mathrm{mean}_{i \in e_k} \mathbf{h}_i \ \text{or}\ \mathbf{h}_{\mathrm{last}(e_k)},
+        \qquad
         \mathbf{t}_k = \sum_{j=1}^{K} \mathrm{softmax}_j(\mathbf{h}_{e_k}^{\top}\mathbf{c}_j)\,\mathbf{c}_j
 
         \mathbf{u}_i &= \tanh\big(\mathbf{W}^{H}[\mathbf{h}_i; \mathbf{p}^{e_1}_i; \mathbf{p}^{e_2}_i]
@@ -34,9 +39,13 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         p(y \mid S) = \mathrm{softmax}(\mathbf{W}\mathbf{z} + \mathbf{b})
 
     :math:`\mathbf{p}^{e_k}_i` embeds token :math:`i`'s relative position to entity :math:`k`
-    (one table shared by both entities). Entity states are means over the
-    ``("token", "in", "entity")`` edges; the attention pools over ``("token", "in", "sentence")``.
-    Dropout is applied to the embeddings, the LSTM outputs and :math:`\mathbf{z}`.
+    (the graph's ``pos1``/``pos2``; one table shared by both entities). :math:`\phi` is the
+    identity, or a ReLU as on the output projection of the official code's self-attention
+    (``self_attention_relu``). Entity states are means over the ``("token", "in", "entity")``
+    edges (``entity_state="mean"``) or, as the official code, the state of the entity's last token
+    (``"last"``); the attention pools over ``("token", "in", "sentence")``. Dropout is applied to
+    the embeddings, the LSTM layer (its outputs, or each direction's inputs with
+    ``rnn_dropout_on="input"`` as the official code) and :math:`\mathbf{z}`.
 
     Args:
         num_words (int): vocabulary size (id 0 is padding).
@@ -51,6 +60,14 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         emb_dropout (float): dropout on word embeddings. (default: 0.3)
         rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
         dropout (float): dropout on :math:`\mathbf{z}`. (default: 0.5)
+        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
+        self_attention_relu (bool): ReLU on the self-attention's output projection (the official
+            code). (default: :obj:`False`)
+        entity_state (str): ``"mean"`` over the entity's tokens or its ``"last"`` token (the
+            official code). (default: ``"mean"``)
+        init (str): ``"pytorch"`` (PyTorch's defaults) or ``"official"`` (the official code: word
+            embeddings uniform in :math:`\pm 0.25`, every kernel, type vector, position table
+            and attention vector Glorot-normal, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
 
     Shapes:
         - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
@@ -72,28 +89,50 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         emb_dropout: float = 0.3,
         rnn_dropout: float = 0.3,
         dropout: float = 0.5,
+        rnn_dropout_on: str = "output",
+        self_attention_relu: bool = False,
+        entity_state: str = "mean",
+        init: str = "pytorch",
     ):
         super().__init__()
         if embedding_dim % heads:
             raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by heads ({heads})")
+        self.init = check_choice(init, INITS, "init")
+        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
+        self.entity_state = check_choice(entity_state, ENTITY_STATES, "entity_state")
+        self.self_attention_relu = bool(self_attention_relu)
+        layer_init = "glorot" if init == "official" else "default"
+        on_input = rnn_dropout_on == "input"
         self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
         self.position = torch.nn.Embedding(num_positions, position_dim)
         self.emb_dropout = torch.nn.Dropout(emb_dropout)
         self.self_attn = torch.nn.MultiheadAttention(embedding_dim, heads, batch_first=True)
         self.norm = torch.nn.LayerNorm(embedding_dim)
-        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="concat")
-        self.rnn_dropout = torch.nn.Dropout(rnn_dropout)
+        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="concat", init=layer_init,
+                                 input_dropout=rnn_dropout if on_input else 0.0)
+        self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
         h = self.lstm.out_channels
-        self.typing = LatentEntityTyping(h, latent_types)
-        self.pool = AttentionPooling(h + 2 * position_dim, attention_size, query_channels=4 * h)
+        self.typing = LatentEntityTyping(h, latent_types, init=layer_init)
+        self.pool = AttentionPooling(h + 2 * position_dim, attention_size, query_channels=4 * h, bias=False,
+                                     init=layer_init)
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(h, num_classes)
+        self.reset_parameters()
 
     def reset_parameters(self) -> None:
         for module in (self.embedding, self.position, self.norm, self.lstm, self.typing, self.pool,
                        self.classifier):
             module.reset_parameters()
         self.self_attn._reset_parameters()
+        if self.init == "official":
+            uniform_embedding_(self.embedding, 0.25)
+            glorot_normal_(self.position.weight)
+            e = self.self_attn.embed_dim
+            for k in range(3):  # the official code has separate query, key and value layers
+                glorot_normal_(self.self_attn.in_proj_weight.data[k * e : (k + 1) * e])
+            torch.nn.init.zeros_(self.self_attn.in_proj_bias)
+            glorot_linear_(self.self_attn.out_proj)
+            glorot_linear_(self.classifier)
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
         tok = data["token"]
@@ -105,11 +144,14 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         x = self.emb_dropout(self.embedding(tok.word_id))
         dense, mask = to_dense_batch(x, batch, batch_size=num_graphs)
         attn, _ = self.self_attn(dense, dense, dense, key_padding_mask=~mask, need_weights=False)
-        dense = self.norm(dense + attn)
+        dense = self.norm(dense + (torch.relu(attn) if self.self_attention_relu else attn))
         h = self.rnn_dropout(self.lstm(dense, mask)[mask])  # [N, 2H]
 
         src_e, dst_e = data["token", "in", "entity"].edge_index
-        h_ent = scatter(h[src_e], dst_e, dim=0, dim_size=2 * num_graphs, reduce="mean")  # [2B, 2H]
+        if self.entity_state == "last":
+            h_ent = h[scatter(src_e, dst_e, dim=0, dim_size=2 * num_graphs, reduce="max")]  # [2B, 2H]
+        else:
+            h_ent = scatter(h[src_e], dst_e, dim=0, dim_size=2 * num_graphs, reduce="mean")  # [2B, 2H]
         t_ent, type_weights = self.typing(h_ent, return_attention_weights=True)
         query = torch.cat([h_ent, t_ent], dim=-1).view(num_graphs, -1)  # [B, (h_e1; t1; h_e2; t2)]
 

@@ -7,6 +7,7 @@ from torch import Tensor
 from torch_geometric.nn.aggr import Aggregation
 from torch_geometric.utils import softmax
 
+from graphmatch.nn.inits import check_init, glorot_normal_
 from graphmatch.ragged import ptr_to_index
 
 
@@ -31,7 +32,8 @@ class AttentionPooling(Aggregation):
         \alpha_i = \mathrm{softmax}_{i \in g}(\mathbf{v}^{\top} \mathbf{u}_i), \qquad
         \mathbf{r}_g = \sum_{i \in g} \alpha_i \mathbf{x}_i
 
-    The keys :math:`\mathbf{k}_i` default to the pooled values :math:`\mathbf{x}_i`. The softmax
+    (:math:`\mathbf{b} = 0` with ``bias=False``, as in Lee et al.'s equation and code). The keys
+    :math:`\mathbf{k}_i` default to the pooled values :math:`\mathbf{x}_i`. The softmax
     runs over each set (``index`` or ``ptr``) with :func:`torch_geometric.utils.softmax`; an empty
     set pools to zeros.
 
@@ -41,6 +43,10 @@ class AttentionPooling(Aggregation):
             :math:`\tanh(\mathbf{k}_i)` directly. (default: :obj:`None`)
         query_channels (int, optional): size of the per-set query :math:`\mathbf{q}_g`; needs
             ``attention_channels``. (default: :obj:`None`)
+        bias (bool): learn :math:`\mathbf{b}`. (default: :obj:`True`)
+        init (str): ``"default"`` (PyTorch's ``Linear`` init, :math:`\mathbf{w}` uniform in
+            :math:`\pm 1/\sqrt{F}`) or ``"glorot"`` (Glorot-normal matrices and :math:`\mathbf{w}`,
+            zero bias, as the papers' TensorFlow code). (default: ``"default"``)
 
     Shapes:
         - **input:** values :math:`(N, F)`, ``index`` :math:`(N)` or ``ptr`` :math:`(G + 1)`,
@@ -54,6 +60,8 @@ class AttentionPooling(Aggregation):
         key_channels: int,
         attention_channels: int | None = None,
         query_channels: int | None = None,
+        bias: bool = True,
+        init: str = "default",
     ):
         super().__init__()
         if query_channels is not None and attention_channels is None:
@@ -61,9 +69,10 @@ class AttentionPooling(Aggregation):
         self.key_channels = key_channels
         self.attention_channels = attention_channels
         self.query_channels = query_channels
+        self.init = check_init(init, "AttentionPooling")
         score_channels = key_channels if attention_channels is None else attention_channels
         self.key_lin = (
-            torch.nn.Linear(key_channels, attention_channels, bias=True) if attention_channels else None
+            torch.nn.Linear(key_channels, attention_channels, bias=bias) if attention_channels else None
         )
         self.query_lin = (
             torch.nn.Linear(query_channels, attention_channels, bias=False) if query_channels else None
@@ -75,8 +84,15 @@ class AttentionPooling(Aggregation):
         for lin in (self.key_lin, self.query_lin):
             if lin is not None:
                 lin.reset_parameters()
-        bound = self.score.numel() ** -0.5
-        torch.nn.init.uniform_(self.score, -bound, bound)
+                if self.init == "glorot":
+                    glorot_normal_(lin.weight)
+                    if lin.bias is not None:
+                        torch.nn.init.zeros_(lin.bias)
+        if self.init == "glorot":
+            glorot_normal_(self.score)
+        else:
+            bound = self.score.numel() ** -0.5
+            torch.nn.init.uniform_(self.score, -bound, bound)
 
     def forward(
         self,
@@ -121,6 +137,6 @@ class AttentionPooling(Aggregation):
     def __repr__(self) -> str:
         return (
             f"{self.__class__.__name__}({self.key_channels}, attention_channels={self.attention_channels}, "
-            f"query_channels={self.query_channels})"
+            f"query_channels={self.query_channels}, init={self.init!r})"
         )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from graphmatch.nn.inits import check_init, glorot_normal_
+
 
 class LatentEntityTyping(torch.nn.Module):
     r"""Latent entity types from the `"Semantic Relation Classification via Bidirectional LSTM
@@ -19,6 +21,8 @@ class LatentEntityTyping(torch.nn.Module):
     Args:
         channels (int): size of entity states and type vectors.
         num_types (int): number of latent types :math:`K`. (default: 3)
+        init (str): ``"default"`` (Glorot-uniform type vectors) or ``"glorot"`` (Glorot-normal,
+            truncated, as the paper's TensorFlow code). (default: ``"default"``)
 
     Shapes:
         - **input:** entity states :math:`(M, F)`
@@ -26,17 +30,21 @@ class LatentEntityTyping(torch.nn.Module):
           weights over the types :math:`(M, K)`
     """
 
-    def __init__(self, channels: int, num_types: int = 3):
+    def __init__(self, channels: int, num_types: int = 3, init: str = "default"):
         super().__init__()
         if num_types < 1:
             raise ValueError(f"LatentEntityTyping: num_types must be at least 1, got {num_types}")
         self.channels = channels
         self.num_types = num_types
+        self.init = check_init(init, "LatentEntityTyping")
         self.types = torch.nn.Parameter(torch.empty(num_types, channels))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        torch.nn.init.xavier_uniform_(self.types)
+        if self.init == "glorot":
+            glorot_normal_(self.types)
+        else:
+            torch.nn.init.xavier_uniform_(self.types)
 
     def forward(self, h: Tensor, return_attention_weights: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         if h.dim() != 2 or h.size(-1) != self.channels:

@@ -10,21 +10,26 @@ Recipe keys (``data`` / ``model``)::
            tokenizer's pieces for the transformer ones; words | chars | jieba | thulac | pkuseg),
            negative_labels (the "no relation" labels left out of relation_f1; null = the default
            list), max_distance, max_length, dev_size, split_seed (dev held out of train when
-           there is no dev_file), min_freq, markers (keep <e1> </e1> <e2> </e2> as tokens)
+           there is no dev_file), min_freq, markers (keep <e1> </e1> <e2> </e2> as tokens),
+           position_anchor (span | last: relative positions to the entity span or to its last
+           token)
     model: name (att_blstm | entity_attention | transformer_entity_start |
            transformer_entity_attention), embedding_dim, hidden_size, position_dim, heads,
-           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, l2,
-           word_vectors (a GloVe / word2vec text file; null = random initialisation),
-           pretrained (the transformer's local checkpoint folder, or minilm), pack (two sentences
-           per encoder row), head_hidden (R-BERT's projection size in the entity-start head)
+           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, rnn_dropout_on
+           (output | input), self_attention_relu, entity_state (mean | last), init (pytorch |
+           official), l2, l2_embeddings, word_vectors (a GloVe / word2vec text file; null =
+           random initialisation), pretrained (the transformer's local checkpoint folder, or
+           minilm), pack (two sentences per encoder row), head_hidden (R-BERT's projection size
+           in the entity-start head)
 
 The label set is the training file's. Labels that are SemEval's are scored with the official
 ``semeval2010`` metric; others with ``relation_f1`` (macro-F1 without the negative labels). Both
-come with ``accuracy``. The BiLSTM loss is cross-entropy plus the papers' L2 term
-:math:`\\lambda \\cdot \\tfrac12 \\sum \\lVert \\theta \\rVert^2` over every parameter except the
-embedding tables (TensorFlow's ``l2_loss``, which the papers' code used). Predictions are
-written as JSON lines and, for SemEval labels, in the official ``ID<TAB>LABEL`` format
-(``<stem>.semeval.txt``, with ``<stem>.semeval_key.txt`` from the gold labels) for
+come with ``accuracy``. The BiLSTM loss is cross-entropy plus an L2 term :math:`\\lambda \\cdot
+\\tfrac12 \\sum \\lVert \\theta \\rVert^2` (TensorFlow's ``l2_loss``, as the papers' code) over every
+parameter but the word and position embedding tables, or, with ``model.l2_embeddings: true``,
+over every parameter as the papers' code does. Predictions are written as JSON lines and, for
+SemEval labels, in the official ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``, with
+``<stem>.semeval_key.txt`` from the gold labels) for
 ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
 """
 
@@ -44,7 +49,16 @@ from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
-from graphmatch.graphs.relation import TOKENIZATIONS, RelationGraphBuilder, WordPieces, split_input_line, tokens_of
+from graphmatch.graphs.relation import (
+    POSITION_ANCHORS,
+    TOKENIZATIONS,
+    RelationGraphBuilder,
+    WordPieces,
+    split_input_line,
+    tokens_of,
+)
+from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
+from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.text.vocab import Vocab, load_word_vectors
@@ -53,6 +67,13 @@ BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
 MODELS = BILSTM_MODELS + TRANSFORMER_MODELS
 _NO_L2 = ("embedding.", "position.")
+#: recipe keys that take one of a few names
+CHOICES = {
+    ("data", "position_anchor"): POSITION_ANCHORS,
+    ("model", "init"): INITS,
+    ("model", "rnn_dropout_on"): RNN_DROPOUT_ON,
+    ("model", "entity_state"): ENTITY_STATES,
+}
 
 
 @register
@@ -76,6 +97,7 @@ class RelationTask(Task):
             "split_seed": 1,
             "min_freq": 1,
             "markers": True,
+            "position_anchor": "span",
         },
         "model": {
             "name": "att_blstm",
@@ -88,7 +110,12 @@ class RelationTask(Task):
             "emb_dropout": 0.3,
             "rnn_dropout": 0.3,
             "dropout": 0.5,
+            "rnn_dropout_on": "output",
+            "self_attention_relu": False,
+            "entity_state": "mean",
+            "init": "pytorch",
             "l2": 1e-5,
+            "l2_embeddings": False,
             "word_vectors": None,
             "pretrained": None,
             "pack": True,
@@ -103,6 +130,9 @@ class RelationTask(Task):
         m, d = self.model_cfg, self.data_cfg
         if m["name"] not in MODELS:
             raise ValueError(f"model.name must be one of {', '.join(MODELS)}, got {m['name']!r}")
+        for (section, key), choices in CHOICES.items():
+            if config[section][key] not in choices:
+                raise ValueError(f"{section}.{key} must be one of {', '.join(choices)}, got {config[section][key]!r}")
         self.transformer = m["name"] in TRANSFORMER_MODELS
         if self.transformer and not m["pretrained"]:
             raise ValueError(f"model.name={m['name']} needs model.pretrained (a local checkpoint folder, or minilm)")
@@ -126,7 +156,8 @@ class RelationTask(Task):
         options = dict(
             max_distance=d["max_distance"], max_length=d["max_length"], dev_size=d["dev_size"],
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
-            tokenization=self.tokenization, pretrained=self.pretrained_dir() if self.transformer else None,
+            position_anchor=d["position_anchor"], tokenization=self.tokenization,
+            pretrained=self.pretrained_dir() if self.transformer else None,
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
                  for key in ("train_file", "dev_file", "test_file")}
@@ -176,7 +207,7 @@ class RelationTask(Task):
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         d = self.data_cfg
         common = dict(max_distance=d["max_distance"], max_length=d["max_length"], keep_text=keep_text,
-                      markers=d["markers"])
+                      markers=d["markers"], position_anchor=d["position_anchor"])
         if self.transformer:
             return RelationGraphBuilder.for_pieces(self.pieces(), **common)
         from graphmatch.graphs.relation import splitter
@@ -234,7 +265,7 @@ class RelationTask(Task):
         common = dict(
             num_words=len(self._vocab()), num_classes=num_classes, embedding_dim=m["embedding_dim"],
             hidden_size=m["hidden_size"], emb_dropout=m["emb_dropout"], rnn_dropout=m["rnn_dropout"],
-            dropout=m["dropout"],
+            dropout=m["dropout"], rnn_dropout_on=m["rnn_dropout_on"], init=m["init"],
         )
         if m["name"] == "att_blstm":
             from graphmatch.models.att_blstm import AttBLSTM
@@ -246,8 +277,11 @@ class RelationTask(Task):
             model = EntityAttentionBiLSTM(
                 **common, num_positions=num_positions, position_dim=m["position_dim"],
                 heads=m["heads"], latent_types=m["latent_types"], attention_size=m["attention_size"],
+                self_attention_relu=m["self_attention_relu"], entity_state=m["entity_state"],
             )
-        self._l2_params = [p for n, p in model.named_parameters() if not n.startswith(_NO_L2)]
+        self._l2_params = [
+            p for n, p in model.named_parameters() if m["l2_embeddings"] or not n.startswith(_NO_L2)
+        ]
         return model
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:

@@ -54,6 +54,17 @@ def test_parse_errors_name_the_place(text, message):
 def test_relative_positions_clip_and_shift():
     # span [3, 4], D = 2: rel = -3 -2 -1 0 0 1 2 3 → clipped -2 -2 -1 0 0 1 2 2 → +2
     assert relative_positions(8, (3, 4), 2) == [0, 0, 1, 2, 2, 3, 4, 4]
+    # anchored at the entity's last token (the entity-aware paper's code): rel = i - 4
+    assert relative_positions(8, (3, 4), 2, anchor="last") == [0, 0, 0, 1, 2, 3, 4, 4]
+
+
+def test_builder_position_anchor():
+    vocab = _vocab(SENT)
+    data = RelationGraphBuilder(vocab, max_distance=3, markers=False, position_anchor="last")(SENT)
+    assert (data["token"].pos1 - 3).tolist() == [-2, -1, 0, 1, 2, 3, 3, 3, 3]  # e1 = "big dog", last token 2
+    assert (data["token"].pos2 - 3).tolist() == [-3, -3, -3, -2, -1, 0, 1, 2, 3]
+    with pytest.raises(ValueError, match="position_anchor must be one of span, last"):
+        RelationGraphBuilder(vocab, position_anchor="first")
 
 
 def _vocab(*texts):

@@ -1,7 +1,18 @@
 import pytest
 import torch
-from relation_samples import assert_batch_equals_singles, fit_and_predict, relation_batch
+import torch.nn.functional as F
+from relation_samples import (
+    TEXTS,
+    Scale,
+    assert_batch_equals_singles,
+    bilstm_dense,
+    fit_and_predict,
+    multihead_dense,
+    relation_batch,
+)
+from torch_geometric.loader import DataLoader
 
+from graphmatch.graphs.relation import RelationGraphBuilder
 from graphmatch.models.entity_attention import EntityAttentionBiLSTM
 
 
@@ -66,3 +77,75 @@ def test_bad_input():
     g["entity"].num_nodes = 3
     with pytest.raises(ValueError, match="expected 2 entity nodes per sentence"):
         _model(vocab, builder)(g)
+
+
+def _reference(model, g, relu: bool, entity_state: str, anchor: str, d: int):
+    """The docstring's equations for one sentence, with dropouts as scalings by 0.7 (embeddings),
+    0.8 (LSTM outputs) and 0.5 (z); positions recomputed here from the entity spans."""
+    x = 0.7 * model.embedding.weight[g["token"].word_id]
+    att = multihead_dense(model.self_attn, x)
+    x = F.layer_norm(x + (torch.relu(att) if relu else att), (x.size(-1),), model.norm.weight, model.norm.bias,
+                     model.norm.eps)
+    fw, bw = bilstm_dense(model.lstm.lstm, x)
+    h = 0.8 * torch.cat([fw, bw], dim=-1)
+    tok, ent = g["token", "in", "entity"].edge_index
+    n = h.size(0)
+    states, types, pos = [], [], []
+    for k in range(2):
+        span = tok[ent == k]
+        s, e = int(span.min()), int(span.max())
+        state = h[span].mean(0) if entity_state == "mean" else h[e]
+        a = torch.softmax(model.typing.types @ state, dim=0)
+        states.append(state)
+        types.append(a @ model.typing.types)
+        i = torch.arange(n)
+        rel = i - e if anchor == "last" else torch.where(i < s, i - s, torch.where(i > e, i - e, 0))
+        pos.append(model.position.weight[rel.clamp(-d, d) + d])
+    query = torch.cat([states[0], types[0], states[1], types[1]])
+    u = torch.tanh(model.pool.key_lin(torch.cat([h, *pos], dim=-1)) + model.pool.query_lin(query))
+    alpha = torch.softmax(u @ model.pool.score, dim=0)
+    return model.classifier(0.5 * (alpha @ h)), alpha
+
+
+@pytest.mark.parametrize(
+    "relu, entity_state, anchor, init",
+    [(False, "mean", "span", "pytorch"), (True, "last", "last", "official"), (True, "mean", "last", "pytorch")],
+)
+def test_outputs_follow_the_formula(relu, entity_state, anchor, init):
+    vocab, _, _, _ = relation_batch()
+    builder = RelationGraphBuilder(vocab, max_distance=3, position_anchor=anchor)
+    graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
+    batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
+    model = _model(vocab, builder, self_attention_relu=relu, entity_state=entity_state, init=init).eval()
+    model.emb_dropout, model.rnn_dropout, model.dropout = Scale(0.7), Scale(0.8), Scale(0.5)
+    logits, att = model(batch, return_attention=True)
+    n = batch["token"].num_nodes  # embeddings and LSTM states are dropped per token, z per sentence
+    shapes = (model.emb_dropout.shapes, model.rnn_dropout.shapes, model.dropout.shapes)
+    assert shapes == ([(n, 8)], [(n, 12)], [(6, 12)])
+    ptr = batch["token"].ptr
+    for k, g in enumerate(graphs):
+        want, alpha = _reference(model, g, relu, entity_state, anchor, d=3)
+        assert torch.allclose(logits[k], want, atol=1e-5)
+        assert torch.allclose(att["token"][ptr[k]:ptr[k + 1]], alpha, atol=1e-6)
+
+
+def test_official_options_change_the_output():
+    vocab, builder, _, batch = relation_batch()
+    base = _model(vocab, builder).eval()(batch)
+    for option in ({"self_attention_relu": True}, {"entity_state": "last"}):
+        assert not torch.allclose(_model(vocab, builder, **option).eval()(batch), base)
+
+
+def test_official_initialisation_and_option_errors():
+    vocab, builder, _, _ = relation_batch()
+    model = _model(vocab, builder, init="official")
+    assert model.embedding.weight[1:].abs().max() <= 0.25 and torch.equal(model.embedding.weight[0], torch.zeros(8))
+    assert model.self_attn.in_proj_bias.abs().sum() == 0 and model.self_attn.out_proj.bias.abs().sum() == 0
+    assert model.pool.key_lin.bias is None  # u = tanh(W_H[...] + W_E[...]), no bias, as the paper and its code
+    assert torch.equal(model.lstm.lstm.bias_ih_l0_reverse[6:12], torch.ones(6))
+    sigma = (2 / (3 + 12)) ** 0.5 / 0.87962566  # the [K, 2H] type vectors
+    assert model.typing.types.abs().max() <= 2 * sigma
+    with pytest.raises(ValueError, match="entity_state must be one of mean, last"):
+        _model(vocab, builder, entity_state="first")
+    with pytest.raises(ValueError, match="init must be one of"):
+        _model(vocab, builder, init="xavier")

@@ -125,3 +125,46 @@ def test_packed_bilstm_errors():
         PackedBiLSTM(3, 4, merge="mean")
     with pytest.raises(ValueError, match="at least one token"):
         PackedBiLSTM(3, 4)(torch.randn(1, 2, 3), torch.zeros(1, 2, dtype=torch.bool))
+
+
+def test_packed_bilstm_input_dropout_one_mask_per_direction():
+    torch.manual_seed(0)
+    lstm = PackedBiLSTM(3, 4, merge="concat", input_dropout=0.5).train()
+    x = torch.randn(2, 5, 3)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    torch.manual_seed(7)
+    out = lstm(x, mask)
+    torch.manual_seed(7)
+    m_fw = torch.nn.functional.dropout(torch.ones_like(x), 0.5)  # drawn first, then the backward mask
+    m_bw = torch.nn.functional.dropout(torch.ones_like(x), 0.5)
+    for k, n in enumerate((5, 3)):
+        on_fw, _ = lstm.lstm(x[k : k + 1, :n] * m_fw[k : k + 1, :n])
+        on_bw, _ = lstm.lstm(x[k : k + 1, :n] * m_bw[k : k + 1, :n])
+        assert torch.allclose(out[k, :n, :4], on_fw[0, :, :4], atol=1e-6)
+        assert torch.allclose(out[k, :n, 4:], on_bw[0, :, 4:], atol=1e-6)
+    assert torch.equal(out[1, 3:], torch.zeros(2, 8))
+    lstm.eval()  # no dropout outside training: both directions read the same input
+    full, _ = lstm.lstm(x[:1])
+    assert torch.allclose(lstm(x, mask)[0], full[0], atol=1e-6)
+    with pytest.raises(ValueError, match="input_dropout"):
+        PackedBiLSTM(3, 4, input_dropout=1.0)
+
+
+def test_glorot_inits_of_the_papers_code():
+    torch.manual_seed(0)
+    lstm = PackedBiLSTM(30, 20, init="glorot")
+    sigma = (2 / (30 + 20 + 80)) ** 0.5  # one [in + h, 4h] kernel per direction, as TensorFlow's LSTMCell
+    for name, p in lstm.lstm.named_parameters():
+        if name.startswith("weight"):
+            assert abs(p.std().item() - sigma) < 0.1 * sigma and p.abs().max() <= 2 * sigma / 0.87962566
+        elif name.startswith("bias_ih"):
+            assert torch.equal(p, torch.cat([torch.zeros(20), torch.ones(20), torch.zeros(40)]))
+        else:
+            assert p.abs().sum() == 0
+    pool = AttentionPooling(3, attention_channels=6, query_channels=5, bias=False, init="glorot")
+    assert pool.key_lin.bias is None and pool.score.abs().max() <= 2 * (1 / 6) ** 0.5 / 0.87962566
+    assert LatentEntityTyping(6, 3, init="glorot").types.abs().max() <= 2 * (2 / 9) ** 0.5 / 0.87962566
+    for build in (lambda: PackedBiLSTM(3, 4, init="he"), lambda: AttentionPooling(3, init="he"),
+                  lambda: LatentEntityTyping(3, init="he")):
+        with pytest.raises(ValueError, match="init must be one of default, glorot"):
+            build()

@@ -71,8 +71,31 @@ def test_recipes_carry_the_papers_hyperparameters():
         get_task("relation")(resolve("relation/semeval_att_blstm", ["model.name=transformer_entity_start"]))
     with pytest.raises(ValueError, match="data.tokenization must be one of pieces"):
         get_task("relation")(resolve("relation/semeval_minilm_entity_start", ["data.tokenization=chars"]))
+    # the paper-named recipes (and their quick variants) take the official code's behaviour
+    for name in ("semeval_att_blstm", "semeval_entity_attention", "semeval_att_blstm_quick",
+                 "semeval_entity_attention_quick"):
+        m = resolve(f"relation/{name}")["model"]
+        assert (m["init"], m["rnn_dropout_on"], m["l2"], m["l2_embeddings"]) == ("official", "input", 1e-5, True)
+    assert (m["self_attention_relu"], m["entity_state"]) == (True, "last")
+    assert resolve("relation/semeval_entity_attention")["data"]["position_anchor"] == "last"
     with pytest.raises(ValueError, match="unknown recipe key"):
         resolve("relation/semeval_att_blstm", ["model.hidden=3"])
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("model.init", "keras", "model.init must be one of pytorch, official, got 'keras'"),
+        ("model.rnn_dropout_on", "both", "model.rnn_dropout_on must be one of output, input, got 'both'"),
+        ("model.entity_state", "first", "model.entity_state must be one of mean, last, got 'first'"),
+        ("data.position_anchor", "start", "data.position_anchor must be one of span, last, got 'start'"),
+    ],
+)
+def test_new_switches_are_checked_with_one_line_errors(key, value, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        get_task("relation")(resolve("relation/semeval_entity_attention", [f"{key}={value}"]))
+    with pytest.raises(ValueError, match="model.self_attention_relu must be a bool"):
+        resolve("relation/semeval_entity_attention", ["model.self_attention_relu=3"])
 
 
 def test_official_file_scored_by_perl_equals_engine_metric(shared_data, tmp_path, perl):
@@ -97,8 +120,9 @@ def test_official_file_scored_by_perl_equals_engine_metric(shared_data, tmp_path
     assert perl_score(shared_data, proposed, key) == pytest.approx(round(engine, 2), abs=1e-9)
 
 
-def test_decode_and_loss_with_l2(shared_data, cache):
-    task = _task(shared_data, cache, extra=["model.l2=0.01"])
+@pytest.mark.parametrize("with_embeddings", [False, True])
+def test_decode_and_loss_with_l2(shared_data, cache, with_embeddings):
+    task = _task(shared_data, cache, extra=["model.l2=0.01", f"model.l2_embeddings={str(with_embeddings).lower()}"])
     data = task.datasets()
     model = task.build_model().eval()
     batch = Batch.from_data_list([data["test"][i] for i in range(4)])
@@ -108,7 +132,7 @@ def test_decode_and_loss_with_l2(shared_data, cache):
     assert rows[0]["gold"] == "Message-Topic(e1,e2)" and rows[0]["pred"] in LABELS
     assert all(0 < r["prob"] <= 1 for r in rows)
     ce = torch.nn.functional.cross_entropy(out, batch.y)
-    l2 = sum(p.pow(2).sum() for n, p in model.named_parameters() if not n.startswith("embedding."))
+    l2 = sum(p.pow(2).sum() for n, p in model.named_parameters() if with_embeddings or not n.startswith("embedding."))
     assert torch.allclose(task.loss(out, batch), ce + 0.5 * 0.01 * l2)
     unlabelled = task.encode(SENTENCE)
     assert task.decode(model(Batch.from_data_list([unlabelled])), Batch.from_data_list([unlabelled]))[0]["gold"] is None
