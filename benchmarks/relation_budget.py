@@ -16,12 +16,13 @@ and whether it exceeds the spread (``|Δ| > std_a + std_b``).
 
     PYTHONPATH=. python benchmarks/relation_budget.py --data-dir $GRAPHMATCH_DATA --seeds 3 --epochs 17 \\
         --out runs/relation_budget
-    PYTHONPATH=. python benchmarks/relation_budget.py --out runs/relation_budget --table-only
+    PYTHONPATH=. python benchmarks/relation_budget.py --out runs/relation_budget --table-only --doc docs/results.md
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -142,6 +143,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--parallel", type=int, default=2, help="runs at the same time")
     parser.add_argument("--table-only", action="store_true", help="only read the run folders and write the table")
+    parser.add_argument("--doc", type=Path, help="also replace the <!-- results:relation_budget --> block of this "
+                        "Markdown file (docs/results.md)")
     args = parser.parse_args()
     args.out = args.out.resolve()
     if not args.table_only:
@@ -158,6 +161,19 @@ def main() -> None:
     (args.out / "table.json").write_text(json.dumps(table, indent=2) + "\n")
     (args.out / "table.md").write_text(markdown(table))
     print(markdown(table))
+    if args.doc:
+        write_block(args.doc, markdown(table))
+
+
+def write_block(doc: Path, table_md: str) -> None:
+    """Put ``table_md`` into the ``relation_budget`` block of ``doc`` (see benchmarks/results.py)."""
+    spec = importlib.util.spec_from_file_location("results", ROOT / "benchmarks" / "results.py")
+    results = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+    spec.loader.exec_module(results)
+    text = results.replace_block(doc.read_text(encoding="utf-8"), "relation_budget", table_md.rstrip("\n"))
+    if text is None:
+        raise SystemExit(f"{doc} has no <!-- results:relation_budget --> block")
+    doc.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

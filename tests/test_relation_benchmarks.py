@@ -3,6 +3,7 @@
 import argparse
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ SAMPLES = ROOT / "datasets" / "samples" / "relation"
 
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -76,6 +77,44 @@ def test_budget_table_from_run_folders(tmp_path):
     assert "| att_blstm | ours | 42, 43, 44 | 17 | 75.00 ± 1.00 | 74.00 ± 1.00 |" in text
     assert "| att_blstm: ours − baseline | +2.50 | 1.50 | yes |" in text
     assert "| ours: entity_attention − att_blstm | +0.50 | 1.50 | no |" in text
+    doc = tmp_path / "results.md"
+    doc.write_text("# R\n<!-- results:relation_budget -->\nold\n<!-- /results:relation_budget -->\nkept\n")
+    budget.write_block(doc, text)
+    assert doc.read_text() == f"# R\n<!-- results:relation_budget -->\n{text}<!-- /results:relation_budget -->\nkept\n"
+    doc.write_text("no block")
+    with pytest.raises(SystemExit, match="no <!-- results:relation_budget --> block"):
+        budget.write_block(doc, text)
+
+
+def _fake_seeds(folder, recipe: str, tests: list[float]) -> None:
+    """A multi-seed run folder's aggregate, as the engine writes it."""
+    folder.mkdir(parents=True)
+    mean = sum(tests) / len(tests)
+    std = (sum((t - mean) ** 2 for t in tests) / (len(tests) - 1)) ** 0.5
+    stat = {"mean": mean, "std": std, "values": tests}
+    (folder / "metrics.json").write_text(json.dumps({
+        "recipe": recipe, "seeds": [42, 43, 44][: len(tests)], "time_s": 10.0 * len(tests),
+        "dev": {"accuracy": stat}, "test": {"accuracy": stat},
+    }))
+
+
+def test_results_tables_replace_their_blocks(tmp_path):
+    results = _load("results")
+    comp = next(c for c in results.COMPARISONS if c.name == "kbert_hownet")
+    doc = tmp_path / "results.md"
+    doc.write_text("intro\n<!-- results:kbert_hownet -->\nstale\n<!-- /results:kbert_hownet -->\nend\n")
+    assert results.table(tmp_path, comp) is None  # no run folders yet
+    assert results.write_doc(tmp_path, [comp], doc) == [] and "stale" in doc.read_text()
+    _fake_seeds(results.run_dir(tmp_path, comp, comp.arms[0]), "a", [85.0, 86.0, 87.0])
+    _fake_seeds(results.run_dir(tmp_path, comp, comp.arms[1]), "b", [84.0, 84.5, 85.0])
+    assert results.write_doc(tmp_path, [comp], doc) == ["kbert_hownet"]
+    text = doc.read_text()
+    assert text.startswith("intro\n<!-- results:kbert_hownet -->\n")
+    assert text.endswith("<!-- /results:kbert_hownet -->\nend\n")
+    assert "stale" not in text and "| with HowNet | `kbert/chnsenticorp_hownet_quick` | 42, 43, 44 |" in text
+    assert "86.00 ± 1.00" in text and "84.50 ± 0.50" in text and "85.00, 86.00, 87.00" in text
+    # 86.0 - 84.5 = 1.5 > 1.0 + 0.5 is false: equal to the spread is not beyond it
+    assert "+1.50 test accuracy, which does not exceed the spread (sum of the two standard deviations, 1.50)" in text
 
 
 @pytest.mark.parametrize("model", ["att_blstm", "entity_attention"])
