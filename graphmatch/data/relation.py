@@ -104,7 +104,8 @@ class RelationDataset(InMemoryDataset):
         if (tokenization == "pieces") != (pretrained is not None):
             raise ValueError("tokenization 'pieces' needs a pretrained tokenizer folder, and only it takes one")
         if position_anchor not in POSITION_ANCHORS:
-            raise ValueError(f"unknown position_anchor {position_anchor!r}; choose span or last")
+            raise ValueError(f"unknown position_anchor {position_anchor!r}; choose one of "
+                             f"{', '.join(POSITION_ANCHORS)}")
         if train_file is None:
             raise ValueError("a relation dataset needs a training file (data.train_file)")
         self.split = split
