@@ -114,6 +114,14 @@ def _fmt(stat: dict) -> str:
     return f"{stat['mean']:.2f} ± {stat['std']:.2f}"
 
 
+def _seed_times(folder: Path, metrics: dict) -> str:
+    """Each seed's training seconds (its own ``metrics.json``), else the total of all seeds."""
+    paths = [folder / name / "metrics.json" for name in metrics.get("runs", [])]
+    if not paths or not all(p.is_file() for p in paths):
+        return f"{metrics['time_s']:.0f} (all seeds)"
+    return ", ".join(f"{json.loads(p.read_text(encoding='utf-8'))['time_s']:.0f}" for p in paths)
+
+
 def table(root: Path, comp: Comparison) -> str | None:
     """The Markdown block of one comparison, or ``None`` when a run folder is missing."""
     rows = []
@@ -123,13 +131,14 @@ def table(root: Path, comp: Comparison) -> str | None:
             return None
         rows.append((arm, json.loads(path.read_text(encoding="utf-8"))))
     head = ["arm", "recipe", "seeds"] + [f"dev {m}" for m in comp.metrics] + [f"test {m}" for m in comp.metrics]
-    head += ["test per seed", "training s (all seeds)"]
+    head += ["test per seed", "training s per seed"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for arm, m in rows:
+        folder = run_dir(root, comp, arm)
         extra = f" `{' '.join(arm.overrides)}`" if arm.overrides else ""
         cells = [arm.label, f"`{arm.recipe}`{extra}", ", ".join(map(str, m["seeds"]))]
         cells += [_fmt(m["dev"][k]) for k in comp.metrics] + [_fmt(m["test"][k]) for k in comp.metrics]
-        cells += [", ".join(f"{v:.2f}" for v in m["test"][comp.metrics[0]]["values"]), f"{m['time_s']:.0f}"]
+        cells += [", ".join(f"{v:.2f}" for v in m["test"][comp.metrics[0]]["values"]), _seed_times(folder, m)]
         lines.append("| " + " | ".join(cells) + " |")
     key = comp.metrics[0]
     base_label, base = rows[0][0].label, rows[0][1]["test"][key]
@@ -138,9 +147,12 @@ def table(root: Path, comp: Comparison) -> str | None:
         other = m["test"][key]
         delta = base["mean"] - other["mean"]
         spread = base["std"] + other["std"]
+        line = f"{base_label} − {arm.label}: {delta:+.2f} test {key}"
+        if min(len(base["values"]), len(other["values"])) < 2:
+            verdicts.append(f"{line}; one side has a single seed, so there is no spread to compare it with.")
+            continue
         verdict = "exceeds" if abs(delta) > spread else "does not exceed"
-        verdicts.append(f"{base_label} − {arm.label}: {delta:+.2f} test {key}, which {verdict} the spread "
-                        f"(sum of the two standard deviations, {spread:.2f}).")
+        verdicts.append(f"{line}, which {verdict} the spread (sum of the two standard deviations, {spread:.2f}).")
     body = [
         f"**{comp.title}.** One run per seed and arm, checkpoint selected on dev, test evaluated once;",
         "mean ± sample standard deviation over the seeds. Trained on a 2-core CPU.",

@@ -90,7 +90,7 @@ def _fake_seeds(folder, recipe: str, tests: list[float]) -> None:
     """A multi-seed run folder's aggregate, as the engine writes it."""
     folder.mkdir(parents=True)
     mean = sum(tests) / len(tests)
-    std = (sum((t - mean) ** 2 for t in tests) / (len(tests) - 1)) ** 0.5
+    std = (sum((t - mean) ** 2 for t in tests) / (len(tests) - 1)) ** 0.5 if len(tests) > 1 else 0.0
     stat = {"mean": mean, "std": std, "values": tests}
     (folder / "metrics.json").write_text(json.dumps({
         "recipe": recipe, "seeds": [42, 43, 44][: len(tests)], "time_s": 10.0 * len(tests),
@@ -115,6 +115,11 @@ def test_results_tables_replace_their_blocks(tmp_path):
     assert "86.00 ± 1.00" in text and "84.50 ± 0.50" in text and "85.00, 86.00, 87.00" in text
     # 86.0 - 84.5 = 1.5 > 1.0 + 0.5 is false: equal to the spread is not beyond it
     assert "+1.50 test accuracy, which does not exceed the spread (sum of the two standard deviations, 1.50)" in text
+    assert "| 30 (all seeds) |" in text  # no seed folders: the total
+    # a single seed on one side: no verdict about the spread
+    _fake_seeds(results.run_dir(tmp_path / "one", comp, comp.arms[0]), "a", [85.0, 86.0])
+    _fake_seeds(results.run_dir(tmp_path / "one", comp, comp.arms[1]), "b", [80.0])
+    assert "one side has a single seed, so there is no spread" in results.table(tmp_path / "one", comp)
 
 
 @pytest.mark.parametrize("model", ["att_blstm", "entity_attention"])
