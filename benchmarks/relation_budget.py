@@ -100,6 +100,7 @@ def collect(out: Path) -> dict[str, dict[str, dict]]:
                 "dev": mean_std([m["dev"]["semeval2010"] for m in ms]),
                 "best_epoch": mean_std([float(m["best_epoch"]) for m in ms]),
                 "time_s": mean_std([float(m["time_s"]) for m in ms]),
+                "time_each": [round(float(m["time_s"])) for m in ms],
                 "test_each": [round(m["test"]["semeval2010"], 2) for m in ms],
             }
     return table
@@ -112,13 +113,13 @@ def compare(a: dict, b: dict) -> dict:
 
 def markdown(table: dict[str, dict[str, dict]]) -> str:
     fmt = lambda ms, d=2: f"{ms[0]:.{d}f} ± {ms[1]:.{d}f}"  # noqa: E731
-    lines = ["| model | implementation | seeds | epochs | test F1 (official) | dev F1 | selected epoch | training s | "
-             "test F1 per seed |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | implementation | seeds | epochs | test F1 (official) | dev F1 | selected epoch | "
+             "test F1 per seed | training s per seed |", "|---|---|---|---|---|---|---|---|---|"]
     for model, impls in table.items():
         for impl, r in impls.items():
             lines.append(f"| {model} | {impl} | {', '.join(map(str, r['seeds']))} | {', '.join(map(str, r['epochs']))} "
-                         f"| {fmt(r['test'])} | {fmt(r['dev'])} | {fmt(r['best_epoch'], 1)} | {fmt(r['time_s'], 0)} "
-                         f"| {', '.join(f'{v:.2f}' for v in r['test_each'])} |")
+                         f"| {fmt(r['test'])} | {fmt(r['dev'])} | {fmt(r['best_epoch'], 1)} "
+                         f"| {', '.join(f'{v:.2f}' for v in r['test_each'])} | {', '.join(map(str, r['time_each']))} |")
     lines += ["", "| comparison (test F1) | Δ of means | std_a + std_b | Δ exceeds the spread |", "|---|---|---|---|"]
     pairs = [(f"{m}: ours − baseline", t["ours"], t["baseline"]) for m, t in table.items() if len(t) == 2]
     for impl in IMPLS:
