@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ENV_VAR = "GRAPHMATCH_DATA"
@@ -409,3 +409,15 @@ def _lines(stream, where: str) -> Iterator[str]:
         if n == 1:
             line = line.removeprefix("\ufeff")
         yield line.rstrip("\r\n")
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` on a temporary name beside ``path``, then rename it into place: an
+    interrupted write never leaves a file that a later run would take for a finished one."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

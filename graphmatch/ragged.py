@@ -6,31 +6,19 @@ offsets :math:`[0, c_0, c_0 + c_1, \dots]` and :func:`ranges` / :func:`ragged_ar
 for every element, its range :math:`k` and its offset :math:`0 \le o < c_k` in it:
 ``[2, 0, 3]`` → owners ``[0, 0, 2, 2, 2]``, offsets ``[0, 1, 0, 1, 2]``.
 
-This is the lowest layer of the package: it imports NumPy and torch, nothing of graphmatch.
+This is the lowest layer of the package: it imports NumPy and torch, and the NumPy half
+(:mod:`graphmatch.ragged_np`, which commands that need no torch import alone).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.utils import cumsum
 
-
-def ptr(counts: np.ndarray) -> np.ndarray:
-    """``[0, c0, c0 + c1, ...]`` (int64, one longer than ``counts``)."""
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.add.accumulate(counts, out=out[1:], dtype=np.int64)  # np.cumsum, without its Python-level overhead
-    return out
-
-
-def ranges(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """NumPy: the range and the offset within it of every element of ranges of ``counts``."""
-    counts = np.asarray(counts, dtype=np.int64)
-    owner = np.arange(len(counts)).repeat(counts)
-    return owner, np.arange(owner.size) - ptr(counts)[:-1].repeat(counts)
+from graphmatch.ragged_np import ptr, ranges
 
 
 def ragged_arange(counts: Tensor) -> tuple[Tensor, Tensor]:

@@ -26,6 +26,7 @@ def test_missing_file_offline_names_file_url_and_variable(tmp_path, monkeypatch)
 
 def test_failed_download_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(datafiles, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.delenv(datafiles.ENV_VAR, raising=False)
 
     def offline(url, timeout):
         raise OSError("network unreachable")

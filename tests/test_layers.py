@@ -8,8 +8,9 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphmatch"
-ORDER = ("ragged", "datafiles", "text", "knowledge", "graphs", "data", "nn", "models", "tasks", "engine", "viz", "cli")
-RANK = {name: max(i - 1, 0) for i, name in enumerate(ORDER)}  # ragged and datafiles are both the base
+BASE = ("ragged_np", "ragged", "datafiles")  # the base: each may import the others
+ORDER = (*BASE, "text", "knowledge", "graphs", "data", "nn", "models", "tasks", "engine", "viz", "cli")
+RANK = {name: max(i - len(BASE) + 1, 0) for i, name in enumerate(ORDER)}
 FORBIDDEN = {"nn": {"text", "knowledge", "graphs", "data"}}
 
 

@@ -85,13 +85,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """One dict per non-blank line ``text`` or ``text_a<TAB>text_b``; errors name the line."""
-    from graphmatch.graphs.kbert import SentenceTreeBuilder, visibility_mask
+    from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
     kg = KnowledgeGraph.load(args.kg, args.data_dir) if args.kg and args.kg.lower() not in ("none", "null") else None
-    builder = SentenceTreeBuilder(
+    builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
         kg, tokenizer, max_length=args.max_length, max_entities=args.max_entities,
         predicate=not args.no_predicate, mode=args.mode, query=args.query, segmenter=args.segmenter,
         keep_text=True,
@@ -106,17 +106,17 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
         if len(fields) > 2:
             raise ValueError(f"line {lineno}: expected text or text_a<TAB>text_b, got {len(fields)} fields")
         try:
-            data = builder(*fields)
+            builder.check(*fields)
         except ValueError as err:
             raise ValueError(f"line {lineno}: {err}") from err
-        token = data["token"]
-        visible = visibility_mask(data)[0][0].numpy()
+        trees = builder.build(fields[:1], fields[1:] or None)
+        token = trees.stores["token"]
         yield {
-            "tokens": token.text,
-            "ids": token.input_ids.tolist(),
-            "pos": token.pos.tolist(),
-            "seg": token.seg.tolist(),
-            "visible": [np.flatnonzero(row).tolist() for row in visible],
+            "tokens": token["text"],
+            "ids": token["input_ids"].tolist(),
+            "pos": token["pos"].tolist(),
+            "seg": token["seg"].tolist(),
+            "visible": [np.flatnonzero(row).tolist() for row in tree_visibility(trees)],
         }
     if not seen:
         raise ValueError(NO_INPUT)
@@ -125,12 +125,12 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
 def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """One dict per line ``text_a<TAB>text_b[<TAB>label]`` (a ``text_a<TAB>text_b`` header is
     skipped): tokens, words with spans and senses, sememes and every edge list."""
-    from graphmatch.graphs.let import ALL_SEGMENTERS, LatticePairBuilder
+    from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
-    builder = LatticePairBuilder(
+    builder = LatticePairCore(  # the array core of LatticePairBuilder: the same graph, without importing torch
         tokenizer,
         None if args.no_senses else load_lexicon(args.data_dir),
         segmenters=args.segmenters or ALL_SEGMENTERS,
@@ -153,39 +153,41 @@ def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[st
                 raise ValueError(f"line {lineno}: label must be 0 or 1, got {fields[2].strip()!r}")
             label = int(fields[2])
         try:
-            data = builder(fields[0], fields[1], label)
+            stores = builder.arrays(fields[0], fields[1], label)
         except ValueError as err:
             raise ValueError(f"line {lineno}: {err}") from err
-        yield let_graph_dict(data, fields[0], fields[1], label)
+        yield let_graph_dict(stores, fields[0], fields[1], label)
     if not seen:
         raise ValueError(NO_INPUT)
 
 
-def let_graph_dict(data: Any, text_a: str, text_b: str, label: int | None = None) -> dict[str, Any]:
-    """A LET pair graph built with ``keep_text`` as plain JSON-ready lists."""
-    from graphmatch.graphs.let import EDGE_TYPES, NODE_TYPES
+def let_graph_dict(stores: dict[Any, dict[str, Any]], text_a: str, text_b: str,
+                   label: int | None = None) -> dict[str, Any]:
+    """The arrays of a LET pair graph built with ``keep_text``
+    (:meth:`~graphmatch.graphs.let_core.LatticePairCore.arrays`) as plain JSON-ready lists."""
+    from graphmatch.graphs.let_core import EDGE_TYPES, NODE_TYPES
 
-    sense_word = data["sense", "of", "word"].edge_index[1].tolist()
-    sememe_sense = data["sememe", "of", "sense"].edge_index[1].tolist()
+    sense_word = stores["sense", "of", "word"]["edge_index"][1].tolist()
+    sememe_sense = stores["sememe", "of", "sense"]["edge_index"][1].tolist()
     sememes: list[list[str]] = [[] for _ in sense_word]
     for m, k in enumerate(sememe_sense):
-        sememes[k].append(data["sememe"].text[m])
+        sememes[k].append(stores["sememe"]["text"][m])
+    word = stores["word"]
     words = [
         {"id": i, "word": w, "sent": s, "span": span, "senses": [sememes[k] for k, sw in enumerate(sense_word)
                                                                   if sw == i]}
-        for i, (w, s, span) in enumerate(zip(data["word"].text, data["word"].sent.tolist(),
-                                             data["word"].span.tolist(), strict=True))
+        for i, (w, s, span) in enumerate(zip(word["text"], word["sent"].tolist(), word["span"].tolist(), strict=True))
     ]
     return {
         "text_a": text_a,
         "text_b": text_b,
         "label": label,
-        "tokens": data["token"].text,
+        "tokens": stores["token"]["text"],
         "words": words,
         "senses": [{"id": k, "word": w, "sememes": sememes[k]} for k, w in enumerate(sense_word)],
-        "sememe_ids": data["sememe"].sememe_id.tolist(),
-        "num_nodes": {t: int(data[t].num_nodes) for t in NODE_TYPES},
-        "edges": {"_".join(et): data[et].edge_index.t().tolist() for et in EDGE_TYPES},
+        "sememe_ids": stores["sememe"]["sememe_id"].tolist(),
+        "num_nodes": {t: int(stores[t]["num_nodes"]) for t in NODE_TYPES},
+        "edges": {"_".join(et): stores[et]["edge_index"].T.tolist() for et in EDGE_TYPES},
     }
 
 

@@ -30,9 +30,8 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from torch_geometric.utils import cumsum
 
-from graphmatch.data.cache import write_atomically
 from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
-from graphmatch.datafiles import CACHE_DIR, iter_lines, locate, resolve_path, sha256
+from graphmatch.datafiles import CACHE_DIR, iter_lines, locate, resolve_path, sha256, write_atomically
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph

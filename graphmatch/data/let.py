@@ -35,9 +35,8 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from tqdm.auto import tqdm
 
-from graphmatch.data.cache import write_atomically
 from graphmatch.data.labels import warn_rare_labels
-from graphmatch.datafiles import CACHE_DIR, locate, read_text, sha256
+from graphmatch.datafiles import CACHE_DIR, locate, read_text, sha256, write_atomically
 from graphmatch.graphs.let import LatticePairBuilder
 
 FORMATS = ("auto", "tsv", "csv")

@@ -20,9 +20,8 @@ from pathlib import Path
 import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 
-from graphmatch.data.cache import write_atomically
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
-from graphmatch.datafiles import CACHE_DIR
+from graphmatch.datafiles import CACHE_DIR, write_atomically
 from graphmatch.graphs.relation import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_MAX_LENGTH,

@@ -6,9 +6,11 @@ their models loaded lazily, when a text is first segmented with them, once per p
 
 thulac reads its model into tuples of Python integers: about 0.75 GB and seconds to load.
 :class:`ThulacSegmenter` memory-maps the same int32 tables instead (thulac reads them by index
-exactly as before), and :class:`PkusegSegmenter` memory-maps pkuseg's 105 MB of weights: a
-command that segments a few sentences reads only the pages it uses, and worker processes share
-them. The words are the same (tested on the sample data).
+exactly as before), and :class:`PkusegSegmenter` memory-maps pkuseg's 105 MB of weights and
+looks its features up in memory-mapped tables (:mod:`graphmatch.text.pkuseg_features`) instead
+of unpickling its 2.6-million-entry dict: a command that segments a few sentences reads only
+the pages it uses, and worker processes share them. The words are the same (tested on the
+sample data).
 """
 
 from __future__ import annotations
@@ -202,9 +204,11 @@ class ThulacSegmenter(Segmenter):
 
 
 class PkusegSegmenter(Segmenter):
-    """pkuseg with its default model (optional extra: ``pip install graphmatch[pkuseg]``), its
-    weights memory-mapped (:func:`mapped_pkuseg_weights`; ``compact=False`` reads them as pkuseg
-    does)."""
+    """pkuseg with its default model (optional extra: ``pip install graphmatch[pkuseg]``). With
+    ``compact`` (the default) its weights are memory-mapped (:func:`mapped_pkuseg_weights`) and
+    its feature dict is replaced by memory-mapped tables
+    (:mod:`graphmatch.text.pkuseg_features`); ``compact=False`` loads both as pkuseg does.
+    The words are the same."""
 
     name = "pkuseg"
 
@@ -216,11 +220,63 @@ class PkusegSegmenter(Segmenter):
                 "pkuseg is not installed; install it with `pip install numpy cython && "
                 "pip install --no-build-isolation pkuseg` (it compiles from source)"
             ) from err
-        with mapped_pkuseg_weights() if compact else contextlib.nullcontext():
+        with mapped_pkuseg_weights() if compact else contextlib.nullcontext(), \
+                table_pkuseg_features() if compact else contextlib.nullcontext():
             self._model = pkuseg.pkuseg()
 
     def segment(self, text: str) -> list[Span]:
         return align_words(text, self._model.cut(text))
+
+
+class _TableFeatureExtractor:
+    """Stands in for pkuseg's ``FeatureExtractor`` at segmentation time: the same normalisation,
+    feature indices from :class:`~graphmatch.text.pkuseg_features.FeatureTables`, computed for
+    a whole text at its first character (pkuseg asks character by character)."""
+
+    def __init__(self, tables: Any, config: Any) -> None:
+        from pkuseg.feature_extractor import FeatureExtractor
+
+        self.normalize_text = FeatureExtractor.normalize_text
+        self.tag_to_idx = tables.tag_to_idx
+        self.feature_to_idx = tables  # pkuseg only takes its len()
+        self._tables, self._config = tables, config
+        self._nodes: list[str] | None = None
+        self._features: list[list[int]] = []
+
+    def get_node_features_idx(self, idx: int, nodes: list[str]) -> list[int]:
+        if nodes is not self._nodes:
+            c = self._config
+            self._features = self._tables.text_features(nodes, c.wordMin, c.wordMax, c.wordFeature)
+            self._nodes = nodes
+        return self._features[idx]
+
+
+@contextlib.contextmanager
+def table_pkuseg_features() -> Iterator[None]:
+    """While pkuseg loads its model: its feature extractor is :class:`_TableFeatureExtractor`
+    over the tables of the model's ``features.pkl`` (built once, see
+    :func:`~graphmatch.text.pkuseg_features.feature_tables`); pkuseg's own extractor where the
+    tables cannot be made (no ``features.pkl``, a cache folder that cannot be written)."""
+    from pkuseg.config import config
+    from pkuseg.feature_extractor import FeatureExtractor
+
+    from graphmatch.text.pkuseg_features import FeatureTables, feature_tables
+
+    load = FeatureExtractor.__dict__["load"]
+
+    def table_load(cls: type, model_dir: str | None = None) -> Any:
+        model_dir = model_dir or config.modelDir
+        try:
+            tables = FeatureTables(feature_tables(model_dir))
+        except (OSError, ValueError):  # another layout, or no writable cache folder: pkuseg's own loading
+            return load.__func__(cls, model_dir)
+        return _TableFeatureExtractor(tables, config)
+
+    FeatureExtractor.load = classmethod(table_load)
+    try:
+        yield
+    finally:
+        FeatureExtractor.load = load
 
 
 _SEGMENTERS: dict[str, type[Segmenter]] = {

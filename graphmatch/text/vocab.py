@@ -11,9 +11,10 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
+if TYPE_CHECKING:  # torch is imported where vectors are read: the tokenizers and segmenters need none
+    from torch import Tensor
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -75,6 +76,8 @@ def load_word_vectors(path: str | os.PathLike, vocab: Vocab, dim: int | None = N
     and ``found`` is False there. A word is matched as written, else lowercased. Raises
     :class:`ValueError` naming ``path:line`` on a malformed line or a dimension other than ``dim``.
     """
+    import torch
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"word vector file {path} does not exist")

@@ -4,6 +4,7 @@ traceback (``--debug`` shows it); a bug keeps its traceback; warnings are one li
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import warnings
@@ -135,3 +136,25 @@ def test_the_command_defers_pyg_heavy_imports():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
     assert out == ["False False False", "OptimizedModule KarateClub torch_geometric.datasets"]
+
+
+@pytest.mark.parametrize(("argv", "stdin"), [
+    (["inspect", "kbert", "--kg", "hownet", "-"], "中国的首都是北京\n"),
+    (["inspect", "let", "--segmenters", "jieba", "-"], "南京市长江大桥\t长江大桥在南京\n"),
+])
+def test_inspect_starts_without_torch(shared_data, argv, stdin):
+    """``inspect kbert|let`` build with the NumPy cores (``kbert_core``, ``let_core``): torch, the
+    slowest import, is never loaded, and the output is the full graph."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['graphmatch', *sys.argv[1:]]\n"
+            "try:\n"
+            "    runpy.run_module('graphmatch.cli.main', run_name='__main__')\n"
+            "finally:\n"
+            "    print('torch' in sys.modules, 'torch_geometric' in sys.modules, file=sys.stderr)\n")
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code, *argv, "--data-dir", str(shared_data)], input=stdin,
+                          cwd=REPO, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "False False"
+    row = json.loads(proc.stdout)
+    assert row["visible"] if argv[1] == "kbert" else row["words"]

@@ -10,6 +10,7 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, visibility_mask, visible_edge_index
+from graphmatch.graphs.kbert_core import tree_visibility
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -378,6 +379,12 @@ def test_real_book_review_masks_match_definition(shared_data, tokenizer, hownet_
             assert np.array_equal(visible[k, :n, :n].numpy(), naive_visibility(g))
             pos, branch = g["token"].pos, g["token"].branch
             assert pos[~branch].tolist() == list(range(int((~branch).sum())))  # trunk numbered 0, 1, 2, ...
+        texts = [line.split("\t")[1] for line in lines]
+        for k, (a, b) in enumerate(zip(texts, texts[1:] + texts[:1], strict=True)):  # single texts and pairs
+            n = graphs[k]["token"].num_nodes
+            assert np.array_equal(tree_visibility(builder.build([a])), visible[k, :n, :n].numpy())
+            pair = builder(a, b)
+            assert np.array_equal(tree_visibility(builder.build([a], [b])), naive_visibility(pair))
 
 
 def test_query_by_segmenter_words(tok):
