@@ -21,6 +21,8 @@ pairs are not stored: the model forms them per batch from ``token.sent`` (O(n) s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch_geometric.data import HeteroData
@@ -46,10 +48,15 @@ class LatticePairBuilder(LatticePairCore):
 
     def __call__(self, text_a: str, text_b: str, label: int | None = None) -> HeteroData:
         """The pair graph; :class:`ValueError` for an empty text or a label other than 0 / 1."""
-        return HeteroData.from_dict({
-            key: {name: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for name, v in store.items()}
-            for key, store in self.arrays(text_a, text_b, label).items()
-        })
+        return pair_graph(self.arrays(text_a, text_b, label))
+
+
+def pair_graph(stores: dict[Any, dict[str, Any]]) -> HeteroData:
+    """The :class:`HeteroData` of :meth:`LatticePairCore.arrays` (NumPy arrays become tensors)."""
+    return HeteroData.from_dict({
+        key: {name: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for name, v in store.items()}
+        for key, store in stores.items()
+    })
 
 
 def char_pair_edges(
@@ -74,5 +81,5 @@ def char_pair_edges(
     return edges[:, same], edges[:, ~same]
 
 
-__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "NODE_TYPES", "LatticePairBuilder", "char_pair_edges", "parse_segmenters",
-           "sememe_vocabulary"]
+__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "NODE_TYPES", "LatticePairBuilder", "char_pair_edges", "pair_graph",
+           "parse_segmenters", "sememe_vocabulary"]

@@ -173,7 +173,7 @@ def test_workers_send_arrays_not_tensors(builder):
     assert any(isinstance(x, np.ndarray) for x in leaves(sent[0]))
     direct = let.build_graphs(builder, pairs, "f.tsv")
     for got, expected in zip(sent, direct, strict=True):
-        back = let.HeteroData.from_dict(let._tensors(got))
+        back = let.pair_graph(got)
         for store in ("token", "word", "sense", "sememe"):
             for key, value in expected[store].items():
                 assert torch.equal(back[store][key], value) if torch.is_tensor(value) else back[store][key] == value
