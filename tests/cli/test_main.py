@@ -140,7 +140,7 @@ def test_the_command_defers_pyg_heavy_imports():
 
 @pytest.mark.parametrize(("argv", "stdin"), [
     (["inspect", "kbert", "--kg", "hownet", "-"], "中国的首都是北京\n"),
-    (["inspect", "let", "--segmenters", "jieba", "-"], "南京市长江大桥\t长江大桥在南京\n"),
+    (["inspect", "let", "--segmenters", "jieba,thulac", "-"], "南京市长江大桥\t长江大桥在南京\n"),
 ], ids=["kbert", "let"])
 def test_inspect_starts_without_torch(shared_data, argv, stdin):
     """``inspect kbert|let`` build with the NumPy cores (``kbert_core``, ``let_core``): torch, the
