@@ -58,6 +58,9 @@ def feature_tables(model_dir: str | os.PathLike, cache_dir: str | os.PathLike | 
 
 
 def _write_tables(tmp: str, data: dict[str, Any], source: str) -> None:
+    unigram = sorted(data["unigram"])
+    if NO_WORD in data["unigram"] or "" in data["unigram"] or any("\n" in w for w in unigram):
+        raise ValueError(f"{source}: a pkuseg word is {NO_WORD!r}, empty or holds a line break; no tables are built")
     by_length: dict[int, list[tuple[bytes, int]]] = {}
     for feature, index in data["feature_to_idx"].items():
         raw = feature.encode("utf-8")
@@ -67,9 +70,6 @@ def _write_tables(tmp: str, data: dict[str, Any], source: str) -> None:
         items.sort()
         arrays[f"k{n}"] = np.array([raw for raw, _ in items], dtype=f"S{n}")
         arrays[f"i{n}"] = np.array([index for _, index in items], dtype=np.int32)
-    unigram = sorted(data["unigram"])
-    if NO_WORD in data["unigram"] or "" in data["unigram"] or any("\n" in w for w in unigram):
-        raise ValueError(f"{source}: a pkuseg word is {NO_WORD!r}, empty or holds a line break; no tables are built")
     arrays["unigram"] = np.frombuffer("\n".join(unigram).encode("utf-8"), dtype=np.uint8)
     meta = {"format": FORMAT, "size": len(data["feature_to_idx"]), "tag_to_idx": data["tag_to_idx"]}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
@@ -162,7 +162,8 @@ class FeatureTables:
                 pairs.append((("ww.l.", *pre_ex, "*", *post_in), ("ww.r.", *pre_in, "*", *post_ex)))
             chars.append(own)
         # the ww. features of a (words before, words after) pair: every combination, memoised as a block
-        new_blocks = {key: [key[0] + p + "*" + q for p in key[1:6] for q in key[7:]]
+        m = len(lengths)  # a key is (prefix, m words before, "*", m words after)
+        new_blocks = {key: [key[0] + p + "*" + q for p in key[1:1 + m] for q in key[2 + m:]]
                       for two in pairs for key in two if key not in blocks}
         pending = {s for own in chars for s in own if s not in memo}
         pending.update(s for block in new_blocks.values() for s in block if s not in memo)

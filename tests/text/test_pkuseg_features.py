@@ -55,3 +55,64 @@ def test_a_word_the_tables_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no tables are built"):
         feature_tables(_model(tmp_path / "m", {"$$": 0}, unigram=("北京", NO_WORD)), tmp_path / "cache")
     assert not list((tmp_path / "cache").glob("*.npz"))
+
+
+def _reference(nodes, index, unigram, word_min, word_max):
+    """pkuseg's per-character feature function, written plainly with a dict."""
+    n, out = len(nodes), []
+
+    def piece(start, length):
+        return "" if start < 0 or start >= n or start + length > n else "".join(nodes[start:start + length])
+
+    def word(start, length):
+        return piece(start, length) if piece(start, length) in unigram else NO_WORD
+
+    lengths = range(word_max, word_min - 1, -1)
+    for i, c in enumerate(nodes):
+        names = ["c." + c]
+        if i > 0:
+            names += ["c-1." + nodes[i - 1], "c-1c." + nodes[i - 1] + "." + c]
+        if i + 1 < n:
+            names += ["c1." + nodes[i + 1], "cc1." + c + "." + nodes[i + 1]]
+        if i > 1:
+            names += ["c-2." + nodes[i - 2], "c-2c-1." + nodes[i - 2] + "." + nodes[i - 1]]
+        if i + 2 < n:
+            names.append("c2." + nodes[i + 2])
+        pre_in, post_in = [word(i - k + 1, k) for k in lengths], [word(i, k) for k in lengths]
+        pre_ex, post_ex = [word(i - k, k) for k in lengths], [word(i + 1, k) for k in lengths]
+        names += ["w-1." + w for w in pre_in if w != NO_WORD] + ["w1." + w for w in post_in if w != NO_WORD]
+        names += [f"ww.l.{p}*{q}" for p in pre_ex for q in post_in] + [f"ww.r.{p}*{q}" for p in pre_in for q in post_ex]
+        out.append([0] + [index[name] for name in names if name in index])
+    return out
+
+
+@pytest.mark.parametrize(("word_min", "word_max"), [(2, 6), (2, 3), (1, 4)])
+def test_text_features_equal_a_plain_reference(tmp_path, word_min, word_max):
+    rng = np.random.default_rng(word_max)
+    alphabet = list("北京天安门上太阳") + ["**Num", "**Letter"]
+    texts = [[alphabet[k] for k in rng.integers(0, len(alphabet), size=rng.integers(1, 12))] for _ in range(40)]
+    unigram = {"".join(t[a:a + k]) for t in texts[:20] for a in range(len(t)) for k in (1, 2, 3)}
+    index = {"$$": 0}  # every feature string the texts produce, half of them known
+    names = sorted({name for t in texts for name in _names(t, unigram, word_min, word_max)})
+    index.update({name: k + 1 for k, name in enumerate(names[::2])})
+    tables = FeatureTables(feature_tables(_model(tmp_path / "m", index, unigram=sorted(unigram)), tmp_path / "cache"))
+    for text in texts + texts:  # the second time from the memos
+        assert tables.text_features(text, word_min, word_max) == _reference(text, index, unigram, word_min, word_max)
+
+
+def _names(nodes, unigram, word_min, word_max):
+    everything = _AllNames()
+    _reference(nodes, everything, unigram, word_min, word_max)
+    return everything.seen
+
+
+class _AllNames(dict):
+    """A dict that records every name asked for and knows none of them."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def __contains__(self, name):
+        self.seen.add(name)
+        return False
