@@ -6,8 +6,8 @@ offsets :math:`[0, c_0, c_0 + c_1, \dots]` and :func:`ranges` / :func:`ragged_ar
 for every element, its range :math:`k` and its offset :math:`0 \le o < c_k` in it:
 ``[2, 0, 3]`` → owners ``[0, 0, 2, 2, 2]``, offsets ``[0, 1, 0, 1, 2]``.
 
-This is the lowest layer of the package: it imports NumPy and torch, and the NumPy half
-(:mod:`graphmatch.ragged_np`, which commands that need no torch import alone).
+This is the lowest layer of the package: it imports torch and re-exports the NumPy helpers of
+:mod:`graphmatch.ragged_np`, which code that must not load torch imports directly.
 """
 
 from __future__ import annotations
