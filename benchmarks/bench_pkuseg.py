@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 from graphmatch.datafiles import locate
 from graphmatch.text.segmenters import PkusegSegmenter
@@ -30,7 +31,9 @@ def main() -> None:
     loaded = {}
     for name, compact in (("tables", True), ("pkuseg", False)):
         start = time.process_time()
-        loaded[name] = PkusegSegmenter(compact=compact)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the tables must load, not pkuseg's own fallback
+            loaded[name] = PkusegSegmenter(compact=compact)
         print(f"load {name}: {time.process_time() - start:.2f} CPU-s", flush=True)
     lines = locate("lcqmc/train.tsv", args.data_dir).read_text(encoding="utf-8").splitlines()[1:args.pairs + 1]
     texts = [text for line in lines for text in line.split("\t")[:2]]

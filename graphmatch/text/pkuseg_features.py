@@ -14,6 +14,9 @@ training:
   :math:`q` starting at :math:`i`, and ``ww.r.``:math:`p\ast q` for :math:`p` ending at :math:`i`
   and :math:`q` starting at :math:`i + 1`.
 
+A substring that reaches outside the text is the empty string, which is a training word where
+``""`` is in the model's word list (as in pkuseg's default model), and ``**noWord`` otherwise.
+
 pkuseg keeps the feature → index map in ``features.pkl``, a pickled dict that takes seconds and
 ~0.4 GB to load in every process. :func:`feature_tables` converts it once into an uncompressed
 ``.npz`` in the cache folder: for each UTF-8 length :math:`n`, the sorted keys of that length as
@@ -38,7 +41,7 @@ from graphmatch.datafiles import CACHE_DIR, write_atomically
 from graphmatch.text.segmenters import mapped_npz_array
 
 #: bump when the tables' layout changes
-FORMAT = 1
+FORMAT = 2
 NO_WORD = "**noWord"
 
 
@@ -58,20 +61,24 @@ def feature_tables(model_dir: str | os.PathLike, cache_dir: str | os.PathLike | 
 
 
 def _write_tables(tmp: str, data: dict[str, Any], source: str) -> None:
-    unigram = sorted(data["unigram"])
-    if NO_WORD in data["unigram"] or "" in data["unigram"] or any("\n" in w for w in unigram):
-        raise ValueError(f"{source}: a pkuseg word is {NO_WORD!r}, empty or holds a line break; no tables are built")
-    by_length: dict[int, list[tuple[bytes, int]]] = {}
-    for feature, index in data["feature_to_idx"].items():
-        raw = feature.encode("utf-8")
-        by_length.setdefault(len(raw), []).append((raw, index))
+    unigram = sorted(w for w in data["unigram"] if w)  # "" is kept as a flag in meta
+    if NO_WORD in data["unigram"] or any("\n" in w for w in unigram):
+        raise ValueError(f"{source}: a pkuseg word is {NO_WORD!r} or holds a line break; no tables are built")
+    # every key's UTF-8 bytes end to end, cut per length into fixed-width rows: no Python object per key
+    features = data["feature_to_idx"]
+    sizes = np.fromiter((len(k.encode("utf-8")) for k in features), dtype=np.int64, count=len(features))
+    ids = np.fromiter(features.values(), dtype=np.int32, count=len(features))
+    raw = np.frombuffer("".join(features).encode("utf-8"), dtype=np.uint8)
+    starts = np.cumsum(sizes) - sizes
     arrays: dict[str, np.ndarray] = {}
-    for n, items in by_length.items():
-        items.sort()
-        arrays[f"k{n}"] = np.array([raw for raw, _ in items], dtype=f"S{n}")
-        arrays[f"i{n}"] = np.array([index for _, index in items], dtype=np.int32)
+    for n in np.unique(sizes[sizes > 0]).tolist():
+        rows = np.flatnonzero(sizes == n)
+        keys = raw[starts[rows, None] + np.arange(n)].view(f"S{n}").ravel()
+        order = np.argsort(keys)
+        arrays[f"k{n}"], arrays[f"i{n}"] = keys[order], ids[rows[order]]
     arrays["unigram"] = np.frombuffer("\n".join(unigram).encode("utf-8"), dtype=np.uint8)
-    meta = {"format": FORMAT, "size": len(data["feature_to_idx"]), "tag_to_idx": data["tag_to_idx"]}
+    meta = {"format": FORMAT, "size": len(data["feature_to_idx"]), "tag_to_idx": data["tag_to_idx"],
+            "empty_word": "" in data["unigram"]}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)  # uncompressed: the arrays can be memory-mapped
@@ -89,7 +96,8 @@ class FeatureTables:
         with np.load(path) as npz:
             names = npz.files
             meta = json.loads(npz["meta"].tobytes().decode("utf-8"))
-            self.unigram = frozenset(npz["unigram"].tobytes().decode("utf-8").split("\n"))
+            text = npz["unigram"].tobytes().decode("utf-8")
+        self.unigram = frozenset((text.split("\n") if text else []) + ([""] if meta["empty_word"] else []))
         self.tag_to_idx: dict[str, int] = meta["tag_to_idx"]
         self.size: int = meta["size"]
         self._keys: dict[int, np.ndarray] = {}
@@ -130,9 +138,10 @@ class FeatureTables:
         n = len(nodes)
         lengths = range(word_max, word_min - 1, -1)
         # words[k][a + word_max]: the training word nodes[a:a + k] or NO_WORD, for a in [-word_max, n]
-        # (pkuseg's get_slice_str gives "" outside the text, which is no word)
+        # (pkuseg's get_slice_str gives "" outside the text, a word where "" is in the unigram, as it
+        # is in pkuseg's default model)
         unigram = self.unigram
-        words = {k: [NO_WORD] * word_max + ["".join(nodes[a:a + k]) if a + k <= n else "" for a in range(n)] + [""]
+        words = {k: [""] * word_max + ["".join(nodes[a:a + k]) if a + k <= n else "" for a in range(n)] + [""]
                  for k in lengths}
         words = {k: [w if w in unigram else NO_WORD for w in row] for k, row in words.items()}
         memo, blocks = self._memo, self._blocks

@@ -268,7 +268,9 @@ def table_pkuseg_features() -> Iterator[None]:
         model_dir = model_dir or config.modelDir
         try:
             tables = FeatureTables(feature_tables(model_dir))
-        except (OSError, ValueError):  # another layout, or no writable cache folder: pkuseg's own loading
+        except (OSError, ValueError) as err:  # another layout, or no writable cache folder
+            warnings.warn(f"pkuseg feature tables unavailable ({err}); loading pkuseg's own features "
+                          "(seconds more and ~0.4 GB per process)", stacklevel=2)
             return load.__func__(cls, model_dir)
         return _TableFeatureExtractor(tables, config)
 

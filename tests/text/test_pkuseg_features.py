@@ -51,6 +51,13 @@ def test_tables_are_built_once_and_rebuilt_for_a_new_model(tmp_path):
     assert [p.name for p in (tmp_path / "cache").iterdir() if ".tmp" in p.name] == []
 
 
+@pytest.mark.parametrize("unigram", [(), ("",), ("", "北京"), ("北京",)])
+def test_word_lists_round_trip(tmp_path, unigram):
+    """pkuseg's default model lists the empty string as a word; the tables keep it, and only it."""
+    tables = FeatureTables(feature_tables(_model(tmp_path / "m", {"$$": 0}, unigram=unigram), tmp_path / "cache"))
+    assert tables.unigram == set(unigram)
+
+
 def test_a_word_the_tables_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no tables are built"):
         feature_tables(_model(tmp_path / "m", {"$$": 0}, unigram=("北京", NO_WORD)), tmp_path / "cache")
@@ -86,12 +93,16 @@ def _reference(nodes, index, unigram, word_min, word_max):
     return out
 
 
-@pytest.mark.parametrize(("word_min", "word_max"), [(2, 6), (2, 3), (1, 4)])
-def test_text_features_equal_a_plain_reference(tmp_path, word_min, word_max):
+@pytest.mark.parametrize(("word_min", "word_max", "empty_word"), [(2, 6, False), (2, 3, False), (1, 4, False),
+                                                                  (2, 6, True)])
+def test_text_features_equal_a_plain_reference(tmp_path, word_min, word_max, empty_word):
+    """``empty_word``: "" is a training word, as in pkuseg's default model, so that substrings
+    reaching outside the text count as words."""
     rng = np.random.default_rng(word_max)
     alphabet = list("北京天安门上太阳") + ["**Num", "**Letter"]
     texts = [[alphabet[k] for k in rng.integers(0, len(alphabet), size=rng.integers(1, 12))] for _ in range(40)]
     unigram = {"".join(t[a:a + k]) for t in texts[:20] for a in range(len(t)) for k in (1, 2, 3)}
+    unigram |= {""} if empty_word else set()
     index = {"$$": 0}  # every feature string the texts produce, half of them known
     names = sorted({name for t in texts for name in _names(t, unigram, word_min, word_max)})
     index.update({name: k + 1 for k, name in enumerate(names[::2])})

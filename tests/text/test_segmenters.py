@@ -86,19 +86,28 @@ def test_mapped_thulac_tables_segment_exactly_as_thulac(samples):
     assert [compact.segment(t) for t in texts] == [original.segment(t) for t in texts]
 
 
-def test_compact_pkuseg_segments_exactly_as_pkuseg(samples, pkuseg):
-    """Memory-mapped weights and feature tables give pkuseg's own feature indices, character by
-    character, and so its words."""
+def test_compact_pkuseg_segments_exactly_as_pkuseg(samples, pkuseg, tmp_path, monkeypatch):
+    """Memory-mapped weights and feature tables (built here from pkuseg's own model, not taken
+    from a cache) give pkuseg's own feature indices, character by character, and so its words."""
+    import warnings
+
     import numpy as np
     from pkuseg.feature_extractor import FeatureExtractor
 
+    from graphmatch.text import pkuseg_features
     from graphmatch.text.segmenters import PkusegSegmenter, _TableFeatureExtractor
+
+    monkeypatch.setattr(pkuseg_features, "CACHE_DIR", tmp_path)
 
     texts = ["南京市长江大桥", "我爱北京天安门，天安门上太阳升。", "iPhone 15 Pro 的电池 3274mAh 够用吗？",
              "ＡＢＣ３.５万元-._,|/*:测试", "一", "　", ""]
     lines = (samples / "sentiment" / "dev.tsv").read_text(encoding="utf-8").split("\n")[1:]
     texts += [line.split("\t")[1] for line in lines if "\t" in line]
-    mapped, original = PkusegSegmenter(), PkusegSegmenter(compact=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to pkuseg's own loading
+        mapped = PkusegSegmenter()
+    original = PkusegSegmenter(compact=False)
+    assert list(tmp_path.glob("pkuseg/features-*.npz"))
     assert isinstance(mapped._model.model.w, np.memmap) and not isinstance(original._model.model.w, np.memmap)
     assert np.array_equal(mapped._model.model.w, original._model.model.w)
     tables, extractor = mapped._model.feature_extractor, original._model.feature_extractor
@@ -120,6 +129,7 @@ def test_pkuseg_without_a_writable_cache_loads_its_own_features(tmp_path, monkey
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setattr(pkuseg_features, "CACHE_DIR", blocked)
-    segmenter = PkusegSegmenter()
+    with pytest.warns(UserWarning, match="pkuseg feature tables unavailable .*file"):
+        segmenter = PkusegSegmenter()
     assert isinstance(segmenter._model.feature_extractor, FeatureExtractor)
     assert [w for w, _, _ in segmenter.segment("南京市长江大桥")] == ["南京市", "长江", "大桥"]
