@@ -18,7 +18,7 @@ A substring that reaches outside the text is the empty string, which is a traini
 ``""`` is in the model's word list (as in pkuseg's default model), and ``**noWord`` otherwise.
 
 pkuseg keeps the feature → index map in ``features.pkl``, a pickled dict that takes seconds and
-~0.4 GB to load in every process. :func:`feature_tables` converts it once into an uncompressed
+~0.6 GB to load in every process. :func:`feature_tables` converts it once into an uncompressed
 ``.npz`` in the cache folder: for each UTF-8 length :math:`n`, the sorted keys of that length as
 ``S{n}`` and their indices. A text's feature strings are then looked up together by binary
 search in the memory-mapped arrays (:class:`FeatureTables`), an exact match, so the indices

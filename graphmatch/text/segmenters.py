@@ -270,7 +270,7 @@ def table_pkuseg_features() -> Iterator[None]:
             tables = FeatureTables(feature_tables(model_dir))
         except (OSError, ValueError) as err:  # another layout, or no writable cache folder
             warnings.warn(f"pkuseg feature tables unavailable ({err}); loading pkuseg's own features "
-                          "(seconds more and ~0.4 GB per process)", stacklevel=2)
+                          "(seconds more and ~0.6 GB per process)", stacklevel=2)
             return load.__func__(cls, model_dir)
         return _TableFeatureExtractor(tables, config)
 
