@@ -34,7 +34,7 @@ from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import CACHE_DIR, iter_lines, locate, resolve_path, sha256, write_atomically
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
-from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
+from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
 from graphmatch.text import CharTokenizer
 
 #: bump when the stored graphs change meaning, so old caches are not reused
@@ -84,7 +84,7 @@ def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> 
         return None
     key = str(kg).lower()
     if key in BUILTIN_KGS:
-        return locate(BUILTIN_KGS[key], root)
+        return builtin_kg_path(key, root)
     try:
         path = resolve_path(kg, root, "knowledge graph")
     except FileNotFoundError as err:
