@@ -149,7 +149,7 @@ def read_exceptions(path: str | os.PathLike) -> dict[str, tuple[str, ...]]:
     """An exception list (``noun.exc``): inflected form → its base forms, underscores as spaces."""
     table: dict[str, tuple[str, ...]] = {}
     for where, line in _lines(Path(path)):
-        forms = line.replace("_", " ").split(" ")
+        forms = [form.replace("_", " ") for form in line.split(" ")]
         if len(forms) < 2 or not all(forms):
             raise _malformed(where, "exception", line)
         table[forms[0]] = tuple(dict.fromkeys(table.get(forms[0], ()) + tuple(forms[1:])))
@@ -248,7 +248,7 @@ def packaged_graph(root: str | os.PathLike | None = None) -> Path:
     one built from WordNet's files into the cache; neither is one line saying what to install."""
     if PACKAGED_GRAPH.is_file():
         return PACKAGED_GRAPH
-    cached = CACHE_DIR / "wordnet" / PACKAGED_GRAPH.name
+    cached = CACHE_DIR / "wordnet" / "wordnet.spo.gz"
     if not cached.is_file():
         try:
             folder = find_wordnet_dir(root)
