@@ -1,4 +1,4 @@
-"""Run folders: atomic files, the learning curve, the Markdown summary, the ``COMPLETE``
+"""Run folders: their files (each written atomically), the learning curve, the Markdown summary, the ``COMPLETE``
 marker and the mean ± std over seeds.
 
 Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
@@ -27,12 +27,13 @@ import os
 import re
 import shutil
 import tempfile
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from graphmatch.datafiles import write_atomically
 
 COMPLETE = "COMPLETE"
 
@@ -42,29 +43,7 @@ class RunError(RuntimeError):
     evaluated); the command line shows it as one line."""
 
 
-# --------------------------------------------------------------------------- atomic files
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        if isinstance(data, bytes):
-            with open(tmp, "xb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        else:
-            with open(tmp, "x", encoding="utf-8") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
+# --------------------------------------------------------------------------- files
 def to_plain(value: Any) -> Any:
     """``value`` with tensors, NumPy values and tuples turned into JSON-ready Python values."""
     if isinstance(value, Mapping):
@@ -79,11 +58,11 @@ def to_plain(value: Any) -> Any:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write(path, json.dumps(to_plain(obj), indent=2, ensure_ascii=False) + "\n")
+    write_atomically(path, json.dumps(to_plain(obj), indent=2, ensure_ascii=False) + "\n")
 
 
 def write_yaml(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write(path, yaml.safe_dump(to_plain(obj), sort_keys=False, allow_unicode=True))
+    write_atomically(path, yaml.safe_dump(to_plain(obj), sort_keys=False, allow_unicode=True))
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
@@ -127,7 +106,7 @@ def is_complete(run_dir: str | os.PathLike) -> bool:
 
 
 def mark_complete(run_dir: str | os.PathLike) -> None:
-    atomic_write(Path(run_dir) / COMPLETE, dt.datetime.now().isoformat(timespec="seconds") + "\n")
+    write_atomically(Path(run_dir) / COMPLETE, dt.datetime.now().isoformat(timespec="seconds") + "\n")
 
 
 def clear_complete(run_dir: str | os.PathLike) -> None:
@@ -213,7 +192,7 @@ def plot_curve(
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
-    atomic_write(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
 
 
 def _table(metrics: Mapping[str, Mapping[str, Any]], fmt: Any) -> list[str]:
@@ -246,7 +225,7 @@ def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str
         "Configuration: `config.yaml`; predictions: `predictions_dev.jsonl`, `predictions_test.jsonl`.",
         "",
     ]
-    atomic_write(run_dir / "summary.md", "\n".join(lines))
+    write_atomically(run_dir / "summary.md", "\n".join(lines))
 
 
 def mean_std(values: Sequence[float]) -> dict[str, Any]:
@@ -308,5 +287,5 @@ def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]
         f"Total training time {out['time_s']:.1f} s. ![learning curves](curve.png)",
         "",
     ]
-    atomic_write(out_dir / "summary.md", "\n".join(lines))
+    write_atomically(out_dir / "summary.md", "\n".join(lines))
     return out
