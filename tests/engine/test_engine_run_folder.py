@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+import torch
 from engine_helpers import TOY
 from lightning.pytorch.callbacks import ModelCheckpoint
 
@@ -117,3 +118,24 @@ def test_no_private_names_are_imported_across_modules() -> None:
                 found += [f"{path.relative_to(package)}: {a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
     assert found == []
+
+
+def test_a_checkpoint_that_fails_to_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lightning.pytorch.plugins.io import TorchCheckpointIO
+
+    from graphmatch.engine.checkpoint import AtomicCheckpointIO
+
+    target = tmp_path / "best.ckpt"
+    AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 1}, target)
+    save = TorchCheckpointIO.save_checkpoint
+
+    def half_then_fail(self, checkpoint, path, storage_options=None):  # the disk fills up mid-write
+        Path(path).write_bytes(b"PK\x03\x04 half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(TorchCheckpointIO, "save_checkpoint", half_then_fail)
+    with pytest.raises(OSError, match="No space"):
+        AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 2}, target)
+    assert [p.name for p in tmp_path.iterdir()] == ["best.ckpt"]  # no temporary file left
+    monkeypatch.setattr(TorchCheckpointIO, "save_checkpoint", save)
+    assert torch.load(target, weights_only=True)["n"] == 1  # the previous checkpoint, intact
