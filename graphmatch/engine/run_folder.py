@@ -123,7 +123,8 @@ def plan(
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
     config = resolve(recipe, overrides) if recipe is not None else None
     resume = resume or (config["train"]["resume"] if config else None)
-    out = Plan(config, Path(run_dir) if run_dir is not None else None, seeds)  # type: ignore[arg-type]
+    folder = Path(run_dir) if run_dir is not None else None
+    ckpt, resume_dir = None, False
     if resume is not None:
         resume = Path(resume)
         given_overrides = overrides if recipe is None else ()
@@ -132,21 +133,21 @@ def plan(
             if saved is None:
                 raise ValueError(f"cannot resume {resume}: it is not a run folder (no config.yaml)")
             if nothing_saved(resume):  # nothing to continue: start again, with what is given
-                out.config = config if config is not None else resolve(saved, overrides)
+                config = config if config is not None else resolve(saved, overrides)
             else:
-                out.config = _same_config(resume, resolve(saved), config, given_overrides)
-            out.run_dir, out.resume_dir = out.run_dir or resume, True
+                config = _same_config(resume, resolve(saved), config, given_overrides)
+            folder, resume_dir = folder or resume, True
             if has_seeds(resume):
-                out.seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
+                seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
         elif resume.is_file():
             saved = read_checkpoint(resume)[META]["config"]
-            out.config, out.ckpt = _same_config(resume, resolve(saved), config, given_overrides), resume
+            config, ckpt = _same_config(resume, resolve(saved), config, given_overrides), resume
         else:
             raise FileNotFoundError(f"nothing to resume at {resume}")
-    if out.config is None:
+    if config is None:
         raise ValueError("give a recipe to train, or --resume a run folder or checkpoint")
-    out.config["train"]["resume"] = None
-    return out
+    config["train"]["resume"] = None
+    return Plan(config, folder, seeds, ckpt, resume_dir)
 
 
 def _same_config(
