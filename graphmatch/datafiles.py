@@ -13,6 +13,9 @@ working folder first, then under the data roots (``root``, then ``$GRAPHMATCH_DA
 A user's text files are read through :func:`read_text` / :func:`iter_lines`: UTF-8 with a
 leading byte-order mark removed; invalid UTF-8 is a ``ValueError`` naming the file and line, a
 folder where a file is expected a ``ValueError`` naming it.
+
+Every file the project writes (caches, downloads, run folders, checkpoints) goes through
+:func:`write_atomically`: complete under its real name, or not there at all.
 """
 
 from __future__ import annotations
