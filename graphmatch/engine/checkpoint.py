@@ -19,20 +19,19 @@ import numpy as np
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
+from graphmatch.datafiles import write_atomically
+
 META = "graphmatch"
 PREFIX = "model."
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning's torch checkpoint writer, writing to a temporary file renamed into place, so a
-    crash never leaves a truncated checkpoint under the real name."""
+    """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
+    so a crash never leaves a truncated checkpoint under the real name."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        super().save_checkpoint(checkpoint, tmp, storage_options)
-        os.replace(tmp, path)
+        save = super().save_checkpoint
+        write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
 
 
 def find_checkpoint(run_or_ckpt: str | os.PathLike, which: str = "best") -> Path:

@@ -51,7 +51,6 @@ class TaskModule(pl.LightningModule):
         self.task = task
         self.model = model
         self.config = config
-        self.split = "dev"  # name under which validation results are kept and logged
         self.rows: dict[str, list[dict[str, Any]]] = {}
         self.metrics: dict[str, dict[str, float]] = {}
         self.history: list[dict[str, Any]] = []
@@ -146,7 +145,7 @@ class TaskModule(pl.LightningModule):
         return {"train_loss": float(stats[0] / stats[1])} if stats[1] > 0 else {}
 
     def on_validation_epoch_end(self) -> None:
-        self._finish(self.split)
+        self._finish("dev")
 
     def on_test_epoch_end(self) -> None:
         self._finish("test")

@@ -55,6 +55,14 @@ class ToyModel(torch.nn.Module):
         return self.head(self.dropout(self.norm(g)))
 
 
+class ToySplit(list):
+    """One split's graphs, with the cache key a processed dataset carries (``cache_digest``)."""
+
+    def __init__(self, graphs: list[HeteroData], cache_digest: str):
+        super().__init__(graphs)
+        self.cache_digest = cache_digest
+
+
 @register
 class ToyTask(Task):
     name = "toy"
@@ -86,7 +94,8 @@ class ToyTask(Task):
         gen = torch.Generator().manual_seed(d["seed"])
         weight = torch.randn(d["num_classes"], FEATURES, generator=gen)
         self._labels = [str(i) for i in range(d["num_classes"])]
-        return {split: self._make(d[f"n_{split}"], gen, weight) for split in ("train", "dev", "test")}
+        return {split: ToySplit(self._make(d[f"n_{split}"], gen, weight), f"toy-{d['seed']}-{split}-{d[f'n_{split}']}")
+                for split in ("train", "dev", "test")}
 
     def label_names(self) -> list[str]:
         if self._labels is None:
