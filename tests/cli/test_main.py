@@ -141,6 +141,16 @@ def test_the_command_defers_pyg_heavy_imports():
     assert out == ["True []", "OptimizedModule KarateClub torch_geometric.datasets True module"]
 
 
+def test_deferring_twice_adds_one_finder(monkeypatch):
+    from graphmatch.cli.lazy_imports import LazyFinder, defer_heavy_imports
+
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    defer_heavy_imports()
+    defer_heavy_imports()
+    assert sum(isinstance(f, LazyFinder) for f in sys.meta_path) == 1 and isinstance(sys.meta_path[0], LazyFinder)
+    assert LazyFinder().find_spec("json") is None  # other names: the ordinary finders
+
+
 @pytest.mark.parametrize(("argv", "stdin"), [
     (["inspect", "kbert", "--kg", "hownet", "-"], "中国的首都是北京\n"),
     (["inspect", "let", "--segmenters", "jieba,thulac", "-"], "南京市长江大桥\t长江大桥在南京\n"),
