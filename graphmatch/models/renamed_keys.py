@@ -35,11 +35,12 @@ def rename_keys(state: MutableMapping[str, Any], renames: Mapping[str, str], pre
 def accept_renamed_keys(module: torch.nn.Module) -> None:
     """Let ``module.load_state_dict`` (and that of any module holding it) read the names of
     ``module.RENAMED_KEYS``."""
+    module.register_load_state_dict_pre_hook(_rename_on_load)
 
-    def hook(mod: torch.nn.Module, state: MutableMapping[str, Any], prefix: str, *_: Any) -> None:
-        rename_keys(state, mod.RENAMED_KEYS, prefix)
 
-    module.register_load_state_dict_pre_hook(hook)
+def _rename_on_load(module: torch.nn.Module, state: MutableMapping[str, Any], prefix: str, *_: Any) -> None:
+    # a module-level function, so that a model holding it still pickles (ddp_spawn, torch.save)
+    rename_keys(state, module.RENAMED_KEYS, prefix)
 
 
 def upgrade_state_dict(model: torch.nn.Module, state: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,16 @@ def _transformer(c: dict) -> RelationTransformer:
                                latent_types=c["latent_types"], attention_size=c["attention_size"]).eval()
 
 
+def test_a_model_that_accepts_old_names_still_pickles():
+    import pickle
+
+    old = _fixture("bilstm_pytorch")
+    model = pickle.loads(pickle.dumps(EntityAttentionBiLSTM(**old["config"]).eval()))
+    model.load_state_dict(old["state_dict"])
+    with torch.no_grad():
+        assert torch.equal(model(_graph(old["graph"])), old["logits"])
+
+
 def test_transformer_head_of_the_release_before_loads_and_computes_the_same():
     old = _fixture("transformer_head")  # the old head alone: position, typing, pool, classifier
     model = _transformer(old["config"])
