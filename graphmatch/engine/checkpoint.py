@@ -20,6 +20,7 @@ import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
+from graphmatch.models.renamed_keys import upgrade_state_dict
 
 META = "graphmatch"
 PREFIX = "model."
@@ -74,7 +75,10 @@ def model_state(ckpt: Mapping[str, Any]) -> dict[str, torch.Tensor]:
 
 
 def check_state_dict(model: torch.nn.Module, state: Mapping[str, torch.Tensor], source: str) -> None:
-    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly."""
+    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly
+    (parameters an earlier release named otherwise count under their current names, as
+    ``model.load_state_dict`` reads them: :mod:`graphmatch.models.renamed_keys`)."""
+    state = upgrade_state_dict(model, state)
     own = model.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]

@@ -7,7 +7,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
-from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.inits import check_choice, glorot_linear_, uniform_embedding_
 from graphmatch.ragged import batch_vector
@@ -33,8 +33,8 @@ class AttBLSTM(torch.nn.Module):
     The LSTM dropout (``rnn_dropout``) is applied to :math:`\mathbf{H}` (``rnn_dropout_on="output"``)
     or, as the official code's ``DropoutWrapper``, to each direction's inputs with its own mask
     (``"input"``, see :class:`~graphmatch.nn.PackedBiLSTM`). The attention is an
-    :class:`~graphmatch.nn.AttentionPooling` over the graph's ``("token", "in", "sentence")`` edges,
-    so padding never takes attention.
+    :class:`~graphmatch.nn.AdditiveAttentionPooling` over the graph's ``("token", "in", "sentence")``
+    edges, so padding never takes attention.
 
     Args:
         num_words (int): vocabulary size (id 0 is padding).
@@ -77,7 +77,7 @@ class AttBLSTM(torch.nn.Module):
         self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum", init=layer_init,
                                  input_dropout=rnn_dropout if on_input else 0.0)
         self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
-        self.pool = AttentionPooling(hidden_size, init=layer_init)
+        self.pool = AdditiveAttentionPooling(hidden_size, init=layer_init)
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(hidden_size, num_classes)
         self.reset_parameters()

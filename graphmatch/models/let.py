@@ -49,7 +49,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
 from graphmatch.graphs.let import char_pair_edges
-from graphmatch.nn.attentive_pooling import AttentivePooling
+from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
@@ -147,24 +147,24 @@ class LETMatcher(nn.Module):
         self.pad_id = enc.pad_token_id
         d = c.hidden
         self.char_proj = nn.Linear(enc.hidden_size, d)
-        self.word_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.word_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         if c.senses:
             self.sememe_emb = nn.Embedding(c.num_sememes, c.sememe_dim)
             self.sememe_proj = nn.Linear(c.sememe_dim, d)
             if c.sememe_attention:
                 self.sememe_attention = SememeAttention(d, heads=c.heads, dropout=c.dropout)
-            self.sense_pool = AttentivePooling(d, d, dropout=c.dropout)
+            self.sense_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
             self.sagt = SaGT(d, c.sagt_layers, heads=c.sagt_heads, dropout=c.dropout, update=c.update,
                              mlp=c.sagt_mlp)
             self.init_sememes(sememe_vectors)
-        self.char_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.char_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         self.fuse_norm = nn.LayerNorm(d)
         self.interact = MDGATConv(d, d // c.heads, heads=c.heads, dropout=c.dropout, bias=False)
         self.mpcos = MultiPerspectiveCosine(d, c.perspectives)
         self.ffn = nn.Sequential(nn.Linear(d + c.perspectives, 2 * d), nn.ReLU(), nn.Dropout(c.dropout),
                                  nn.Linear(2 * d, d))
         self.match_norm = nn.LayerNorm(d)
-        self.sent_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.sent_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         out = 1 if c.objective == "bce" else 2
         self.score = nn.Sequential(
             nn.Dropout(c.dropout), nn.Linear(enc.hidden_size + 4 * d, 2 * d), nn.ReLU(),
