@@ -129,6 +129,7 @@ class MaskTransformerConfig:
         """The config of a HuggingFace or UER checkpoint (:func:`~graphmatch.nn.pretrained.checkpoint_config`),
         ``overrides`` replacing fields."""
         values = checkpoint_config(path)
+        # a UER checkpoint's config is already in our names (with layer_norm); a HF one goes through BertConfig
         config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(bert_config(path))
         return dataclasses.replace(config, **overrides)
 

@@ -61,6 +61,11 @@ def test_name_map_covers_the_encoder_and_uer_names():
     assert set(names.values()) - set(state) == set()  # every name mapped exists in a UER state dict
     assert set(state) - set(names.values()) == {n for n in state if n.startswith("target.")
                                                 and not n.startswith("target.nsp_linear_1.")}
+    # a state dict in memory (DataParallel's prefix, the official segment rows) loads the same way
+    encoder = MaskTransformerEncoder(config)
+    report = encoder.load_uer_state_dict({f"module.{k}": v for k, v in state.items()})
+    assert report.loaded == len(names) and set(report.ignored) == {"target.*"}
+    assert torch.equal(encoder.embeddings.segment.weight, state["embedding.segment_embedding.weight"][1:])
 
 
 def test_config_from_google_config(tmp_path):
@@ -128,7 +133,11 @@ def test_files_are_recognised_by_their_names(tmp_path):
     report = encoder.load_checkpoint(ckpt, log=False)
     assert report.fresh == {"target.nsp_linear_1.*": ["target.nsp_linear_1.weight", "target.nsp_linear_1.bias"]}
     assert set(report.ignored) == {"output_layer_1.*", "output_layer_2.*"}
-    # a HuggingFace folder is not taken for a UER one; transformers is told plainly it cannot load UER
+    # the official code's torch (2019) wrote the legacy, non-zip format
+    legacy = uer_folder(tmp_path / "legacy", {})
+    torch.save(state, legacy / "google_model.bin", _use_new_zipfile_serialization=False)
+    assert set(read_checkpoint(legacy).state) == set(state)
+    # transformers is told plainly that it cannot load UER
     with pytest.raises(ValueError, match="is a UER .* transformers' BertModel cannot compute its LayerNorm"):
         bert_config(folder)
 
