@@ -148,3 +148,44 @@ class KBert(nn.Module):
         if self.pooling == "mean":
             return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
         return hidden.masked_fill(~mask, float("-inf")).amax(1)
+
+    # ------------------------------------------------ the official K-BERT code's checkpoints
+    def uer_names(self) -> dict[str, str]:
+        """Our name → the official K-BERT code's (UER) name, for the whole model: the encoder's
+        (:func:`graphmatch.nn.uer.uer_names` under ``encoder.``) and, with ``head="uer"``, a
+        classifier's ``output_layer_1`` (our ``output_layer``) and ``output_layer_2`` (our
+        ``classifier``) as ``run_kbert_cls.py`` saves them, or a tagger's ``output_layer`` (our
+        ``classifier``) as ``run_kbert_ner.py`` does."""
+        from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+        from graphmatch.nn.uer import uer_names
+
+        if not isinstance(self.encoder, MaskTransformerEncoder):
+            raise ValueError("the official K-BERT code's checkpoints load into the mask-transformer encoder "
+                             "(K-BERT's 'ours' backend)")
+        names = {f"encoder.{ours}": name for ours, name in uer_names(self.encoder.config.num_hidden_layers).items()}
+        if self.head == "uer":
+            heads = {"classifier": "output_layer"} if self.tagging else \
+                {"output_layer": "output_layer_1", "classifier": "output_layer_2"}
+            for ours, name in heads.items():
+                for p in ("weight", "bias"):
+                    names[f"{ours}.{p}"] = f"{name}.{p}"
+        return names
+
+    def load_uer(self, source, log: bool = True):
+        """The weights of a K-BERT classifier (tagger) fine-tuned and saved by the official code, a
+        weight file or folder (:func:`graphmatch.nn.pretrained.read_checkpoint`) or an already read
+        ``Checkpoint``, into this model, strictly (:meth:`uer_names`): every tensor of the model must
+        be in the file and every tensor of the file used, except the pretraining heads ``target.*``
+        (a tagger keeps them) and the pooler (``target.nsp_linear_1``), which the ``uer`` head does
+        not use. Returns the :class:`~graphmatch.nn.pretrained.LoadReport` (printed on stderr when ``log``)."""
+        from graphmatch.nn.pretrained import Checkpoint, load_state_strict, read_checkpoint
+        from graphmatch.nn.uer import ALLOW_MISSING
+
+        ckpt = source if isinstance(source, Checkpoint) else read_checkpoint(source)
+        if ckpt.format != "uer":
+            raise ValueError(f"{ckpt.source} is not a checkpoint of the official K-BERT code (UER names)")
+        report = load_state_strict(self, ckpt.state, source=ckpt.source, name_map=self.uer_names(),
+                                   allow_missing=ALLOW_MISSING, allow_unexpected=("target.*",))
+        if log:
+            report.log()
+        return report
