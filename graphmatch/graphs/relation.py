@@ -23,11 +23,11 @@ The relative position of token :math:`i` to an entity spanning tokens :math:`[s,
 By default the four markers stay in the sentence as tokens (``<e1> company </e1>``), as the
 papers' position indicators; entity edges and relative positions refer to the entity tokens.
 
-The entities may nest or overlap (``母亲`` inside ``母亲45岁时``): each entity keeps its own
+The entities may nest or overlap (``母亲`` inside ``母亲四十岁时``): each entity keeps its own
 span, the token → entity edges of the shared tokens go to both entities, the relative positions
 are measured from each span, and the markers nest (:func:`with_markers`:
-``<e2> <e1> 母 亲 </e1> 4 5 岁 时 </e2>``); a marker inside the other entity's span is not one of
-its tokens. Two entities on the same tokens, an entity without tokens and entities further
+``<e2> <e1> 母 亲 </e1> 四 十 岁 时 </e2>``); a marker inside the other entity's span is not one
+of its tokens. Two entities on the same tokens, an entity without tokens and entities further
 apart than ``max_length`` raise :class:`UnrepresentableExample`, which a dataset may skip.
 
 Tokenisation is a function from a piece of text to its tokens (:func:`splitter`): English words
@@ -53,7 +53,6 @@ import torch
 from torch_geometric.data import HeteroData
 
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, UnrepresentableExample, parse_markup
-
 
 _TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
 # CJK ideographs (unified, extension A, compatibility), each a token of its own
@@ -213,8 +212,8 @@ def with_markers(sent: RelationSentence, markers: Sequence[str] = MARKERS) -> Re
 
     Between two tokens the closing markers come first, then the opening ones: apart, the
     entities read ``<e1> a </e1> <e2> b </e2>``. Nested, they nest as brackets: the inner
-    entity closes first and, sharing the first token, the outer opens first (``<e1> <e2> 母 亲
-    </e2> 4 5 岁 </e1>``). Overlapping partly, each closes after its own last token, so they
+    entity closes first and, sharing the first token, the outer opens first (``<e2> <e1> 母 亲
+    </e1> 四 十 岁 时 </e2>``). Overlapping partly, each closes after its own last token, so they
     close in the order they opened: ``<e1> a <e2> b </e1> c </e2>``. Bracket nesting is
     impossible there without repeating a marker or moving a boundary; this keeps the markup
     well-formed in the sense the models and :func:`parse_markup` rely on, each marker once and

@@ -6,7 +6,7 @@ graph builder of :mod:`graphmatch.graphs.relation` share it, whatever the tokeni
 A :class:`MarkedSentence` is the plain text and the ``[start, end)`` character spans of its
 two entities ``e1`` (the head) and ``e2`` (the tail). e2 may come before e1 in the text (the
 head/tail format allows it, the SemEval markup does not), and the entities may nest (the head
-inside the tail, ``母亲`` in ``母亲45岁时``, or the reverse) or overlap partly, as literature
+inside the tail, ``母亲`` in ``母亲四十岁时``, or the reverse) or overlap partly, as literature
 corpora annotate them. Two entities with the same span are kept here and refused when the
 sentence is tokenised (:class:`UnrepresentableExample`).
 """
@@ -51,8 +51,8 @@ class MarkedSentence:
         ``k`` the entities the piece lies in: 0 outside both, 1 in e1, 2 in e2, 3 in both (where
         they nest or overlap); an empty piece has ``k = 0``.
 
-        ``"母亲45岁时"`` with e1 = ``母亲`` inside e2 gives ``("", 0), ("", 0), ("母亲", 3),
-        ("45岁时", 2), ("", 0)``.
+        ``"母亲四十岁时"`` with e1 = ``母亲`` inside e2 gives ``("", 0), ("", 0), ("母亲", 3),
+        ("四十岁时", 2), ("", 0)``.
         """
         (s1, t1), (s2, t2) = self.e1, self.e2
         cuts = [0, *sorted((s1, t1, s2, t2)), len(self.text)]
@@ -102,7 +102,7 @@ def locate_entities(sentence: str, head: str, tail: str, where: str = "input") -
 
     1. a pair that does not overlap, the closest together first (then the earlier head, then
        the earlier tail), so that an entity that also occurs elsewhere is not read into the other;
-    2. else a nested pair, one inside the other (``母亲`` in ``母亲45岁时``), the earlier head
+    2. else a nested pair, one inside the other (``母亲`` in ``母亲四十岁时``), the earlier head
        first, then the earlier tail;
     3. else a partly overlapping pair, likewise;
     4. else the same span for both (``head == tail`` occurring once), which tokenisation refuses
