@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import pairwise
 from typing import Any
+
+import numpy as np
 
 from graphmatch.data.relation_formats import NEGATIVE_LABELS
 from graphmatch.engine.semeval import semeval_official_score
@@ -143,19 +144,17 @@ def micro_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> 
     return 100.0 * _f1(*_micro_counts(rows, negative))
 
 
-def _pr_area(scored: Iterable[tuple[float, bool]], n_gold: int) -> float:
-    """Trapezoid area under the precision-recall curve of ``(score, hit)`` pairs ranked by
-    descending score, recall out of ``n_gold``; tied scores make one point of the curve."""
-    scored = sorted(scored, key=lambda sh: -sh[0])
-    if not n_gold or not scored:
+def _pr_area(scores: Sequence[float], hits: Sequence[bool], n_gold: int) -> float:
+    """Trapezoid area under the precision-recall curve of pairs ranked by descending ``scores``
+    (``hits`` marks the correct ones), recall out of ``n_gold``; tied scores make one point."""
+    if not n_gold or not len(scores):
         return 0.0
-    points: list[tuple[float, float]] = []  # (recall, precision) after each distinct score
-    tp = 0
-    for k, (score, hit) in enumerate(scored, start=1):
-        tp += hit
-        if k == len(scored) or scored[k][0] != score:
-            points.append((tp / n_gold, tp / k))
-    return 100.0 * sum((r1 - r0) * (p1 + p0) / 2 for (r0, p0), (r1, p1) in pairwise(points))
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    ranked = np.asarray(scores, dtype=float)[order]
+    tp = np.cumsum(np.asarray(hits, dtype=bool)[order])
+    cut = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])  # the last pair of each distinct score
+    recall, precision = tp[cut] / n_gold, tp[cut] / (cut + 1)
+    return float(100.0 * np.sum(np.diff(recall) * (precision[1:] + precision[:-1]) / 2))
 
 
 def pr_auc(
@@ -184,7 +183,8 @@ def pr_auc(
     """
     negative = set(negative)
     rows = _labelled(rows)
-    scored = []
+    scores: list[float] = []
+    hits: list[bool] = []
     for i, r in enumerate(rows):
         probs = r.get("probs")
         if probs is None:
@@ -193,8 +193,11 @@ def pr_auc(
             if labels is None or len(labels) != len(probs):
                 raise ValueError(f"row {i}: 'probs' is a list of {len(probs)}; pr_auc then needs labels= as long")
             probs = dict(zip(labels, probs, strict=True))
-        scored += [(float(p), r["gold"] == label) for label, p in probs.items() if label not in negative]
-    return _pr_area(scored, sum(r["gold"] not in negative for r in rows))
+        for label, p in probs.items():
+            if label not in negative:
+                scores.append(p)
+                hits.append(r["gold"] == label)
+    return _pr_area(scores, hits, sum(r["gold"] not in negative for r in rows))
 
 
 def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
@@ -208,8 +211,9 @@ def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) 
     """
     negative = set(negative)
     rows = _labelled(rows)
-    scored = [(float(r["prob"]), r["pred"] == r["gold"]) for r in rows if r["pred"] not in negative]
-    return _pr_area(scored, sum(r["gold"] not in negative for r in rows))
+    ranked = [r for r in rows if r["pred"] not in negative]
+    return _pr_area([r["prob"] for r in ranked], [r["pred"] == r["gold"] for r in ranked],
+                    sum(r["gold"] not in negative for r in rows))
 
 
 def bio_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
