@@ -33,7 +33,7 @@ from graphmatch.engine.checkpoint import (
     model_state,
     read_checkpoint,
 )
-from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve, task_class
+from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve, sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.module import TaskModule
 from graphmatch.tasks.base import Task
@@ -170,7 +170,7 @@ def build_trainer(
     )
 
 
-def _splits(task: Task, train_cfg: Mapping[str, Any]) -> dict[str, IndexedDataset]:
+def _splits(task: Task, config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
     data = task.datasets()
     for split in ("train", "dev"):
         if split not in data or data[split] is None:
@@ -178,10 +178,10 @@ def _splits(task: Task, train_cfg: Mapping[str, Any]) -> dict[str, IndexedDatase
                 f"task {task.name!r} gave no {split!r} split; the engine trains on train and selects "
                 "checkpoints on dev (never on test)"
             )
-    out = {"train": IndexedDataset(data["train"], train_cfg["limit_train"])}
+    out = {"train": IndexedDataset(data["train"], sample_limit(config, "train"))}
     for split in ("dev", "test"):
         if data.get(split) is not None:
-            out[split] = IndexedDataset(data[split], train_cfg["limit_eval"])
+            out[split] = IndexedDataset(data[split], sample_limit(config, split))
     return out
 
 
@@ -237,16 +237,16 @@ def train(
             if saved is None:
                 raise ValueError(f"cannot resume {resume}: it is not a run folder (no config.yaml)")
             if runs.nothing_saved(resume):  # nothing to continue: start again, with what is given
-                config = config if config is not None else resolve(saved, overrides)
+                config = config if config is not None else resolve(saved, overrides, stored=True)
             else:
-                config = _same_config(resume, resolve(saved), config, overrides if recipe is None else ())
+                config = _same_config(resume, resolve(saved, stored=True), config, overrides if recipe is None else ())
             run_dir, resume_dir = run_dir or resume, True
             if (resume / "seeds.json").is_file():
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
         elif resume.is_file():
             ckpt = resume
             saved = read_checkpoint(resume)[META]["config"]
-            config = _same_config(resume, resolve(saved), config, overrides if recipe is None else ())
+            config = _same_config(resume, resolve(saved, stored=True), config, overrides if recipe is None else ())
         else:
             raise FileNotFoundError(f"nothing to resume at {resume}")
     if config is None:
@@ -279,7 +279,7 @@ def _same_config(
 ) -> dict[str, Any]:
     """The saved configuration of what is resumed; a differing recipe is an error."""
     if given is None:
-        given = resolve(saved, overrides)
+        given = resolve(saved, overrides, stored=True)
     differ = [k for k in diff(saved, given) if tuple(k.split(".", 1)) not in RUNTIME_KEYS]
     if differ:
         raise ValueError(
@@ -338,7 +338,7 @@ def _train_one(
 
     pl.seed_everything(t["seed"], workers=True, verbose=False)
     task = task_class(config["task"])(config)
-    splits = _splits(task, t)
+    splits = _splits(task, config)
     model = task.build_model()
     if ckpt is None:
         task.load_pretrained(model)
@@ -443,7 +443,7 @@ def load(run_or_ckpt: str | os.PathLike) -> tuple[Task, torch.nn.Module]:
     path = _checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    task, _ = _restore(meta, resolve(meta["config"]), with_data=False)
+    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False)
     return task, _model_from(ckpt, task, path)
 
 
@@ -469,8 +469,8 @@ def evaluate(
     path = _checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    config = resolve(meta["config"], overrides)
-    changed = [k for k in diff(meta["config"], config) if k.startswith("model.")]
+    config = resolve(meta["config"], overrides, stored=True)
+    changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
     _check_accelerator(config["train"])
@@ -479,7 +479,7 @@ def evaluate(
         task, data = _restore(meta, config, with_data=True)
         if data.get(split) is None:
             raise ValueError(f"task {task.name!r} has no {split!r} split")
-        dataset = IndexedDataset(data[split], config["train"]["limit_eval"])
+        dataset = IndexedDataset(data[split], sample_limit(config, split))
         module = TaskModule(task, _model_from(ckpt, task, path), config)
         module.split = split
         batch = config["train"]["eval_batch_size"] or config["train"]["batch_size"]
