@@ -303,6 +303,10 @@ def sample_limit(config: Mapping[str, Any], split: str) -> int | float | None:
     return limits.get(split) if isinstance(limits, Mapping) else None
 
 
+def _doc(cls: type) -> str:
+    return (cls.__doc__ or "").strip().replace("``", "`")
+
+
 def key_reference(task_names_: Sequence[str] | None = None) -> str:
     """``docs/recipes.md``: every key of the engine's sections and of each task's, generated from
     the declarations (``graphmatch recipe --keys [TASK]``)."""
@@ -321,11 +325,11 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
         lines.append("")
 
     for section, cls in ENGINE_SECTIONS.items():
-        table(f"`{section}` (every task)", cls, f"{section}.", (cls.__doc__ or "").strip())
+        table(f"`{section}` (every task)", cls, f"{section}.", _doc(cls))
     for name in names:
         task = get_task(name)
         for section, cls in (("data", task.Data), ("model", task.Model)):
-            table(f"`{section}` of `{name}`", cls, f"{section}.", (cls.__doc__ or "").strip())
+            table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
         if task.renamed:
             lines.extend([f"Old keys of `{name}` (still read, with a warning): "
                           + ", ".join(f"`{r.old}` → {' and '.join(f'`{n}`' for n in r.new)}" for r in task.renamed),
