@@ -332,31 +332,37 @@ def upgrade(layer: dict[str, Any], renames: list[Renamed], source: str | None = 
     beside its current one with a different value is a :class:`ValueError`; several old keys
     for one current key (``data.limit`` and ``train.limit_train``) must agree where set (null
     stands for unset)."""
-    found: dict[str, list[tuple[str, Any]]] = {}
+    used = []
     for rename in renames:
         present, value = _get(layer, rename.old)
-        if not present or (isinstance(value, Mapping) and any(n.startswith(f"{rename.old}.") for n in rename.new)):
-            continue
-        if not stored:
-            warnings.warn(rename.message(value), RecipeKeyDeprecated, stacklevel=3)
-        _pop(layer, rename.old)
+        if present and not (isinstance(value, Mapping) and any(n.startswith(f"{rename.old}.") for n in rename.new)):
+            used.append((rename, value))
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for rename, value in used:
         for new in rename.new:
             found.setdefault(new, []).append((rename.old, value))
+    where = f" in {source}" if source else ""
+    values: dict[str, Any] = {}
     for new, olds in found.items():
-        given = [(old, v) for old, v in olds if v is not None] or olds[:1]
         present, current = _get(layer, new)
         if present:
             clash = [(old, v) for old, v in olds if v != current]
             if clash and not stored:
                 old, v = clash[0]
-                raise ValueError(f"{new} is set twice{' in ' + source if source else ''}: to {current!r}, and to "
-                                 f"{v!r} through the deprecated {old}; keep {new}")
+                raise ValueError(f"{new} is set twice{where}: to {current!r}, and to {v!r} through the deprecated "
+                                 f"{old}; keep {new}")
             continue
-        values = {repr(v) for _, v in given}
-        if len(values) > 1:
-            raise ValueError(f"{new} is set twice{' in ' + source if source else ''} through deprecated keys "
+        given = [(old, v) for old, v in olds if v is not None] or olds[:1]
+        if len({repr(v) for _, v in given}) > 1:
+            raise ValueError(f"{new} is set twice{where} through deprecated keys "
                              f"({', '.join(f'{o}: {v!r}' for o, v in given)}); set {new} instead")
-        _put(layer, new, given[0][1])
+        values[new] = given[0][1]
+    for rename, value in used:
+        if not stored:
+            warnings.warn(rename.message(value), RecipeKeyDeprecated, stacklevel=3)
+        _pop(layer, rename.old)
+    for new, value in values.items():
+        _put(layer, new, value)
     return layer
 
 

@@ -152,8 +152,11 @@ def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tu
     with open(path, encoding="utf-8") as f:
         try:
             raw = load_yaml(f.read()) or {}
-        except yaml.YAMLError as err:
-            raise ValueError(f"recipe {path} is not valid YAML: {err}") from err
+        except yaml.YAMLError as err:  # one line: where and what
+            mark = getattr(err, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise ValueError(f"recipe {where} is not valid YAML: {problem}") from err
     if not isinstance(raw, dict):
         raise ValueError(f"recipe {path} must be a mapping with sections {', '.join(SECTIONS)}")
     base = raw.pop("base", None)
