@@ -185,7 +185,8 @@ def test_quick_recipe_end_to_end_through_the_cli(shared_data, cache, tmp_path, n
     run = tmp_path / "run"
     args = ["train", f"relation/semeval_{name}_quick", "--out", str(run), "--set",
             f"data.root={shared_data}", f"data.cache_dir={cache}", *TINY[name], "train.epochs=2",
-            "train.limit_train=600", "train.limit_eval=150", "train.progress=false", "train.threads=1",
+            "data.limit.train=600", "data.limit.dev=150", "data.limit.test=150", "train.progress=false",
+            "train.threads=1",
             "train.batch_size=20", "optim.optimizer=adam", "optim.lr=0.02"]
     assert cli(args) == 0
     metrics = json.loads((run / "metrics.json").read_text())
