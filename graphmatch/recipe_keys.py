@@ -206,9 +206,9 @@ def suggest(name: str, known: list[str]) -> str | None:
 def unknown_key(dotted: str, prefix: str, known: list[str], source: str | None) -> ValueError:
     """``unknown recipe key 'train.epoch' in FILE; did you mean 'train.epochs'?``"""
     where = f" in {source}" if source else ""
-    near = suggest(dotted, [f"{prefix}{k}" for k in known])
+    near = suggest(dotted.removeprefix(prefix), known)
     if near is not None:
-        return ValueError(f"unknown recipe key {dotted!r}{where}; did you mean {near!r}?")
+        return ValueError(f"unknown recipe key {dotted!r}{where}; did you mean {prefix + near!r}?")
     section = prefix.rstrip(".") or "the top level"
     return ValueError(f"unknown recipe key {dotted!r}{where}; valid keys of {section}: {', '.join(sorted(known))}")
 

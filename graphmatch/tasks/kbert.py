@@ -162,7 +162,8 @@ class KBertTask(Task):
             positive_label(labels, self.data.positive_label)
         return list(labels)
 
-    def score_label(self) -> str | None:
+    @property
+    def positive_label(self) -> str | None:
         """The class whose probability rows carry as ``score``: the positive class of pairs, class
         ``"1"`` of a classification with one, else None."""
         labels = self.label_names()
@@ -271,7 +272,7 @@ class KBertTask(Task):
         best, pred = probs.max(-1)
         y = getattr(batch, "y", None)
         gold = y.tolist() if y is not None else [None] * len(pred)
-        score = self.score_label()
+        score = self.positive_label
         positive = labels.index(score) if score is not None else None
         rows = []
         for i, (p, conf, g) in enumerate(zip(pred.tolist(), best.tolist(), gold, strict=True)):
