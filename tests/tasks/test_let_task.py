@@ -65,7 +65,7 @@ def test_bq_csv_files(tmp_path, shared_data):
         (tmp_path / f"{split}.csv").write_text(rows, encoding="utf-8")
     task = get_task("let")(resolve("let/bq", [
         f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
-        *(f"data.{s}={tmp_path / f'{s}.csv'}" for s in ("train", "dev", "test")), "data.progress=false"]))
+        *(f"data.{s}={tmp_path / f'{s}.csv'}" for s in ("train", "dev", "test")), "train.progress=false"]))
     data = task.datasets()
     assert {k: len(v) for k, v in data.items()} == {"train": 2, "dev": 2, "test": 2}
     assert data["train"][0].y.tolist() == [1]
@@ -215,7 +215,7 @@ def test_relative_files_and_a_training_file_without_labels(tmp_path, shared_data
     monkeypatch.setenv("GRAPHMATCH_DATA", str(root))
     splits = [f"data.{s}=bq/{s}.csv" for s in ("train", "dev", "test")]
     common = [f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
-              "data.progress=false", "data.workers=1"]
+              "train.progress=false", "data.workers=1"]
     task = get_task("let")(resolve("let/bq", [*common, *splits]))
     assert task.source("dev") == root / "bq" / "dev.csv"
     assert main(["train", "let/bq", "--out", str(tmp_path / "run"),
