@@ -49,7 +49,7 @@ def configs(request, tmp_path, shared_data, samples):
 
 
 def _batch(data, n=4):
-    return Batch.from_data_list([data["dev"][i] for i in range(n)])
+    return Batch.from_data_list([data["dev"][i] for i in range(min(n, len(data["dev"])))])
 
 
 def test_methods_in_any_order_give_the_same_results(configs, tmp_path):
