@@ -330,7 +330,7 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
     for section, cls in ENGINE_SECTIONS.items():
         table(f"`{section}` (every task)", cls, f"{section}.", _doc(cls))
     for name in names:
-        task = get_task(name)
+        task = task_class(name)
         for section, cls in (("data", task.Data), ("model", task.Model)):
             table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
         if task.renamed:

@@ -22,6 +22,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
+from graphmatch.graphs.let_core import DEFAULT_MAX_LENGTH
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import (
     ClsVector,
@@ -71,7 +72,7 @@ class LETData:
     segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
                                        "comma list", check=_segmentation)
     senses: bool = key(True, "build sense and sememe nodes (HowNet)")
-    max_length: int = key(128, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
                           interval="[5, inf)")
     limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
                                               "(graphs are built for them only)")

@@ -34,6 +34,8 @@ from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_MAX_LENGTH,
     POSITION_ANCHORS,
     TOKENIZATIONS,
     RelationGraphBuilder,
@@ -73,9 +75,9 @@ class RelationData:
     negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
                                                   "default list")
     limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
-    max_distance: int = key(50, "relative positions are clipped to ±max_distance", interval=_SIZE)
-    max_length: int = key(90, "tokens kept per sentence ([CLS] and [SEP] included), a window around the "
-                              "entities", interval="[2, inf)")
+    max_distance: int = key(DEFAULT_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
+                                               "around the entities", interval="[2, inf)")
     dev_size: int = key(800, "dev sentences held out of train when there is no dev_file", interval="[0, inf)")
     split_seed: int = key(1, "seed of that hold-out")
     min_freq: int = key(1, "vocabulary: words seen at least this often in train", interval=_SIZE)

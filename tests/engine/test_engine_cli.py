@@ -153,3 +153,18 @@ def test_no_lightning_advertising(tmp_path: Path, capsys, caplog) -> None:
     shown = captured.out + captured.err + caplog.text
     assert "GPU available" in shown  # Lightning's own information is still shown with progress on
     assert "litlogger" not in shown and "litmodels" not in shown and "Tip:" not in shown
+
+
+def test_the_recipe_command(capsys) -> None:
+    import yaml
+
+    from graphmatch.engine import resolve
+
+    assert main(["recipe", str(TOY_QUICK), "--set", "train.epochs=1"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == resolve(TOY_QUICK, ["train.epochs=1"])
+    assert main(["recipe", "--keys", "toy_task:toy"]) == 0
+    out = capsys.readouterr().out
+    assert "| `data.n_train` | int | `128` | >= 1 | training graphs |" in out and "## `train` (every task)" in out
+    assert "## `data` of `kbert`" not in out
+    assert main(["recipe"]) == 2
+    assert "give a recipe, or --keys" in capsys.readouterr().err
