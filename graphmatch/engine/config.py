@@ -26,7 +26,7 @@ import yaml
 
 from graphmatch.datafiles import package_folder
 from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
-from graphmatch.tasks.base import Task, get_task, task_names
+from graphmatch.tasks.base import BUILTIN_TASKS, Task, get_task, task_names
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
 SCHEDULES = ("linear", "constant")
@@ -312,10 +312,10 @@ def _doc(cls: type) -> str:
 
 def key_reference(task_names_: Sequence[str] | None = None) -> str:
     """``docs/recipes.md``: every key of the engine's sections and of each task's, generated from
-    the declarations (``graphmatch recipe --keys [TASK]``)."""
+    the declarations (``graphmatch recipe --keys [TASK]``); default: graphmatch's own tasks."""
     from graphmatch.recipe_keys import describe
 
-    names = list(task_names_) if task_names_ else task_names()
+    names = list(task_names_) if task_names_ else [n for n in task_names() if n in BUILTIN_TASKS]
     lines = ["# Recipe keys", "",
              "Generated from the declarations (`graphmatch recipe --keys > docs/recipes.md`); do not edit by hand.",
              "A recipe is described in `docs/engine.md` (Recipes); how to add a key in `CONTRIBUTING.md`.", ""]

@@ -83,10 +83,14 @@ def task_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+#: the tasks of graphmatch itself (each in the module of its name)
+BUILTIN_TASKS = ("kbert", "let", "relation")
+
+
 def _import_builtin_tasks() -> None:
     import importlib
 
-    for module in ("kbert", "let", "relation"):
+    for module in BUILTIN_TASKS:
         try:
             importlib.import_module(f"graphmatch.tasks.{module}")
         except ModuleNotFoundError as err:  # a family not built yet
