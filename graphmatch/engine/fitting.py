@@ -16,7 +16,7 @@ import torch
 from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import runs
-from graphmatch.engine.config import task_class
+from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.module import TaskModule
 from graphmatch.engine.provenance import provenance
@@ -38,11 +38,10 @@ class Setup:
     module: TaskModule
 
 
-def limited(datasets: Mapping[str, Any], train_cfg: Mapping[str, Any]) -> dict[str, IndexedDataset]:
-    """The splits the engine uses: train with ``train.limit_train``, dev and test with
-    ``train.limit_eval``; a split the task does not have is left out."""
-    limits = {"train": train_cfg["limit_train"], "dev": train_cfg["limit_eval"], "test": train_cfg["limit_eval"]}
-    return {split: IndexedDataset(datasets[split], limit) for split, limit in limits.items()
+def limited(datasets: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
+    """The splits the engine uses, each cut to ``data.limit.<split>``; a split the task does not
+    have is left out."""
+    return {split: IndexedDataset(datasets[split], sample_limit(config, split)) for split in ("train", "dev", "test")
             if datasets.get(split) is not None}
 
 
@@ -81,7 +80,7 @@ def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
                 f"task {task.name!r} gave no {split!r} split; the engine trains on train and selects "
                 "checkpoints on dev (never on test)"
             )
-    splits = limited(datasets, t)
+    splits = limited(datasets, config)
     model = task.build_model()
     if pretrained:
         task.load_pretrained(model)

@@ -62,7 +62,7 @@ def load(run_or_ckpt: str | os.PathLike) -> tuple[Task, torch.nn.Module]:
     path = checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    task, _ = _restore(meta, resolve(meta["config"]), with_data=False)
+    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False)
     return task, _model_from(ckpt, task, path)
 
 
@@ -91,8 +91,8 @@ def evaluate(
     path = checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    config = resolve(meta["config"], overrides)
-    changed = [k for k in diff(meta["config"], config) if k.startswith("model.")]
+    config = resolve(meta["config"], overrides, stored=True)
+    changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
     check_accelerator(config["train"])
@@ -102,7 +102,7 @@ def evaluate(
         if data.get(split) is None:
             raise ValueError(f"task {task.name!r} has no {split!r} split")
         module = TaskModule(task, _model_from(ckpt, task, path), config)
-        batches = datamodule(config, limited({split: data[split]}, config["train"]))
+        batches = datamodule(config, limited({split: data[split]}, config))
         trainer = build_trainer(config, None)
         if split == "dev":
             trainer.validate(module, datamodule=batches, verbose=False)

@@ -133,15 +133,15 @@ def plan(
             if saved is None:
                 raise ValueError(f"cannot resume {resume}: it is not a run folder (no config.yaml)")
             if nothing_saved(resume):  # nothing to continue: start again, with what is given
-                config = config if config is not None else resolve(saved, overrides)
+                config = config if config is not None else resolve(saved, overrides, stored=True)
             else:
-                config = _same_config(resume, resolve(saved), config, given_overrides)
+                config = _same_config(resume, resolve(saved, stored=True), config, given_overrides)
             folder, resume_dir = folder or resume, True
             if has_seeds(resume):
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
         elif resume.is_file():
             saved = read_checkpoint(resume)[META]["config"]
-            config, ckpt = _same_config(resume, resolve(saved), config, given_overrides), resume
+            config, ckpt = _same_config(resume, resolve(saved, stored=True), config, given_overrides), resume
         else:
             raise FileNotFoundError(f"nothing to resume at {resume}")
     if config is None:
@@ -156,7 +156,7 @@ def _same_config(
     """The saved configuration of what is resumed, with the given runtime keys; a recipe that
     differs in anything else is an error."""
     if given is None:
-        given = resolve(saved, overrides)
+        given = resolve(saved, overrides, stored=True)
     differ = [k for k in diff(saved, given) if tuple(k.split(".", 1)) not in RUNTIME_KEYS]
     if differ:
         raise ValueError(

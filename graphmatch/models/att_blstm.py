@@ -2,6 +2,8 @@ r"""Att-BLSTM relation classifier over a batch of relation sentence graphs."""
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -9,11 +11,13 @@ from torch_geometric.utils import to_dense_batch
 
 from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
-from graphmatch.nn.inits import check_choice, glorot_linear_, uniform_embedding_
+from graphmatch.nn.inits import glorot_linear_, uniform_embedding_
 from graphmatch.ragged import batch_vector
 
-INITS = ("pytorch", "official")
-RNN_DROPOUT_ON = ("output", "input")
+Init = Literal["pytorch", "official"]
+INITS: tuple[str, ...] = get_args(Init)
+RnnDropoutOn = Literal["output", "input"]
+RNN_DROPOUT_ON: tuple[str, ...] = get_args(RnnDropoutOn)
 
 
 class AttBLSTM(torch.nn.Module):
@@ -64,12 +68,12 @@ class AttBLSTM(torch.nn.Module):
         emb_dropout: float = 0.3,
         rnn_dropout: float = 0.3,
         dropout: float = 0.5,
-        rnn_dropout_on: str = "output",
-        init: str = "pytorch",
+        rnn_dropout_on: RnnDropoutOn = "output",
+        init: Init = "pytorch",
     ):
         super().__init__()
-        self.init = check_choice(init, INITS, "init")
-        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
+        self.init = init
+        self.rnn_dropout_on = rnn_dropout_on
         layer_init = "glorot" if init == "official" else "default"
         on_input = rnn_dropout_on == "input"
         self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)

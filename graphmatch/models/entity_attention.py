@@ -7,11 +7,10 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import scatter, to_dense_batch
 
-from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
 from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
-from graphmatch.nn.inits import check_choice, glorot_linear_, glorot_normal_, uniform_embedding_
+from graphmatch.nn.inits import glorot_linear_, glorot_normal_, uniform_embedding_
 from graphmatch.ragged import batch_vector
 
 ENTITY_STATES = ("mean", "last")
@@ -107,9 +106,9 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         super().__init__()
         if embedding_dim % heads:
             raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by heads ({heads})")
-        self.init = check_choice(init, INITS, "init")
-        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
-        self.entity_state = check_choice(entity_state, ENTITY_STATES, "entity_state")
+        self.init = init
+        self.rnn_dropout_on = rnn_dropout_on
+        self.entity_state = entity_state
         self.self_attention_relu = bool(self_attention_relu)
         layer_init = "glorot" if init == "official" else "default"
         on_input = rnn_dropout_on == "input"

@@ -10,14 +10,18 @@ visibility on the batch's device (:func:`graphmatch.graphs.kbert.dense_inputs`);
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor, nn
 
 from graphmatch.graphs.kbert import dense_inputs
 
-POOLINGS = ("first", "mean", "max", "last")
+Pooling = Literal["first", "mean", "max", "last"]
+POOLINGS: tuple[str, ...] = get_args(Pooling)
 #: classification heads: K-BERT's own (UER's ``output_layer_1`` + tanh) or BERT's pretrained pooler
-HEADS = ("uer", "bert_pooler")
+Head = Literal["uer", "bert_pooler"]
+HEADS: tuple[str, ...] = get_args(Head)
 
 
 class KBert(nn.Module):
@@ -67,13 +71,9 @@ class KBert(nn.Module):
           batch's token-node order
     """
 
-    def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: str = "first",
-                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: str = "uer"):
+    def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
+                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer"):
         super().__init__()
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
-        if head not in HEADS:
-            raise ValueError(f"head must be one of {HEADS}, got {head!r}")
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
         self.encoder = encoder

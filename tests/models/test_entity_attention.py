@@ -145,7 +145,3 @@ def test_official_initialisation_and_option_errors():
     assert torch.equal(model.lstm.lstm.bias_ih_l0_reverse[6:12], torch.ones(6))
     sigma = (2 / (3 + 12)) ** 0.5 / 0.87962566  # the [K, 2H] type vectors
     assert model.head.typing.types.abs().max() <= 2 * sigma
-    with pytest.raises(ValueError, match="entity_state must be one of mean, last"):
-        _model(vocab, builder, entity_state="first")
-    with pytest.raises(ValueError, match="init must be one of"):
-        _model(vocab, builder, init="xavier")
