@@ -63,7 +63,8 @@ def f1(rows: Sequence[Row], positive: str = "1") -> float:
 
 
 def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
-    """F1 of every class that is predicted or gold."""
+    """F1 of every class that is predicted or gold, in sorted order: a float sum over them must
+    not depend on the order of a set, which changes with the process's hash seed."""
     rows = _labelled(rows)
     tp: Counter[Any] = Counter()
     n_pred: Counter[Any] = Counter()
@@ -72,7 +73,7 @@ def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
         n_pred[r["pred"]] += 1
         n_gold[r["gold"]] += 1
         tp[r["gold"]] += r["pred"] == r["gold"]
-    return {c: _f1(tp[c], n_pred[c], n_gold[c]) for c in set(n_pred) | set(n_gold)}
+    return {c: _f1(tp[c], n_pred[c], n_gold[c]) for c in sorted(set(n_pred) | set(n_gold), key=str)}
 
 
 def macro_f1(rows: Sequence[Row]) -> float:

@@ -70,3 +70,19 @@ def test_semeval2010_metric_and_compute() -> None:
     assert out == {"accuracy": 100.0, "semeval2010": 100.0}
     with pytest.raises(KeyError, match="unknown metric"):
         compute(["bleu"], r)
+
+
+def test_macro_f1_does_not_depend_on_the_hash_seed():
+    """The per-class sum runs in sorted order: with set order (which changes with the hash seed of
+    the process) the last digit of a macro-F1 differed between two runs of the same predictions."""
+    import subprocess
+    import sys
+
+    code = ("from graphmatch.engine.metrics import macro_f1, relation_f1\n"
+            "labels = [f'r{i}' for i in range(23)] + ['Other']\n"
+            "rows = [{'pred': labels[(i * 7) % 24], 'gold': labels[(i * 5 + i // 3) % 24]} for i in range(400)]\n"
+            "print(repr(macro_f1(rows)), repr(relation_f1(rows)))\n")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout
+               for seed in range(6)}
+    assert len(outputs) == 1, outputs
