@@ -25,8 +25,9 @@ fills as it meets new characters.
      its basic tokenizer, lower-cased; at every word the longest run of up to ``max_words``
      words whose text (spaces collapsed) WordNet's morphology
      (:class:`~graphmatch.knowledge.Lemmatizer`) maps to a KG subject (``ice creams`` →
-     ``ice cream``), taken greedily left to right; a run never starts or ends with one of
-     ``stop_words`` (:data:`STOP_WORDS`), so function words get no branch. The tags are the
+     ``ice cream``), taken greedily left to right. A word of ``stop_words``
+     (:data:`STOP_WORDS`) never makes a run alone, nor starts or ends one unless glued to
+     its neighbour in the run (``a-list``): function words get no branch. The tags are the
      added ``[CLS]``/``[SEP]``.
    * ``mode="reference"``: pkuseg's forced-word scan of each whitespace-free piece of the
      whole string over the stripped subjects and :data:`SPECIAL_TAGS`. From offset
@@ -93,7 +94,10 @@ EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
 _TEXT_A, _TEXT_B, _TAG = 0, 1, 2  # kinds of the parts an input is written out in
 
-#: English function words that never start or end a K-Query match in word-piece mode: many are
+#: below this share of inputs with a branch, :meth:`Coverage.warning` warns (a KG of another language)
+MIN_COVERAGE = 0.01
+
+#: English function words that never make a K-Query match in word-piece mode: many are
 #: WordNet nouns (``a``, ``in``, ``it``, ``be``, ``us``; morphy turns ``has`` into ``ha`` and
 #: ``does`` into ``doe``). Closed classes only: articles and determiners, pronouns, prepositions,
 #: conjunctions, auxiliary and modal verbs, a few adverbs and interjections, and the pieces a
@@ -116,7 +120,7 @@ can could may might must ought
 not only just very too also there here now again ever never always often still already almost quite
 rather even perhaps
 yes oh ok okay
-s t d m ll re ve don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn
+s t d m ll re ve n ca wo sha don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn mustn
 ain
 """
 STOP_WORDS = frozenset(_STOP_WORDS.split())
@@ -174,6 +178,42 @@ class Trees(NamedTuple):
 
     stores: dict[Any, dict[str, Any]]
     counts: dict[Any, np.ndarray]
+
+
+class Coverage(NamedTuple):
+    """How much knowledge a corpus got: of ``inputs`` trees, ``with_branch`` hold at least one
+    branch (entity) after the cut; ``branches`` in all."""
+
+    inputs: int
+    with_branch: int
+    branches: int
+
+    @classmethod
+    def of(cls, branches: np.ndarray) -> Coverage:
+        """From the number of branches of every input."""
+        branches = np.asarray(branches)
+        return cls(len(branches), int((branches > 0).sum()), int(branches.sum()))
+
+    @property
+    def share(self) -> float:
+        """The fraction of inputs with at least one branch."""
+        return self.with_branch / self.inputs if self.inputs else 0.0
+
+    @property
+    def per_input(self) -> float:
+        """Branches per input."""
+        return self.branches / self.inputs if self.inputs else 0.0
+
+    def __str__(self) -> str:
+        return (f"knowledge: {100 * self.share:.1f} % of {self.inputs:,} inputs have a branch, "
+                f"{self.per_input:.2f} branches per input")
+
+    def warning(self, kg: str, below: float = MIN_COVERAGE) -> str | None:
+        """One line when knowledge graph ``kg`` reached under ``below`` of the inputs, else ``None``."""
+        if self.share >= below:
+            return None
+        return (f"knowledge graph {kg} matched {100 * self.share:.1f} % of the sentences: "
+                "is it the right language for this text?")
 
 
 class _Template(NamedTuple):
@@ -308,8 +348,8 @@ class TreeCore:
         tag_to_id (Mapping[str, int], optional): NER tag ids, needed to pass ``tags``.
         keep_text (bool, optional): also give the ``text`` of every node (for inspection).
             (default: :obj:`False`)
-        stop_words (Collection[str], optional): word-piece mode: lower-case words that never
-            start or end a match. (default: :data:`STOP_WORDS`)
+        stop_words (Collection[str], optional): word-piece mode: lower-case words that are never
+            a match alone, nor start or end one standing apart. (default: :data:`STOP_WORDS`)
         max_words (int, optional): word-piece mode: the longest match, in words.
             (default: :obj:`3`)
     """
@@ -527,8 +567,10 @@ class TreeCore:
 
     def _word_query(self, layout: _Layout, part: np.ndarray, pieces: Pieces) -> _Spans:
         """Word-piece mode: at every word the longest run of at most ``max_words`` words of its
-        text, neither starting nor ending with a stop word, whose lemma is a KG subject; taken
-        greedily left to right."""
+        text whose lemma is a KG subject, taken greedily left to right. A stop word neither
+        makes a run alone nor starts or ends one, unless glued to the next (previous) word of
+        the run without a space (``the city`` and ``looking for`` are refused, ``a-list`` and
+        ``3-d`` are not)."""
         if not self.inject:
             return _Spans(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
         word_part = np.arange(len(part)).repeat(np.diff(pieces.text_words))
@@ -537,12 +579,13 @@ class TreeCore:
         last = (pieces.text_words[word_part + 1] - 1).tolist()  # the last word of each word's text
         string = layout.string
         content = [string[lo:hi].lower() not in self.stop_words for lo, hi in zip(start, end, strict=True)]
+        glued = [hi == lo for hi, lo in zip(end, start[1:], strict=False)]  # no space between a word and the next
         found_start, found_end, subjects = [], [], []
         for i, lo in enumerate(start):
-            if not content[i]:
-                continue
+            first_ok = content[i] or (i < last[i] and glued[i])
             for j in range(min(i + self.max_words - 1, last[i]), i - 1, -1):
-                subject = self._lemma(string[lo:end[j]]) if content[j] else None
+                ok = content[i] if j == i else first_ok and (content[j] or glued[j - 1])
+                subject = self._lemma(string[lo:end[j]]) if ok else None
                 if subject is not None:
                     found_start.append(lo)
                     found_end.append(end[j])
@@ -798,5 +841,5 @@ def tree_visibility(trees: Trees) -> np.ndarray:
     return visible
 
 
-__all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "NODE_TYPES", "SEP", "SPECIAL_TAGS",
-           "STOP_WORDS", "WORD_EDGE", "TreeCore", "Trees", "fold", "tree_visibility"]
+__all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "MIN_COVERAGE", "NODE_TYPES", "SEP",
+           "SPECIAL_TAGS", "STOP_WORDS", "WORD_EDGE", "Coverage", "TreeCore", "Trees", "fold", "tree_visibility"]

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from graphmatch import ragged
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import NODE_TYPES, Trees
+from graphmatch.graphs.kbert_core import NODE_TYPES, Coverage, Trees
 
 Slices = dict[Any, Any]
 
@@ -130,6 +130,13 @@ def collated(trees: Trees, labels: Sequence[int] | None = None) -> tuple[HeteroD
     return HeteroData.from_dict(mapping), slices
 
 
+def collated_coverage(slices: Slices) -> Coverage:
+    """The knowledge :class:`~graphmatch.graphs.kbert_core.Coverage` of collated trees (of
+    :class:`TreeCorpusBuilder` or a dataset's ``slices``): branches of every input after the cut."""
+    entities = slices["entity"]["length"]
+    return Coverage.of(np.diff(np.asarray(entities)))
+
+
 def concat_collated(parts: Sequence[tuple[HeteroData, Slices]]) -> tuple[HeteroData, Slices]:
     """Join the ``(data, slices)`` of consecutive chunks of one dataset into one pair."""
     if len(parts) == 1:
@@ -160,4 +167,4 @@ def concat_collated(parts: Sequence[tuple[HeteroData, Slices]]) -> tuple[HeteroD
     return HeteroData.from_dict(mapping), slices
 
 
-__all__ = ["InputError", "TreeCorpusBuilder", "collated", "concat_collated"]
+__all__ = ["InputError", "TreeCorpusBuilder", "collated", "collated_coverage", "concat_collated"]
