@@ -375,6 +375,10 @@ class TreeCore:
             query = "words" if pieces else "trie"
         if mode not in ("default", "reference"):
             raise ValueError(f"mode must be 'default' or 'reference', got {mode!r}")
+        if pieces and mode == "reference":
+            raise ValueError("mode='reference' is K-BERT's character layer; word pieces have the default mode only")
+        if pieces and query != "words":
+            raise ValueError("a word-piece tokenizer queries the KG over its words: query='words'")
         if query not in ("trie", "words"):
             raise ValueError(f"query must be 'trie' or 'words', got {query!r}")
         if mode == "reference" and query != "trie":
@@ -383,10 +387,6 @@ class TreeCore:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
         if max_entities < 0:
             raise ValueError(f"max_entities must be >= 0, got {max_entities}")
-        if pieces and mode == "reference":
-            raise ValueError("mode='reference' is K-BERT's character layer; word pieces have the default mode only")
-        if pieces and query != "words":
-            raise ValueError("a word-piece tokenizer queries the KG over its words: query='words'")
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, got {max_words}")
         self.kg = kg
