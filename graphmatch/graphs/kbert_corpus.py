@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from graphmatch import ragged
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import NODE_TYPES, Coverage, Trees
+from graphmatch.graphs.kbert_core import ENTITY_EDGE, NODE_TYPES, WORD_EDGE, Coverage, Trees
 
 Slices = dict[Any, Any]
 
@@ -131,10 +131,10 @@ def collated(trees: Trees, labels: Sequence[int] | None = None) -> tuple[HeteroD
 
 
 def collated_coverage(slices: Slices) -> Coverage:
-    """The knowledge :class:`~graphmatch.graphs.kbert_core.Coverage` of collated trees (of
-    :class:`TreeCorpusBuilder` or a dataset's ``slices``): branches of every input after the cut."""
-    entities = slices["entity"]["length"]
-    return Coverage.of(np.diff(np.asarray(entities)))
+    """The knowledge :class:`~graphmatch.graphs.kbert_core.Coverage` of collated trees, from
+    their ``slices`` (of :class:`TreeCorpusBuilder` or a dataset: ``dataset.slices``)."""
+    names = {"token": "input_ids", "entity": "length", ENTITY_EDGE: "edge_index", WORD_EDGE: "edge_index"}
+    return Coverage.of({key: np.diff(np.asarray(slices[key][name])) for key, name in names.items()})
 
 
 def concat_collated(parts: Sequence[tuple[HeteroData, Slices]]) -> tuple[HeteroData, Slices]:

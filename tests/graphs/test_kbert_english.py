@@ -244,23 +244,26 @@ def test_knowledge_coverage_and_the_wrong_language_warning(tok, tiny_kg, wordnet
     builder = SentenceTreeBuilder(tiny_kg, tok)
     data, slices = TreeCorpusBuilder(builder)(texts)
     coverage = collated_coverage(slices)
-    assert coverage == Coverage(inputs=4, with_branch=2, branches=4)  # 2 + 0 + (1 + 1) + 0
-    assert coverage == Coverage.of(builder.build(texts).counts["entity"])
-    assert (coverage.share, coverage.per_input) == (0.5, 1.0)
-    assert str(coverage) == "knowledge: 50.0 % of 4 inputs have a branch, 1.00 branches per input"
+    # branches 2 + 0 + (1 + 1) + 0; trunk tokens 7 + 5 + 8 + 2, of them in a matched word 3 + 0 + (1 + 3) + 0
+    assert coverage == Coverage(inputs=4, with_branch=2, branches=4, tokens=22, matched=7)
+    assert coverage == Coverage.of(builder.build(texts).counts)
+    assert (coverage.share, coverage.per_input, coverage.token_share) == (0.5, 1.0, 7 / 22)
+    assert str(coverage) == ("knowledge: 50.0 % of 4 inputs have a branch, 1.00 branches per input, "
+                             "31.8 % of their tokens matched")
     assert coverage.warning("tiny") is None
     # Chinese text with the English graph (word pieces), English text with a Chinese graph (characters)
     chinese = ["我喜欢吃冰淇淋", "他有一条狗"]
     zh = collated_coverage(TreeCorpusBuilder(SentenceTreeBuilder(wordnet, tok))(chinese)[1])
-    assert zh == Coverage(2, 0, 0)
-    assert zh.warning("wordnet") == ("knowledge graph wordnet matched 0.0 % of the sentences: "
-                                     "is it the right language for this text?")
+    assert zh == Coverage(2, 0, 0, 14, 0)
+    assert zh.warning("wordnet") == ("knowledge graph wordnet matched 0.0 % of the sentences and 0.0 % of their "
+                                     "tokens: is it the right language for this text?")
     hanzi = KnowledgeGraph([("冰淇淋", "类别", "食品"), ("狗", "类别", "动物")])
     chars = CharTokenizer.from_texts(texts + chinese)
     en = collated_coverage(TreeCorpusBuilder(SentenceTreeBuilder(hanzi, chars))(texts)[1])
     assert en.share == 0.0 and en.warning("hownet").startswith("knowledge graph hownet matched 0.0 %")
-    assert Coverage(1000, 5, 5).warning("x") is not None and Coverage(1000, 10, 10).warning("x") is None
-    assert Coverage.of(np.zeros(0)).share == 0.0
+    # the line is about tokens: a graph that finds a few Latin words in Chinese text still warns
+    assert Coverage(10, 4, 9, 1000, 19).warning("x") is not None and Coverage(10, 1, 1, 1000, 20).warning("x") is None
+    assert Coverage(0, 0, 0, 0, 0).share == Coverage(0, 0, 0, 0, 0).token_share == 0.0
 
 
 def test_word_pieces_refuse_what_only_characters_have(tok, tiny_kg):
