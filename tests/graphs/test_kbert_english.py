@@ -277,6 +277,8 @@ def test_word_pieces_refuse_what_only_characters_have(tok, tiny_kg):
     with pytest.raises(ValueError, match="NER tags are per character"):
         tagger("a dog", tags=["O"] * 5)
     assert SentenceTreeBuilder(tiny_kg, tok).query == "words"
+    assert repr(SentenceTreeBuilder(tiny_kg, tok)).endswith(
+        ", tokenizer=WordPieceTokenizer(30522 pieces, lowercase=True))")
     assert SentenceTreeBuilder(tiny_kg, CharTokenizer.from_texts(["ab"])).query == "trie"  # characters: as before
 
 
