@@ -7,14 +7,14 @@ values (branches) right after them. The flattened tree is one token sequence:
 
 .. code-block:: text
 
-    data["token"].input_ids  [L] long   trunk characters and branch characters, in K-BERT order
+    data["token"].input_ids  [L] long   trunk and branch tokens (characters, or word pieces), in K-BERT order
     data["token"].pos        [L] long   soft positions
     data["token"].seg        [L] long   0 for text a ([CLS], first [SEP]), 1 for text b (final [SEP])
     data["token"].branch     [L] bool   True for injected (branch) tokens
-    data["token"].char_index [L] long   offset of the token's character in its own text (a or b),
+    data["token"].char_index [L] long   offset of the token's (first) character in its own text (a or b),
                                         -1 for branch tokens and added [CLS]/[SEP]
     data["token"].y          [L] long   NER tag ids (only with ``tags``), -100 where none applies
-    data["word"].span        [W, 2]     (start, end) character offsets of each word that got a branch
+    data["word"].span        [W, 2]     (start, end) character offsets of each word (span) that got a branch
     data["entity"].length    [E] long   one node per injected branch: its tokens kept after the cut
     ("token", "in", "word")             trunk token -> its word
     ("token", "in", "entity")           branch token -> its branch
@@ -35,6 +35,9 @@ gets :math:`p + k` (siblings reuse the same positions). Visibility follows from 
     \end{cases}
 
 Default mode runs K-Query on :func:`fold` of the text (lowercase, NFKC: ``ＤＶＤ`` finds ``dvd``).
+With a :class:`~graphmatch.text.WordPieceTokenizer` the trunk is the checkpoint's word pieces,
+K-Query runs over its words, lemmatised, and a branch follows its span's last piece
+(``docs/kbert_english.md``).
 The whole tree is built first and then cut to ``max_length``; a branch may be cut in the
 middle and nothing is put back. One input is built as a corpus of one by the same vectorised
 core as a whole corpus (:mod:`graphmatch.graphs.kbert_core`, whose documentation gives every
@@ -77,16 +80,19 @@ class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.
 
     Takes the arguments of :class:`~graphmatch.graphs.kbert_core.TreeCore`: ``kg``,
-    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.kbert_core.DEFAULT_MAX_LENGTH`),
-    ``max_entities`` (2), ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
-    ``query`` (``"trie"`` or ``"words"``), ``segmenter`` (``"jieba"``), ``add_cls`` (:obj:`True`),
-    ``tag_to_id`` and ``keep_text``
-    (store ``text`` lists on every node type, for inspection).
+    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.kbert_core.DEFAULT_MAX_LENGTH`), ``max_entities`` (2), ``predicate`` (:obj:`True`),
+    ``mode`` (``"default"`` or ``"reference"``), ``query`` (``"trie"`` or ``"words"``),
+    ``segmenter`` (``"jieba"``), ``add_cls`` (:obj:`True`), ``tag_to_id``, ``keep_text``
+    (store ``text`` lists on every node type, for inspection), and for word pieces
+    ``stop_words`` and ``max_words`` (3). ``tokenizer`` is a
+    :class:`~graphmatch.text.CharTokenizer` (Chinese characters) or a
+    :class:`~graphmatch.text.WordPieceTokenizer` (English word pieces: K-Query over its words).
     """
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(mode={self.mode!r}, query={self.query!r}, max_length={self.max_length}, "
-                f"max_entities={self.max_entities}, predicate={self.predicate}, kg={self.kg is not None})")
+                f"max_entities={self.max_entities}, predicate={self.predicate}, kg={self.kg is not None}"
+                + (f", tokenizer={self.tokenizer!r})" if self.pieces else ")"))
 
     def __call__(
         self,
@@ -102,7 +108,7 @@ class SentenceTreeBuilder(TreeCore):
             text_b (str, optional): the second text of a pair.
             label (int, optional): stored as ``data.y``.
             tags (Sequence[str], optional): NER tags, one per character of ``text_a``
-                (whitespace included); stored as ``data["token"].y``.
+                (whitespace included; characters only); stored as ``data["token"].y``.
 
         Raises :class:`ValueError` for an empty (or whitespace-only) text, and for ``tags``
         without ``tag_to_id``, with a pair, of the wrong length or with an unknown tag.

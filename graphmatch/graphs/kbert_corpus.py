@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from graphmatch import ragged
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import NODE_TYPES, Trees
+from graphmatch.graphs.kbert_core import ENTITY_EDGE, NODE_TYPES, WORD_EDGE, Coverage, Trees
 
 Slices = dict[Any, Any]
 
@@ -130,6 +130,13 @@ def collated(trees: Trees, labels: Sequence[int] | None = None) -> tuple[HeteroD
     return HeteroData.from_dict(mapping), slices
 
 
+def collated_coverage(slices: Slices) -> Coverage:
+    """The knowledge :class:`~graphmatch.graphs.kbert_core.Coverage` of collated trees, from
+    their ``slices`` (of :class:`TreeCorpusBuilder` or a dataset: ``dataset.slices``)."""
+    names = {"token": "input_ids", "entity": "length", ENTITY_EDGE: "edge_index", WORD_EDGE: "edge_index"}
+    return Coverage.of({key: np.diff(np.asarray(slices[key][name])) for key, name in names.items()})
+
+
 def concat_collated(parts: Sequence[tuple[HeteroData, Slices]]) -> tuple[HeteroData, Slices]:
     """Join the ``(data, slices)`` of consecutive chunks of one dataset into one pair."""
     if len(parts) == 1:
@@ -160,4 +167,4 @@ def concat_collated(parts: Sequence[tuple[HeteroData, Slices]]) -> tuple[HeteroD
     return HeteroData.from_dict(mapping), slices
 
 
-__all__ = ["InputError", "TreeCorpusBuilder", "collated", "concat_collated"]
+__all__ = ["InputError", "TreeCorpusBuilder", "collated", "collated_coverage", "concat_collated"]

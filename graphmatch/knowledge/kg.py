@@ -103,14 +103,15 @@ class KnowledgeGraph:
             self._trie = Trie(self.subjects)
         return self._trie
 
-    def values(self, subject: str, max_entities: int = 2, predicate: bool = True) -> list[str]:
+    def values(self, subject: str, max_entities: int = 2, predicate: bool = True, joiner: str = "") -> list[str]:
         """The first ``max_entities`` values of ``subject`` in file order.
 
-        With ``predicate`` the value is predicate and object glued together (K-BERT's
-        classification input, e.g. ``义原标点``); without, the object alone (its NER input).
+        With ``predicate`` the value is predicate and object joined by ``joiner`` (K-BERT's
+        classification input: glued for Chinese, ``义原标点``; ``joiner=" "`` for words,
+        ``is a institution``); without, the object alone (its NER input).
         """
         pairs = self.subjects.get(subject, ())[:max_entities]
-        return [p + o if predicate else o for p, o in pairs]
+        return [p + joiner + o if predicate else o for p, o in pairs]
 
     def query(self, words: Sequence[Span]) -> list[Span]:
         """K-Query by words: the segmenter words that are subjects."""

@@ -1,4 +1,4 @@
-"""Text processing: segmenters with character spans and a character tokenizer."""
+"""Text processing: segmenters with character spans, a character tokenizer and a word-piece tokenizer."""
 
 from graphmatch.text.segmenters import (
     JiebaSegmenter,
@@ -12,16 +12,19 @@ from graphmatch.text.segmenters import (
 )
 from graphmatch.text.tokenizer import CharTokenizer, Encoding
 from graphmatch.text.vocab import Vocab, load_word_vectors
+from graphmatch.text.wordpiece import Pieces, WordPieceTokenizer
 
 __all__ = [
     "CharTokenizer",
     "Encoding",
     "JiebaSegmenter",
+    "Pieces",
     "PkusegSegmenter",
     "Segmenter",
     "Span",
     "ThulacSegmenter",
     "Vocab",
+    "WordPieceTokenizer",
     "align_words",
     "get_segmenter",
     "lattice",
