@@ -257,6 +257,19 @@ def test_verify_finds_the_seed_in_the_document():
     assert len(names) == sum(len(c.arms) for c in results.COMPARISONS) + 4
 
 
+def test_verify_commands_are_valid_single_seed_trainings(tmp_path):
+    results = _load("results")
+    for job in results.retrains(results.COMPARISONS, Path("runs"), tmp_path / "budget", "DATA"):
+        cmd = job.command(tmp_path / "out")
+        assert cmd[0] == sys.executable and str(tmp_path / "out") in cmd
+        if "graphmatch.cli.main" not in cmd:  # the plain baseline script
+            assert cmd[1].endswith("baseline_relation.py") and cmd[cmd.index("--seed") + 1] == "42"
+            continue
+        config = resolve(cmd[cmd.index("train") + 1], cmd[cmd.index("--set") + 1:])
+        assert (config["train"]["seed"], config["train"]["threads"]) == (42, 1), job.label
+        assert "--seeds" not in cmd and job.folder.name == "seed-42"
+
+
 # a stand-in training: writes the metrics given on its command line, and fails unless its
 # GRAPHMATCH_CACHE is a folder that does not exist yet (an empty cache)
 _STAND_IN = """
