@@ -8,11 +8,15 @@ For every model (``att_blstm``, ``entity_attention``) and seed, trains
   (plain PyTorch, same data, same scorer),
 
 each into its own run folder under ``--out`` (a folder that already holds ``metrics.json`` is
-kept, so an interrupted comparison continues where it stopped), at most ``--parallel`` at a time,
+kept, so an interrupted comparison continues where it stopped; but only when its recorded
+``provenance`` names the current commit with a clean tree, or a commit given with ``--reuse-from``:
+a finished run of other code is an error naming both commits), at most ``--parallel`` at a time,
 then reads every run folder and writes ``table.md`` and ``table.json``: mean ± sample std over
 the seeds of the official test F1 (checkpoint selected on dev, test scored once), dev F1, the
 selected epoch and the training time, and for each pair compared the difference of the means
-and whether it exceeds the spread (``|Δ| > std_a + std_b``).
+and whether it exceeds the spread (``|Δ| > std_a + std_b``), and under the table the commit that
+made its runs. ``python benchmarks/results.py --verify --only relation_budget`` retrains seed 42
+of each row from an empty cache and compares its figures.
 
     PYTHONPATH=. python benchmarks/relation_budget.py --data-dir $GRAPHMATCH_DATA --seeds 3 --epochs 17 \\
         --out runs/relation_budget
