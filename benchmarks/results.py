@@ -9,9 +9,20 @@ the spread (the sum of the two standard deviations). The tables replace the bloc
     python benchmarks/results.py --only kbert_hownet   # one comparison
     python benchmarks/results.py --report              # only read the run folders and write the tables
     python benchmarks/results.py --list                # what would run
+    python benchmarks/results.py --verify --only let_senses   # retrain seed 42 of each arm, compare
 
-Run folders go to ``--runs`` (default ``runs/results``); a complete folder is reused, an
-interrupted one is resumed. Data come from ``$GRAPHMATCH_DATA`` (or ``--data-dir``).
+Run folders go to ``--runs`` (default ``runs/results``). A complete folder is reused, and an
+interrupted one resumed, only when the ``provenance`` of its ``metrics.json`` (and of its
+``seed-<n>/`` runs) names the current git commit with a clean tree, or a commit given with
+``--reuse-from``; a folder of other code is an error naming both commits, and a folder that records
+no provenance was made by an unknown commit. Every table says the commit its runs came from.
+Data come from ``$GRAPHMATCH_DATA`` (or ``--data-dir``).
+
+``--verify`` retrains seed 42 of every arm of the chosen tables (also the ``relation_budget``
+table of ``benchmarks/relation_budget.py``), each in a fresh temporary folder with an empty
+``GRAPHMATCH_CACHE``, and compares every figure of that seed exactly with the run folders under
+``--runs`` (all digits) or, where they are absent, with the figure printed in the document (two
+decimals); it prints figure, reported, retrained, same? and exits 1 when any differs.
 """
 
 from __future__ import annotations
@@ -20,13 +31,18 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "results.md"
+#: the seed ``--verify`` retrains (the first seed of every table)
+VERIFY_SEED = 42
 
 
 @dataclass(frozen=True)
@@ -86,14 +102,106 @@ def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
     return root / comp.name / re.sub(r"[^\w.-]+", "_", arm.label)
 
 
-def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: int | None = None) -> None:
+# ------------------------------------------------------------------ which code made a run folder
+class StaleRun(ValueError):
+    """A finished run folder made by other code than the current commit (or than ``--reuse-from``)."""
+
+
+def _short(commit: str | None, dirty: bool | None = False) -> str:
+    if not commit:
+        return "an unknown commit"
+    return f"commit {commit[:12]}{' with uncommitted changes' if dirty else ''}"
+
+
+def records(folder: Path) -> list[dict]:
+    """The ``provenance`` of a run folder's ``metrics.json`` and of each finished ``seed-<n>/`` run
+    in it; ``{}`` for a ``metrics.json`` that records none (an unknown commit)."""
+    paths = [p for p in (folder / "metrics.json", *sorted(folder.glob("seed-*/metrics.json"))) if p.is_file()]
+    return [json.loads(p.read_text(encoding="utf-8")).get("provenance") or {} for p in paths]
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Which run folders may be reused: those made by ``commit`` from a clean tree, and those
+    made by a commit that starts with one of ``also`` (``--reuse-from``)."""
+
+    commit: str | None
+    also: tuple[str, ...] = ()
+
+    @classmethod
+    def here(cls, also: Sequence[str] = ()) -> Reuse:
+        from graphmatch.engine.provenance import git_state
+
+        for given in also:
+            if not re.fullmatch(r"[0-9a-fA-F]{7,40}", given):
+                raise ValueError(f"--reuse-from takes a commit (7 to 40 hex digits), got {given!r}")
+        return cls(git_state(REPO)["commit"], tuple(c.lower() for c in also))
+
+    def allows(self, record: dict) -> bool:
+        commit = record.get("commit")
+        if not commit:
+            return False
+        if any(commit.startswith(given) for given in self.also):
+            return True
+        return commit == self.commit and record.get("dirty") is False
+
+    def check(self, folder: Path) -> list[dict]:
+        """The provenance records of ``folder`` (see :func:`records`); :class:`StaleRun` naming
+        both commits when one of them is not allowed."""
+        found = records(folder)
+        for record in found:
+            if not self.allows(record):
+                made = _short(record.get("commit"), record.get("dirty"))
+                if record.get("commit"):
+                    how = f"delete it to retrain, or pass --reuse-from {record['commit'][:12]} to reuse it"
+                else:
+                    made, how = f"{made} (its metrics.json records no provenance)", "delete it to retrain"
+                raise StaleRun(f"{folder} was made by {made}, not by the current {_short(self.commit)}: {how}")
+        return found
+
+
+def stamp(folder: Path) -> None:
+    """Record this checkout's provenance in each finished ``metrics.json`` of ``folder`` that has
+    none (runs just made by this process; the engine writes it itself where it knows how)."""
+    from graphmatch.engine.provenance import provenance
+
+    record = None
+    for path in (folder / "metrics.json", *folder.glob("seed-*/metrics.json")):
+        if path.is_file():
+            metrics = json.loads(path.read_text(encoding="utf-8"))
+            if "provenance" not in metrics:
+                record = record or provenance(where=REPO)
+                path.write_text(json.dumps({**metrics, "provenance": record}, indent=2) + "\n", encoding="utf-8")
+
+
+def made_by(found: Iterable[tuple[str, dict]]) -> str:
+    """The line under a table saying which code made its runs: ``(label, provenance)`` pairs."""
+    from graphmatch.engine.provenance import describe
+
+    by: dict[str, list[str]] = {}
+    for label, record in found:
+        key = describe(record) if record.get("commit") else "an unknown commit (no provenance recorded)"
+        if label not in by.setdefault(key, []):
+            by[key].append(label)
+    if len(by) == 1:
+        return f"Runs made by {next(iter(by))}."
+    return "Runs made by " + "; ".join(f"{what} ({', '.join(labels)})" for what, labels in by.items()) + "."
+
+
+def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: int | None = None,
+                  reuse: Reuse | None = None) -> None:
+    """Train the arms of ``comp`` whose run folders are missing, resume interrupted ones, reuse
+    finished ones that ``reuse`` allows (default: this commit's); :class:`StaleRun` otherwise."""
     from graphmatch.engine import train
     from graphmatch.engine.run_folder import is_complete
 
-    for arm in comp.arms:
-        out = run_dir(root, comp, arm)
+    reuse = reuse or Reuse.here()
+    outs = [run_dir(root, comp, arm) for arm in comp.arms]
+    for out in outs:  # every folder of the comparison is checked before anything trains
+        reuse.check(out)
+    for arm, out in zip(comp.arms, outs, strict=True):
         if is_complete(out):
-            print(f"[{comp.name}] {arm.label}: complete, reused ({out})")
+            print(f"[{comp.name}] {arm.label}: complete, made by allowed code, reused ({out})")
             continue
         overrides = [*comp.common, *arm.overrides]
         if data_dir:
@@ -107,6 +215,7 @@ def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: i
             train(None, run_dir=out, resume=out)
         else:
             train(arm.recipe, overrides, out, seeds=comp.seeds)
+        stamp(out)
         print(f"[{comp.name}] {arm.label}: done in {time.time() - start:.0f} s", flush=True)
 
 
@@ -122,13 +231,17 @@ def _seed_times(folder: Path, metrics: dict) -> str:
     return ", ".join(f"{json.loads(p.read_text(encoding='utf-8'))['time_s']:.0f}" for p in paths)
 
 
-def table(root: Path, comp: Comparison) -> str | None:
-    """The Markdown block of one comparison, or ``None`` when a run folder is missing."""
-    rows = []
+def table(root: Path, comp: Comparison, reuse: Reuse | None = None) -> str | None:
+    """The Markdown block of one comparison, or ``None`` when a run folder is missing; its last
+    line names the commit that made the runs. A run folder that ``reuse`` does not allow is a
+    :class:`StaleRun`."""
+    reuse = reuse or Reuse.here()
+    rows, provenances = [], []
     for arm in comp.arms:
         path = run_dir(root, comp, arm) / "metrics.json"
         if not path.is_file():
             return None
+        provenances += [(arm.label, record) for record in reuse.check(path.parent)]
         rows.append((arm, json.loads(path.read_text(encoding="utf-8"))))
     head = ["arm", "recipe", "seeds"] + [f"dev {m}" for m in comp.metrics] + [f"test {m}" for m in comp.metrics]
     head += ["test per seed", "training s per seed"]
@@ -163,6 +276,7 @@ def table(root: Path, comp: Comparison) -> str | None:
     ]
     if comp.note:
         body += ["", comp.note]
+    body += ["", made_by(provenances)]
     return "\n".join(body)
 
 
@@ -177,12 +291,12 @@ def replace_block(text: str, name: str, block: str) -> str | None:
     return f"{text[:start]}{begin}\n{block}\n{text[stop:]}"
 
 
-def write_doc(root: Path, comps: list[Comparison], doc: Path) -> list[str]:
+def write_doc(root: Path, comps: list[Comparison], doc: Path, reuse: Reuse | None = None) -> list[str]:
     """Replace each ``<!-- results:NAME -->`` block of ``doc``; returns the names written."""
     text = doc.read_text(encoding="utf-8")
     written = []
     for comp in comps:
-        block = table(root, comp)
+        block = table(root, comp, reuse)
         new = None if block is None else replace_block(text, comp.name, block)
         if new is not None:
             text = new
@@ -191,22 +305,159 @@ def write_doc(root: Path, comps: list[Comparison], doc: Path) -> list[str]:
     return written
 
 
+# ------------------------------------------------------------------ --verify
+@dataclass(frozen=True)
+class Retrain:
+    """One arm of one table for ``--verify``: how to train its seed 42 into a folder, where the
+    table's own run of that seed is, and which row of the document shows it."""
+
+    table: str
+    label: str
+    command: Callable[[Path], list[str]]
+    folder: Path
+    row: tuple[str, ...]
+    figures: tuple[tuple[str, ...], ...]
+
+
+def _budget():
+    """``benchmarks/relation_budget.py`` as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("relation_budget", REPO / "benchmarks" / "relation_budget.py")
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    if not hasattr(module, "command"):
+        spec.loader.exec_module(module)
+    return module
+
+
+def _graphmatch(recipe: str, overrides: Sequence[str]) -> Callable[[Path], list[str]]:
+    return lambda out: [sys.executable, "-m", "graphmatch.cli.main", "train", recipe, "--out", str(out),
+                        "--set", *overrides]
+
+
+def retrains(comps: Sequence[Comparison], root: Path, budget_root: Path | None, data_dir: str | None,
+             seed: int = VERIFY_SEED) -> list[Retrain]:
+    """Seed ``seed`` of every arm of ``comps`` and, with ``budget_root``, of the relation budget table."""
+    jobs = []
+    for comp in comps:
+        for arm in comp.arms:
+            sets = [*comp.common, *arm.overrides, f"train.seed={seed}", "train.threads=1",
+                    *([f"data.root={data_dir}"] if data_dir else [])]
+            figures = tuple((split, m) for split in ("test", "dev") for m in comp.metrics)
+            jobs.append(Retrain(comp.name, arm.label, _graphmatch(arm.recipe, sets),
+                                run_dir(root, comp, arm) / f"seed-{seed}", (arm.label,), figures))
+    if budget_root is not None:
+        budget = _budget()
+        for model in budget.MODELS:
+            for impl in budget.IMPLS:
+                def command(out: Path, impl=impl, model=model) -> list[str]:
+                    args = argparse.Namespace(epochs=budget.EPOCHS, threads=1, data_dir=data_dir, out=out.parent)
+                    return budget.command(impl, model, seed, out, args)
+                jobs.append(Retrain("relation_budget", f"{model} {impl}", command,
+                                    budget_root / f"{impl}-{model}" / f"seed-{seed}", (model, impl),
+                                    (("test", "semeval2010"), ("dev", "semeval2010"), ("best_epoch",))))
+    return jobs
+
+
+def _get(metrics: dict, path: tuple[str, ...]):
+    for key in path:
+        metrics = metrics[key]
+    return metrics
+
+
+def doc_figure(doc_text: str, table_name: str, row: Sequence[str], seed: int = VERIFY_SEED) -> str | None:
+    """The test figure of ``seed`` as printed in the ``table_name`` block of the document: the
+    row whose first cells are ``row``, the "... per seed" column at the seed's place in "seeds"."""
+    begin, end = f"<!-- results:{table_name} -->", f"<!-- /results:{table_name} -->"
+    if begin not in doc_text or end not in doc_text:
+        return None
+    block = doc_text[doc_text.index(begin):doc_text.index(end)]
+    header = None
+    for line in block.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|"):
+            continue
+        if "seeds" in cells:
+            header = cells
+        elif header and tuple(cells[:len(row)]) == tuple(row):
+            per_seed = next(i for i, name in enumerate(header) if name.startswith("test") and name.endswith("per seed"))
+            seeds = [s.strip() for s in cells[header.index("seeds")].split(",")]
+            values = [v.strip() for v in cells[per_seed].split(",")]
+            return values[seeds.index(str(seed))] if str(seed) in seeds else None
+    return None
+
+
+def _show(value) -> str:
+    return "–" if value is None else (f"{value!r}" if isinstance(value, float) else str(value))
+
+
+def verify(jobs: Sequence[Retrain], doc: Path, log=print) -> bool:
+    """Retrain every job into a temporary folder with an empty ``GRAPHMATCH_CACHE`` and compare
+    each figure exactly with the table's run folder (all digits) or, without it, with the
+    document (the two decimals printed). Prints the comparison; true when every figure agrees."""
+    doc_text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
+    rows, ok = [], True
+    for job in jobs:
+        with tempfile.TemporaryDirectory(prefix="graphmatch-verify-") as tmp:
+            out, cache = Path(tmp) / "runs" / "run", Path(tmp) / "cache"
+            out.parent.mkdir(parents=True)
+            cmd = job.command(out)
+            env = {**os.environ, "GRAPHMATCH_CACHE": str(cache),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+            log(f"[verify] {job.table} / {job.label}: {' '.join(cmd[1:])}", flush=True)
+            start = time.time()
+            done = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            log(f"[verify] {job.table} / {job.label}: {time.time() - start:.0f} s, exit {done.returncode}", flush=True)
+            if done.returncode != 0:
+                log(done.stdout[-3000:])
+                rows.append((f"{job.table} / {job.label}", "training", f"failed (exit {done.returncode})", "no"))
+                ok = False
+                continue
+            retrained = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        table_run = job.folder / "metrics.json"
+        if table_run.is_file():
+            reported = json.loads(table_run.read_text(encoding="utf-8"))
+            pairs = [(" ".join(path) + " (run folder)", _get(reported, path), _get(retrained, path))
+                     for path in job.figures]
+            same = [a == b for _, a, b in pairs]
+        else:
+            path = job.figures[0]
+            value = doc_figure(doc_text, job.table, job.row)
+            pairs = [(" ".join(path) + f" ({doc.name})", value, _get(retrained, path))]
+            same = [value is not None and value == f"{pairs[0][2]:.2f}"]
+        for (name, a, b), agree in zip(pairs, same, strict=True):
+            rows.append((f"{job.table} / {job.label} / {name}", _show(a), _show(b), "yes" if agree else "**no**"))
+        ok = ok and all(same)
+    log("\n| figure | reported | retrained | same? |\n|---|---|---|---|")
+    for row in rows:
+        log("| " + " | ".join(row) + " |")
+    log(f"\n{'every figure retrained exactly' if ok else 'SOME FIGURES DIFFER'} "
+        f"({sum(r[3] == 'yes' for r in rows)} of {len(rows)} the same)")
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", default="runs/results", help="where the run folders go (default: runs/results)")
     parser.add_argument("--data-dir", default=os.environ.get("GRAPHMATCH_DATA"), help="data root")
     parser.add_argument("--threads", type=int, help="torch threads per run (1: two comparisons side by side)")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these comparisons")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these tables (relation_budget: --verify only)")
     parser.add_argument("--report", action="store_true", help="write the tables from existing run folders only")
     parser.add_argument("--list", action="store_true", help="list the comparisons and exit")
     parser.add_argument("--doc", default=str(DOC), help="the Markdown file whose blocks are replaced")
+    parser.add_argument("--reuse-from", action="append", default=[], metavar="COMMIT",
+                        help="also reuse finished run folders made by this commit (repeatable)")
+    parser.add_argument("--verify", action="store_true",
+                        help=f"retrain seed {VERIFY_SEED} of every arm from an empty cache and compare every figure")
+    parser.add_argument("--budget-runs", default="runs/relation_budget",
+                        help="run folders of benchmarks/relation_budget.py (for --verify)")
     args = parser.parse_args(argv)
-    comps = [c for c in COMPARISONS if not args.only or c.name in args.only]
-    unknown = set(args.only or ()) - {c.name for c in COMPARISONS}
+    names = [c.name for c in COMPARISONS] + ["relation_budget"]
+    unknown = set(args.only or ()) - set(names)
     if unknown:
-        print(f"results.py: error: unknown comparison(s) {sorted(unknown)}; known: "
-              f"{', '.join(c.name for c in COMPARISONS)}", file=sys.stderr)
+        print(f"results.py: error: unknown comparison(s) {sorted(unknown)}; known: {', '.join(names)}", file=sys.stderr)
         return 2
+    comps = [c for c in COMPARISONS if not args.only or c.name in args.only]
     if args.list:
         for c in comps:
             print(f"{c.name}: {c.title}")
@@ -214,10 +465,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {a.label}: {a.recipe} {' '.join(a.overrides)} × {c.seeds} seeds")
         return 0
     root = Path(args.runs)
-    if not args.report:
-        for comp in comps:
-            train_missing(root, comp, args.data_dir, args.threads)
-    written = write_doc(root, comps, Path(args.doc))
+    if args.verify:
+        budget = Path(args.budget_runs) if not args.only or "relation_budget" in args.only else None
+        return 0 if verify(retrains(comps, root, budget, args.data_dir), Path(args.doc)) else 1
+    try:
+        reuse = Reuse.here(args.reuse_from)
+        if not args.report:
+            for comp in comps:
+                train_missing(root, comp, args.data_dir, args.threads, reuse)
+        written = write_doc(root, comps, Path(args.doc), reuse)
+    except ValueError as err:  # StaleRun, a bad --reuse-from: one line
+        print(f"results.py: error: {err}", file=sys.stderr)
+        return 2
     print(f"tables written to {args.doc}: {', '.join(written) or 'none'}")
     return 0
 
