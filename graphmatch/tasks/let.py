@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.let import PairMatchingDataset, lcqmc_file
+from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
@@ -187,13 +187,15 @@ class LETTask(Task):
     def datasets(self) -> dict[str, Dataset]:
         d = self.data_cfg
         limits = {"train": d["limit"], "dev": d["dev_limit"], "test": d["test_limit"]}
+        inputs = lexicon_files(d["root"]) if d["senses"] else None
         out: dict[str, Dataset] = {}
         for split in SPLITS:
             path = self.source(split)
             if path is not None:
-                out[split] = PairMatchingDataset(path, self.builder(), root=d["cache_dir"], limit=limits[split],
-                                                 fmt=d["format"], progress=d["progress"],
-                                                 require_labels=split != "test", workers=d["workers"])
+                out[split] = PairMatchingDataset(path, self.builder(), root=d["root"], cache=d["cache_dir"],
+                                                 inputs=inputs, limit=limits[split], fmt=d["format"],
+                                                 progress=d["progress"], require_labels=split != "test",
+                                                 workers=d["workers"])
         return out
 
     def label_names(self) -> list[str]:
