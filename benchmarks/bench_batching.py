@@ -59,9 +59,9 @@ def main() -> None:
     tokenizer = CharTokenizer.default(args.data_dir)
     datasets = {
         "K-BERT chnsenticorp dev (HowNet, L 256)": kbert_dataset(
-            "chnsenticorp", "dev", root=args.data_dir, cache_dir=args.cache, progress=False),
+            "chnsenticorp", "dev", root=args.data_dir, cache=args.cache, progress=False),
         "K-BERT msra_ner dev (HowNet, L 256)": kbert_dataset(
-            "msra_ner", "dev", root=args.data_dir, cache_dir=args.cache, progress=False),
+            "msra_ner", "dev", root=args.data_dir, cache=args.cache, progress=False),
         f"LET LCQMC dev, first {args.let_pairs} pairs (lattice of 3 segmenters)": PairMatchingDataset(
             lcqmc_file("dev", args.data_dir), LatticePairBuilder(tokenizer, load_lexicon(args.data_dir)),
             root=os.path.join(args.cache, "let"), limit=args.let_pairs, progress=False),

@@ -30,15 +30,13 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg
+from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg, tree_options
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
-from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.kbert import HEADS, POOLINGS, KBert
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.tasks.base import Task, register
-from graphmatch.text import CharTokenizer
 
 BACKENDS = ("ours", "hf")
 
@@ -123,7 +121,7 @@ class KBertTask(Task):
     def datasets(self) -> dict[str, Dataset]:
         d = self.data_cfg
         cls = KINDS[self.kind]
-        common = dict(root=d["root"], cache_dir=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
+        common = dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
                       max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
                       progress=self.config.get("train", {}).get("progress", True))
         train = cls(d["dataset"], "train", limit=d["limit"], **common)
@@ -160,10 +158,9 @@ class KBertTask(Task):
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
-            kg_path = resolve_kg(d["kg"], d["root"])
-            kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
-            self._builder = make_builder(kg, CharTokenizer(self.vocab_path()), self.kind, self.label_names(),
-                                         d["max_length"], d["max_entities"], d["mode"], keep_text=keep_text)
+            options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"])
+            self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
+                                         keep_text=keep_text)
         return self._builder
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
