@@ -66,7 +66,7 @@ def test_let(shared_data, samples, tokenizer, hownet_lexicon, tmp_path):
 
 def test_semeval(samples, tmp_path):
     relation = samples / "relation"
-    check_dataset(SemEval2010Task8(tmp_path, "test", train_file=relation / "train.txt",
+    check_dataset(SemEval2010Task8("test", cache=tmp_path, train_file=relation / "train.txt",
                                    test_file=relation / "test.txt", dev_size=10))
 
 
