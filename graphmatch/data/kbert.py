@@ -153,9 +153,6 @@ class KBertDataset(CachedDataset):
         self._builder = builder
         self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode)
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
-        self.load(self.processed_paths[0], data_cls=HeteroData)
-        with open(self.processed_paths[1], encoding="utf-8") as f:
-            self.labels = json.load(f)
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
@@ -175,6 +172,11 @@ class KBertDataset(CachedDataset):
 
     def stored_files(self) -> list[str]:
         return ["data.pt", "labels.json"]
+
+    def load_cache(self) -> None:
+        self.load(self.processed_paths[0], data_cls=HeteroData)
+        with open(self.processed_paths[1], encoding="utf-8") as f:
+            self.labels = json.load(f)
 
     # ------------------------------------------------------------- building
     @property

@@ -227,7 +227,6 @@ class PairMatchingDataset(CachedDataset):
         self.builder, self.limit, self.fmt, self.progress = builder, limit, fmt, progress
         self.inputs = dict(inputs or {})
         super().__init__(root, cache, transform=transform, force_reload=force_reload, log=progress)
-        self.load(self.processed_paths[0], data_cls=HeteroData)
 
     def builder_key(self) -> dict[str, Any]:
         """The builder's options, and digests of its vocabulary and sememe index (their
@@ -247,6 +246,9 @@ class PairMatchingDataset(CachedDataset):
 
     def stored_files(self) -> list[str]:
         return ["data.pt"]
+
+    def load_cache(self) -> None:
+        self.load(self.processed_paths[0], data_cls=HeteroData)
 
     def write(self) -> None:
         pairs = read_pairs(self.source, self.fmt, self.limit)

@@ -122,10 +122,6 @@ class RelationDataset(CachedDataset):
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
         super().__init__(root, cache, transform=transform, force_reload=force_reload, log=True)
-        self.load(self.processed_paths[self.splits.index(split)], data_cls=HeteroData)
-        meta = json.loads(Path(self.processed_dir, "meta.json").read_text(encoding="utf-8"))
-        self.label_names: list[str] = meta["labels"]
-        self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
@@ -155,6 +151,12 @@ class RelationDataset(CachedDataset):
 
     def stored_files(self) -> list[str]:
         return [f"{s}.pt" for s in self.splits] + ["meta.json"]
+
+    def load_cache(self) -> None:
+        self.load(self.processed_paths[self.splits.index(self.split)], data_cls=HeteroData)
+        meta = json.loads(Path(self.processed_dir, "meta.json").read_text(encoding="utf-8"))
+        self.label_names: list[str] = meta["labels"]
+        self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
 
     @property
     def splits(self) -> tuple[str, ...]:

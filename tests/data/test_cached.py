@@ -24,9 +24,9 @@ def _kbert(samples, shared_data, cache):
                                       kg=samples / "kg" / "sample.spo", max_length=32, limit=6, progress=False)
 
 
-def _relation(samples, cache):
+def _relation(samples, cache, split="train"):
     files = {s: samples / "relation_zh" / f"{s}.tsv" for s in ("train", "dev", "test")}
-    return RelationDataset("dev", train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
+    return RelationDataset(split, train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
                            tokenization="chars", cache=cache)
 
 
@@ -56,6 +56,12 @@ def _truncate(path: Path):
     path.write_bytes(data[: len(data) // 2])
 
 
+def _zeros(path: Path):
+    st = path.stat()
+    path.write_bytes(bytes(st.st_size))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def _flip(path: Path):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -68,7 +74,9 @@ TAMPERS = {
     "cache format": (lambda folder, data: _rewrite_manifest(folder, lambda m: m["key"].update(cache_format=0)),
                      r"written in cache format 0, this version writes 1"),
     "truncated": (lambda folder, data: _truncate(data), r"\S+\.pt is truncated \(\d+ of \d+ bytes\)"),
-    "corrupt": (lambda folder, data: _flip(data), r"\S+\.pt is corrupt"),
+    "corrupt": (lambda folder, data: _flip(data), r"\S+\.pt is corrupt \(its sha256 differs"),
+    # the same size and mtime: not hashed again, but it fails to load
+    "unreadable": (lambda folder, data: _zeros(data), r"it cannot be read \(\w+"),
     "no manifest": (lambda folder, data: (folder / MANIFEST).unlink(), r"it has no manifest"),
     "bad manifest": (lambda folder, data: (folder / MANIFEST).write_text("{", encoding="utf-8"),
                      r"its manifest is unreadable"),
@@ -90,7 +98,6 @@ def test_a_stale_or_damaged_cache_is_rebuilt_with_one_line_saying_why(make, tmp_
 
     change, reason = TAMPERS[tamper]
     change(folder, data)
-    os.utime(data, ns=(stamp - 10**9, stamp - 10**9))  # ...even with the old time stamp
     again = make(tmp_path)
     err = [line for line in capfd.readouterr().err.splitlines() if "graphmatch" in line]
     assert len(err) == 1, err
@@ -128,8 +135,6 @@ def test_the_key_holds_the_inputs_sha256(samples, shared_data, tmp_path):
 
 
 def test_relation_splits_share_one_key(samples, tmp_path):
-    dev = _relation(samples, tmp_path)
-    files = {s: samples / "relation_zh" / f"{s}.tsv" for s in ("train", "dev", "test")}
-    train = RelationDataset("train", train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
-                            tokenization="chars", cache=tmp_path)
+    dev = _relation(samples, tmp_path, "dev")
+    train = _relation(samples, tmp_path)
     assert train.cache_digest == dev.cache_digest and len(train) == 40 and len(dev) == 20
