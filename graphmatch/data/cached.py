@@ -93,8 +93,12 @@ class CachedDataset(InMemoryDataset):
         return self.family
 
     def cache_key(self) -> dict[str, Any]:
-        """Everything the stored files depend on."""
-        return {
+        """Everything the stored files depend on (computed once per dataset object)."""
+        return json.loads(self._key_text)
+
+    @functools.cached_property
+    def _key_text(self) -> str:
+        key = {
             "cache_format": CACHE_FORMAT,
             "dataset": {"name": f"{type(self).__module__}.{type(self).__qualname__}",
                         "format": self.format_version},
@@ -103,12 +107,12 @@ class CachedDataset(InMemoryDataset):
                        for name, path in sorted(self.input_files().items())},
             "options": self.options(),
         }
+        return json.dumps(key, sort_keys=True, ensure_ascii=False, default=str)
 
     @functools.cached_property
     def cache_digest(self) -> str:
         """The sha256 (hex) of :meth:`cache_key`: what a run records of the data it read."""
-        text = json.dumps(self.cache_key(), sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return hashlib.sha256(self._key_text.encode("utf-8")).hexdigest()
 
     # ------------------------------------------------------------ the files
     @property
@@ -169,7 +173,7 @@ class CachedDataset(InMemoryDataset):
             recorded, files = manifest["key"], manifest["files"]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
             return f"its manifest is unreadable ({type(err).__name__})"
-        key = json.loads(json.dumps(self.cache_key(), sort_keys=True, ensure_ascii=False, default=str))
+        key = self.cache_key()
         if recorded != key:
             return _key_difference(recorded, key)
         for name in self.stored_files():

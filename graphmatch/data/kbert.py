@@ -150,13 +150,13 @@ class KBertDataset(CachedDataset):
         self.limit, self.progress = limit, progress
         self.given_labels = list(labels) if labels is not None else None
         self.labels: list[str] = list(labels) if labels is not None else []
-        self._builder = builder
+        self._given, self._builder = builder is not None, builder
         self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode)
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
-        options = (self._tree_options if self._builder is None
+        options = (self._tree_options if not self._given
                    else {name: getattr(self._builder, name) for name in self._tree_options})
         return {"name": f"{SentenceTreeBuilder.__module__}.{SentenceTreeBuilder.__qualname__}",
                 "format": GRAPHS_FORMAT, "options": options}

@@ -138,3 +138,20 @@ def test_relation_splits_share_one_key(samples, tmp_path):
     dev = _relation(samples, tmp_path, "dev")
     train = _relation(samples, tmp_path)
     assert train.cache_digest == dev.cache_digest and len(train) == 40 and len(dev) == 20
+
+
+def test_an_ner_cache_whose_tags_come_from_its_file_is_reused(tmp_path, shared_data, capfd):
+    """The builder made while building (tag ids from the file) does not change the recorded key."""
+    from graphmatch.data.kbert import KBertNERDataset
+
+    folder = tmp_path / "ner"
+    folder.mkdir()
+    (folder / "train.tsv").write_text("text_a\tlabel\n头 痛 三 天\tB-S I-S O O\n左 腿\tB-B I-B\n", encoding="utf-8")
+    kw = dict(root=shared_data, cache=tmp_path / "cache", kg="medical", max_length=16, progress=False)
+    ds = KBertNERDataset(str(folder), "train", **kw)
+    stamp = os.stat(ds.processed_paths[0]).st_mtime_ns
+    capfd.readouterr()
+    again = KBertNERDataset(str(folder), "train", **kw)
+    assert capfd.readouterr().err == "" and os.stat(again.processed_paths[0]).st_mtime_ns == stamp
+    assert again.labels == ds.labels == ["O", "B-B", "B-S", "I-B", "I-S"]
+    assert again.builder.tag_to_id == {t: i for i, t in enumerate(ds.labels)}
