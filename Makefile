@@ -6,7 +6,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint fonts
+.PHONY: setup demo test lint fonts wordnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,15 @@ fonts:
 	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q fonts-wqy-microhei >/dev/null 2>&1)) || \
 	  echo "note: no CJK font installed; Chinese labels in pictures will show as boxes (install fonts-wqy-microhei)"
 
-setup: $(VENV)/.installed fonts
+# WordNet 3.0's database files (Debian's wordnet-base, ~28 MB in /usr/share/wordnet): `graphmatch kg
+# wordnet` reads them, and the tests check that the packaged kg: wordnet graph is rebuilt from them
+wordnet:
+	@test -f /usr/share/wordnet/data.noun || test -n "$$WORDNET_DIR" || \
+	  (apt-get install -y -q wordnet-base >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q wordnet-base >/dev/null 2>&1)) || \
+	  echo "note: WordNet not installed; graphmatch kg wordnet needs it (install wordnet-base, or set WORDNET_DIR)"
+
+setup: $(VENV)/.installed fonts wordnet
 
 demo: setup
 	$(BIN)/graphmatch demo --out demo_out

@@ -60,7 +60,9 @@ def bench(recipe: str, args: argparse.Namespace, extra: tuple[str, ...] = ()) ->
         sync()
         start, start_cpu = time.perf_counter(), time.process_time()
         optimizer.zero_grad()
-        task.loss(model(batch), batch).backward()
+        loss = task.loss(model(batch), batch)
+        penalty = task.penalty(model)
+        (loss if penalty is None else loss + penalty).backward()
         optimizer.step()
         sync()
         if k >= args.warmup:

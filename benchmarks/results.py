@@ -88,7 +88,7 @@ def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
 
 def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: int | None = None) -> None:
     from graphmatch.engine import train
-    from graphmatch.engine.runs import is_complete
+    from graphmatch.engine.run_folder import is_complete
 
     for arm in comp.arms:
         out = run_dir(root, comp, arm)

@@ -13,6 +13,9 @@ working folder first, then under the data roots (``root``, then ``$GRAPHMATCH_DA
 A user's text files are read through :func:`read_text` / :func:`iter_lines`: UTF-8 with a
 leading byte-order mark removed; invalid UTF-8 is a ``ValueError`` naming the file and line, a
 folder where a file is expected a ``ValueError`` naming it.
+
+Every file the project writes (caches, downloads, run folders, checkpoints) goes through
+:func:`write_atomically`: complete under its real name, or not there at all.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import hashlib
 import os
 import shutil
 import sys
-import tempfile
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -325,15 +328,14 @@ def locate(relpath: str, root: str | os.PathLike | None = None, download: bool =
 
 
 def _download(url: str, dest: Path, digest: str | None) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp, \
-            urllib.request.urlopen(url, timeout=30) as resp:
-        shutil.copyfileobj(resp, tmp)
-    got = sha256(tmp.name)
-    if digest is not None and got != digest:
-        os.unlink(tmp.name)
-        raise OSError(f"sha256 mismatch for {url}: expected {digest}, got {got}")
-    os.replace(tmp.name, dest)
+    def fetch(tmp: str) -> None:
+        with urllib.request.urlopen(url, timeout=30) as resp, open(tmp, "wb") as f:
+            shutil.copyfileobj(resp, f)
+        got = sha256(tmp)
+        if digest is not None and got != digest:
+            raise OSError(f"sha256 mismatch for {url}: expected {digest}, got {got}")
+
+    write_atomically(dest, fetch)
 
 
 def package_folder(checkout: str, installed: str) -> Path:
@@ -423,13 +425,45 @@ def _lines(stream, where: str) -> Iterator[str]:
         yield line.rstrip("\r\n")
 
 
-def write_atomically(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp)`` on a temporary name beside ``path``, then rename it into place: an
-    interrupted write never leaves a file that a later run would take for a finished one."""
-    tmp = f"{path}.tmp{os.getpid()}"
+def write_atomically(path: str | os.PathLike, content: Callable[[str], None] | str | bytes) -> None:
+    """Write ``path`` so that it is either absent, its old self, or complete: never a partial file.
+
+    ``content`` is the text (UTF-8) or bytes to write, or a function ``write(tmp)`` that writes the
+    file at the path it is given. The file is written under a temporary name in the same folder
+    (``.<name>.<random>.tmp``), flushed to disk (``fsync``) and renamed over ``path``; when the
+    write fails the temporary file is removed and ``path`` is left as it was. Missing parent
+    folders are made.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        write(tmp)
+        if callable(content):
+            content(str(tmp))
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+        else:
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            with open(tmp, "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.close(fd)

@@ -44,9 +44,51 @@ def test_download_checks_sha256(tmp_path, monkeypatch):
     monkeypatch.setattr(datafiles.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"tampered"))
     with pytest.raises(OSError, match="sha256 mismatch"):
         datafiles._download("https://example.invalid/x", tmp_path / "x", "0" * 64)
-    assert not (tmp_path / "x").exists()
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary copy
     datafiles._download("https://example.invalid/x", tmp_path / "x", datafiles.hashlib.sha256(b"tampered").hexdigest())
     assert (tmp_path / "x").read_bytes() == b"tampered"
+
+
+@pytest.mark.parametrize("how", ["text", "bytes", "function"])
+def test_write_atomically_replaces_the_file_in_one_rename(tmp_path, monkeypatch, how):
+    target = tmp_path / "sub" / "out.txt"
+    content = {"text": "новый\n", "bytes": "новый\n".encode(),
+               "function": lambda tmp: Path(tmp).write_text("новый\n", encoding="utf-8")}[how]
+    datafiles.write_atomically(target, "old\n")  # makes the missing folder
+    renames, synced = [], []
+    replace, fsync = datafiles.os.replace, datafiles.os.fsync
+
+    def watch_replace(src, dst):
+        assert Path(dst) == target and target.read_text() == "old\n"  # the old file until the rename
+        assert Path(src).parent == target.parent and Path(src).read_bytes() == "новый\n".encode()
+        assert synced, "the data reaches the disk before the rename"
+        renames.append(src)
+        replace(src, dst)
+
+    monkeypatch.setattr(datafiles.os, "replace", watch_replace)
+    monkeypatch.setattr(datafiles.os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
+    datafiles.write_atomically(target, content)
+    assert len(renames) == 1 and target.read_text(encoding="utf-8") == "новый\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
+
+
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_failed_write_leaves_neither_the_target_nor_a_temporary_file(tmp_path, exists):
+    target = tmp_path / "out.bin"
+    if exists:
+        target.write_bytes(b"before")
+
+    def half_then_fail(tmp: str) -> None:
+        Path(tmp).write_bytes(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        datafiles.write_atomically(target, half_then_fail)
+    assert [p.name for p in tmp_path.iterdir()] == (["out.bin"] if exists else [])
+    assert not exists or target.read_bytes() == b"before"
+    with pytest.raises(TypeError):  # a failure before anything is written is cleaned up alike
+        datafiles.write_atomically(target, 3)  # type: ignore[arg-type]
+    assert [p.name for p in tmp_path.iterdir()] == (["out.bin"] if exists else [])
 
 
 def test_registry_matches_shared_data(shared_data):

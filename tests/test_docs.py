@@ -20,3 +20,11 @@ def test_the_readme_picture_is_what_show_draws():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     picture = re.search(r"!\[A K-BERT sentence tree and its visible matrix\]\((\S+)\)", readme).group(1)
     assert (REPO / picture).is_file() and "graphmatch show" in readme.split(picture, 1)[1][:600]
+
+
+def test_the_key_reference_is_generated_from_the_declarations():
+    """``docs/recipes.md`` is ``graphmatch recipe --keys``: regenerate it after changing a key."""
+    from graphmatch.engine.config import key_reference
+
+    assert (REPO / "docs" / "recipes.md").read_text(encoding="utf-8") == key_reference(), \
+        "docs/recipes.md is stale: run graphmatch recipe --keys > docs/recipes.md"

@@ -59,6 +59,8 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "graphmatch/recipes/kbert/chnsenticorp_hownet_quick.yaml" in names
     assert "graphmatch/samples/sentiment/train.tsv" in names and "graphmatch/samples/kg/sample.spo" in names
+    assert {f"graphmatch/knowledge/data/{f}" for f in ("wordnet.spo.gz", "noun.exc", "WORDNET_LICENSE.txt")} \
+        <= set(names)
 
     # a fresh venv that sees this environment's installed dependencies (not its graphmatch:
     # the editable install's .pth hook is not run for a directory added by path)
@@ -79,12 +81,15 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
              "from graphmatch.engine.config import find_recipe, resolve\n"
              "from graphmatch.datafiles import samples_dir\n"
              "print(graphmatch.__file__); print(find_recipe('kbert/chnsenticorp_hownet_quick')); print(samples_dir())\n"
-             "print(resolve('let/lcqmc_quick')['task'])\n")
+             "print(resolve('let/lcqmc_quick')['task'])\n"
+             "from graphmatch.knowledge import KnowledgeGraph\n"
+             "print(KnowledgeGraph.load('wordnet').subjects['ice cream'])\n")
     out = subprocess.run([python, "-c", check], cwd=work, env=env, check=True, capture_output=True,
                          text=True).stdout.splitlines()
     installed = Path(site) / "graphmatch"
     recipe = installed / "recipes" / "kbert" / "chnsenticorp_hownet_quick.yaml"
-    assert out == [str(installed / "__init__.py"), str(recipe), str(installed / "samples"), "let"]
+    assert out == [str(installed / "__init__.py"), str(recipe), str(installed / "samples"), "let",
+                   "[('type', 'food'), ('is a', 'frozen dessert')]"]  # kg: wordnet, packaged
     demo = subprocess.run([venv / "bin" / "graphmatch", "demo", "--epochs", "1", "--out", "demo", "--no-progress"],
                           cwd=work, env=env, capture_output=True, text=True)
     assert demo.returncode == 0, demo.stderr[-3000:]

@@ -83,18 +83,34 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default="-", help="input file, - for stdin (default: -)")
 
 
-def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
-    """One dict per non-blank line ``text`` or ``text_a<TAB>text_b``; errors name the line."""
+def kbert_rows(
+    lines: Iterable[str],
+    *,
+    max_length: int,
+    kg: str | None = None,
+    vocab: str | None = None,
+    data_dir: str | None = None,
+    mode: str = "default",
+    max_entities: int = 2,
+    predicate: bool = True,
+    query: str = "trie",
+    segmenter: str = "jieba",
+) -> Iterator[dict[str, Any]]:
+    """One dict per non-blank line ``text`` or ``text_a<TAB>text_b``; errors name the line.
+
+    The options are ``inspect kbert``'s (``predicate=False`` is ``--no-predicate``); ``kg`` is
+    a graph name or ``.spo`` file (:obj:`None`, ``"none"`` or ``"null"``: plain BERT input),
+    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``).
+    """
     from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
 
-    tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
-    kg = KnowledgeGraph.load(args.kg, args.data_dir) if args.kg and args.kg.lower() not in ("none", "null") else None
+    tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
+    graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
     builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
-        kg, tokenizer, max_length=args.max_length, max_entities=args.max_entities,
-        predicate=not args.no_predicate, mode=args.mode, query=args.query, segmenter=args.segmenter,
-        keep_text=True,
+        graph, tokenizer, max_length=max_length, max_entities=max_entities, predicate=predicate, mode=mode,
+        query=query, segmenter=segmenter, keep_text=True,
     )
     seen = 0
     for lineno, line in enumerate(lines, 1):
@@ -122,20 +138,33 @@ def kbert_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[
         raise ValueError(NO_INPUT)
 
 
-def let_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+def let_rows(
+    lines: Iterable[str],
+    *,
+    segmenters: str | None = None,
+    senses: bool = True,
+    max_length: int | None = None,
+    vocab: str | None = None,
+    data_dir: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """One dict per line ``text_a<TAB>text_b[<TAB>label]`` (a ``text_a<TAB>text_b`` header is
-    skipped): tokens, words with spans and senses, sememes and every edge list."""
+    skipped): tokens, words with spans and senses, sememes and every edge list.
+
+    The options are ``inspect let``'s (``senses=False`` is ``--no-senses``; ``segmenters`` a
+    comma list, :obj:`None` for the lattice of all three; ``max_length`` :obj:`None` for the
+    builder's).
+    """
     from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
-    tokenizer = CharTokenizer(args.vocab) if args.vocab else CharTokenizer.default(args.data_dir)
+    tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     builder = LatticePairCore(  # the array core of LatticePairBuilder: the same graph, without importing torch
         tokenizer,
-        None if args.no_senses else load_lexicon(args.data_dir),
-        segmenters=args.segmenters or ALL_SEGMENTERS,
-        max_length=args.max_length or 128,
-        senses=not args.no_senses,
+        load_lexicon(data_dir) if senses else None,
+        segmenters=segmenters or ALL_SEGMENTERS,
+        max_length=max_length or 128,
+        senses=senses,
         keep_text=True,
     )
     seen = 0
@@ -191,13 +220,23 @@ def let_graph_dict(stores: dict[Any, dict[str, Any]], text_a: str, text_b: str,
     }
 
 
-def relation_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+def relation_rows(
+    lines: Iterable[str],
+    *,
+    max_distance: int | None = None,
+    markers: bool = True,
+    max_length: int | None = None,
+    tokenization: str = "words",
+    pretrained: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """One dict per non-blank line: a marked sentence, optionally SemEval's ``id<TAB>"sentence"``,
     or ``head<TAB>tail<TAB>[relation<TAB>]sentence``.
 
-    Tokens are ``args.tokenization``'s (``words`` by default), or the word pieces of the
-    tokenizer in ``args.pretrained``; word ids come from a vocabulary built over the given lines
-    (or the tokenizer's); positions are shown unshifted (``-D … D``).
+    The options are ``inspect relation``'s (``markers=False`` is ``--no-markers``;
+    ``max_distance`` and ``max_length`` :obj:`None` for the builder's). Tokens are
+    ``tokenization``'s, or the word pieces of the tokenizer in the ``pretrained`` folder; word ids
+    come from a vocabulary built over the given lines (or the tokenizer's); positions are shown
+    unshifted (``-D … D``).
     """
     from graphmatch.graphs.relation import (
         DEFAULT_MAX_DISTANCE,
@@ -226,15 +265,14 @@ def relation_rows(lines: Iterable[str], args: argparse.Namespace) -> Iterator[di
             parsed.append((n, sid, parse_markup(text, where=f"line {n}")))
     if not parsed:
         raise ValueError(NO_INPUT)
-    max_distance = args.max_distance or DEFAULT_MAX_DISTANCE
-    common = dict(max_distance=max_distance, max_length=args.max_length or DEFAULT_MAX_LENGTH, keep_text=True,
-                  markers=not args.no_markers)
-    pretrained = getattr(args, "pretrained", None)
+    max_distance = max_distance or DEFAULT_MAX_DISTANCE
+    common = dict(max_distance=max_distance, max_length=max_length or DEFAULT_MAX_LENGTH, keep_text=True,
+                  markers=markers)
     if pretrained:
         builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)
         sentences = [(n, sid, s) for n, sid, s in parsed]
     else:
-        split = splitter(getattr(args, "tokenization", None) or "words")
+        split = splitter(tokenization)
         sentences = [(n, sid, tokenize_marked(s, split, f"line {n}")) for n, sid, s in parsed]
         mark = with_markers if common["markers"] else (lambda sent: sent)
         builder = RelationGraphBuilder(Vocab.build(mark(s).tokens for _, _, s in sentences), split=split, **common)
@@ -269,12 +307,25 @@ def relation_graph_dict(data: Any, line: int | None = None, sid: str | None = No
     return row
 
 
+def row_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The row builder's keyword arguments from the parsed command line of ``args.kind``."""
+    if args.kind == "kbert":
+        return dict(max_length=args.max_length, kg=args.kg, vocab=args.vocab, data_dir=args.data_dir, mode=args.mode,
+                    max_entities=args.max_entities, predicate=not args.no_predicate, query=args.query,
+                    segmenter=args.segmenter)
+    if args.kind == "let":
+        return dict(segmenters=args.segmenters, senses=not args.no_senses, max_length=args.max_length,
+                    vocab=args.vocab, data_dir=args.data_dir)
+    return dict(max_distance=args.max_distance, markers=not args.no_markers, max_length=args.max_length,
+                tokenization=args.tokenization, pretrained=args.pretrained)
+
+
 ROWS = {"kbert": kbert_rows, "let": let_rows, "relation": relation_rows}
 
 
 def run(args: argparse.Namespace) -> int:
     from graphmatch.datafiles import iter_lines
 
-    for row in ROWS[args.kind](iter_lines(args.input), args):
+    for row in ROWS[args.kind](iter_lines(args.input), **row_options(args)):
         sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
     return 0

@@ -21,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.runner import load, predict_graph
+    from graphmatch.engine import load, predict_graph
 
     task, model = load(args.run)
     data = task.encode(args.text, args.text_b)

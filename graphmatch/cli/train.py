@@ -34,10 +34,11 @@ def _figure(value: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.runner import _env_rank, train
+    from graphmatch.engine import train
+    from graphmatch.engine.run_folder import env_rank
 
     run_dir = train(args.recipe, args.overrides, args.out, seeds=args.seeds, resume=args.resume)
-    if _env_rank() != 0:
+    if env_rank() != 0:
         return 0
     metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
     print(f"run folder: {run_dir}")

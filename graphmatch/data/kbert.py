@@ -33,8 +33,9 @@ from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
+from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
-from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph
+from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
 from graphmatch.text import CharTokenizer
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
@@ -72,7 +73,7 @@ def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> 
         return None
     key = str(kg).lower()
     if key in BUILTIN_KGS:
-        return locate(BUILTIN_KGS[key], root)
+        return builtin_kg_path(key, root)
     try:
         path = resolve_path(kg, root, "knowledge graph")
     except FileNotFoundError as err:
@@ -110,7 +111,7 @@ class KBertDataset(CachedDataset):
             ``$GRAPHMATCH_CACHE/processed/kbert``).
         kg (str, optional): ``"hownet"``, ``"medical"``, a ``.spo`` path, or ``None`` for no
             knowledge (plain BERT input). (default: ``"hownet"``)
-        max_length (int): tokens kept after injection. (default: 256)
+        max_length (int): tokens kept after injection. (default: :data:`DEFAULT_MAX_LENGTH`)
         max_entities (int): branches per word. (default: 2)
         vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
         labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the
@@ -134,7 +135,7 @@ class KBertDataset(CachedDataset):
 
     def __init__(self, name: str, split: str = "train", root: str | os.PathLike | None = None,
                  cache: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
-                 max_length: int = 256, max_entities: int = 2, vocab: str | os.PathLike | None = None,
+                 max_length: int = DEFAULT_MAX_LENGTH, max_entities: int = 2, vocab: str | os.PathLike | None = None,
                  labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
                  transform=None, force_reload: bool = False, progress: bool = True,
                  builder: SentenceTreeBuilder | None = None):
@@ -250,6 +251,10 @@ class KBertDataset(CachedDataset):
             if bad:
                 raise ValueError(f"{ex.where}: label {bad[0]!r} is not in the label set of the training data "
                                  f"({', '.join(self.labels)})")
+
+    def token_labels(self) -> torch.Tensor:
+        """``token.y`` of every graph at once (NER: tag ids, -100 on branch tokens)."""
+        return self._data["token"].y
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name}/{self.split}, {len(self)} graphs, {len(self.labels)} labels)"

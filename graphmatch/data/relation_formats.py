@@ -16,7 +16,10 @@ spans of its two entities, a label and the line it came from):
 
 Both readers strip a UTF-8 byte-order mark, accept ``\\r\\n`` line ends, and raise one-line
 errors naming ``file:line``: invalid UTF-8, a malformed line, an entity not in its sentence,
-a repeated SemEval sentence id.
+a repeated SemEval sentence id. Entities may nest or overlap in both formats (``母亲`` inside
+``母亲四十岁时``); an example the models cannot represent (two entities on the same tokens, ...)
+is refused when it is tokenised, with
+:class:`~graphmatch.graphs.relation_markup.UnrepresentableExample`, which a dataset may skip.
 
 Labels are kept as written (directional labels such as ``Cause-Effect(e1,e2)`` stay distinct);
 :func:`label_set` takes them from the training data and :func:`check_labels` refuses a dev or

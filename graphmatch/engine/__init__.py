@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["train", "evaluate", "predict", "load", "resolve"]
+__all__ = ["train", "evaluate", "predict", "predict_graph", "load", "resolve"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("train", "evaluate", "predict", "load"):
+    if name in ("train", "evaluate", "predict", "predict_graph", "load"):
         from graphmatch.engine import runner
 
         return getattr(runner, name)

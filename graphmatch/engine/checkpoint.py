@@ -19,20 +19,20 @@ import numpy as np
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
+from graphmatch.datafiles import write_atomically
+from graphmatch.models.renamed_keys import upgrade_state_dict
+
 META = "graphmatch"
 PREFIX = "model."
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning's torch checkpoint writer, writing to a temporary file renamed into place, so a
-    crash never leaves a truncated checkpoint under the real name."""
+    """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
+    so a crash never leaves a truncated checkpoint under the real name."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        super().save_checkpoint(checkpoint, tmp, storage_options)
-        os.replace(tmp, path)
+        save = super().save_checkpoint
+        write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
 
 
 def find_checkpoint(run_or_ckpt: str | os.PathLike, which: str = "best") -> Path:
@@ -75,7 +75,10 @@ def model_state(ckpt: Mapping[str, Any]) -> dict[str, torch.Tensor]:
 
 
 def check_state_dict(model: torch.nn.Module, state: Mapping[str, torch.Tensor], source: str) -> None:
-    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly."""
+    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly
+    (parameters an earlier release named otherwise count under their current names, as
+    ``model.load_state_dict`` reads them: :mod:`graphmatch.models.renamed_keys`)."""
+    state = upgrade_state_dict(model, state)
     own = model.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]

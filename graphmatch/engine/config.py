@@ -1,11 +1,14 @@
 """Recipes: reading YAML, inheriting with ``base:``, ``--set key=value`` overrides, validation.
 
-A recipe has the sections ``data`` and ``model`` (owned by the task; every valid key and its
-default is in ``Task.defaults``), ``optim`` and ``train`` (owned by the engine; defaults in
-:data:`ENGINE_DEFAULTS`), plus ``task`` (a registered task name, or ``"package.module:name"``
+A recipe has the sections ``data`` and ``model`` (owned by the task, declared by ``Task.Data`` and
+``Task.Model``), ``optim`` and ``train`` (owned by the engine, declared by :class:`Optim` and
+:class:`Train`), plus ``task`` (a registered task name, or ``"package.module:name"``
 for a task defined outside graphmatch), and optionally ``name``, ``description`` and ``base``
 (a recipe file, relative to this one, whose values this one overrides). :func:`resolve` returns
-the complete configuration: every key present, every value checked.
+the complete configuration: every key present, every value checked (:mod:`graphmatch.recipe_keys`),
+each error one line naming the key and the recipe file. Keys of the previous release are renamed
+with a warning (:func:`graphmatch.recipe_keys.upgrade`). Every key: ``docs/recipes.md``
+(:func:`key_reference`).
 """
 
 from __future__ import annotations
@@ -15,58 +18,88 @@ import importlib
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from graphmatch.datafiles import package_folder
-from graphmatch.tasks.base import Task, get_task, task_names
+from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
+from graphmatch.tasks.base import BUILTIN_TASKS, Task, get_task, task_names
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
 SCHEDULES = ("linear", "constant")
 PRECISIONS = ("auto", "32-true", "16-mixed", "bf16-mixed", "bf16-true", "16-true", "64-true")
 ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps")
 
-ENGINE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "optim": {
-        "optimizer": "adamw",  # adamw | adam | rmsprop | adadelta | sgd
-        "lr": 1e-3,
-        "encoder_lr": None,  # learning rate of task.encoder_parameters(); null = lr
-        "layer_decay": None,  # encoder layer k of L trains at encoder_lr * layer_decay^(L - k); null = off
-        "weight_decay": 0.0,  # on weight matrices only, never on biases or norm gains
-        "momentum": 0.0,  # rmsprop and sgd
-        "warmup": 0.0,  # fraction of the optimisation steps with a linear warm-up
-        "schedule": "linear",  # after warm-up: linear decay to 0 | constant
-        "clip": None,  # max global gradient norm; null = no clipping
-    },
-    "train": {
-        "batch_size": 32,
-        "eval_batch_size": None,  # null = batch_size
-        "epochs": 3,
-        "max_steps": None,  # stop after this many optimiser steps (the schedule spans them)
-        "patience": None,  # early stopping after this many evaluations without a better dev score
-        "seed": 42,
-        "precision": "auto",  # auto = bf16-mixed (or 16-mixed) on a GPU, 32-true on CPU
-        "accelerator": "auto",
-        "devices": 1,
-        "strategy": "auto",  # e.g. ddp
-        "num_nodes": 1,
-        "val_every_steps": None,  # evaluate on dev every N steps; null = after every epoch
-        "limit_train": None,  # first N training samples (int) or a fraction (float in (0, 1])
-        "limit_eval": None,  # same for dev and test
-        "num_workers": 0,
-        "threads": 2,  # torch CPU threads per process
-        "deterministic": False,  # torch.use_deterministic_algorithms
-        "progress": True,  # progress bars
-        "resume": None,  # a run folder or a .ckpt to continue from
-        "bucket": False,  # batches of samples of similar size (token nodes): less padding
-    },
-}
+
+@dataclass(frozen=True)
+class Optim:
+    """The ``optim`` section: optimiser, learning rates, schedule, clipping."""
+
+    optimizer: Literal["adamw", "adam", "rmsprop", "adadelta", "sgd"] = key("adamw", "the optimiser")
+    lr: float = key(1e-3, "learning rate of everything but the encoder", interval="(0, inf)")
+    encoder_lr: float | None = key(None, "learning rate of Task.encoder_parameters() (a pretrained encoder); "
+                                         "null = lr", interval="(0, inf)")
+    layer_decay: float | None = key(None, "encoder layer k of L trains at encoder_lr × layer_decay^(L − k); "
+                                          "null = off", interval="(0, 1]")
+    weight_decay: float = key(0.0, "on weight matrices only, never on biases or norm gains", interval="[0, inf)")
+    momentum: float = key(0.0, "momentum of rmsprop and sgd")
+    warmup: float = key(0.0, "fraction of the optimiser steps with a linear warm-up from 0", interval="[0, 1)")
+    schedule: Literal["linear", "constant"] = key("linear", "after warm-up: linear decay to 0 at the last step, "
+                                                            "or constant")
+    clip: float | None = key(None, "clip the global gradient norm to this; null = no clipping", interval="(0, inf)")
+
+
+def _devices(value: Any) -> str | None:
+    ok = (value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+          or (isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                              for i in value)))
+    return None if ok else "'auto', a count >= 1 or a list of device ids"
+
+
+@dataclass(frozen=True)
+class Train:
+    """The ``train`` section: batches, epochs, devices, seeds, run-time switches."""
+
+    batch_size: int = key(32, "training batch size per process", interval="[1, inf)")
+    eval_batch_size: int | None = key(None, "dev/test batch size; null = batch_size", interval="[1, inf)")
+    epochs: int = key(3, "training epochs", interval="[1, inf)")
+    max_steps: int | None = key(None, "stop after this many optimiser steps (the schedule spans them)",
+                                interval="[1, inf)")
+    patience: int | None = key(None, "early stopping after this many dev evaluations without a better score",
+                               interval="[1, inf)")
+    seed: int = key(42, "pl.seed_everything(seed, workers=True); also seeds the training order", interval="[0, inf)")
+    precision: str | int = key("auto", "auto = bf16-mixed (or 16-mixed) on a GPU, 32-true on a CPU; or a Lightning "
+                                       "precision (32 = 32-true)", choices=PRECISIONS,
+                               convert=lambda v: f"{v}-true" if isinstance(v, int) else v)
+    accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = key("auto", "the device kind")
+    devices: int | str | list[int] = key(1, "devices per node: a count, auto, or a list of ids", check=_devices,
+                                         allowed="`auto`, a count >= 1, a list of ids")
+    strategy: str = key("auto", "Lightning strategy, e.g. ddp")
+    num_nodes: int = key(1, "nodes for multi-node DDP", interval="[1, inf)")
+    val_every_steps: int | None = key(None, "evaluate on dev every N optimiser steps; null = after every epoch",
+                                      interval="[1, inf)")
+    num_workers: int = key(0, "data loader worker processes", interval="[0, inf)")
+    threads: int = key(2, "torch CPU threads per process", interval="[1, inf)")
+    deterministic: bool = key(False, "torch.use_deterministic_algorithms (Lightning's deterministic)")
+    progress: bool = key(True, "progress bars (data building and training) and the model summary")
+    resume: str | None = key(None, "a run folder or .ckpt to continue from (as --resume)")
+    bucket: bool = key(False, "training batches of samples of similar size (token nodes): less padding")
+
+
+#: the engine's sections
+ENGINE_SECTIONS: dict[str, type] = {"optim": Optim, "train": Train}
+#: the engine's plain defaults (derived from the declarations)
+ENGINE_DEFAULTS: dict[str, dict[str, Any]] = {name: defaults(cls) for name, cls in ENGINE_SECTIONS.items()}
+#: engine keys of the previous release
+ENGINE_RENAMED = (
+    Renamed("train.limit_train", ("data.limit.train",)),
+    Renamed("train.limit_eval", ("data.limit.dev", "data.limit.test")),
+)
 TOP_LEVEL = ("task", "name", "description", "base", "data", "model", "optim", "train")
 SECTIONS = ("data", "model", "optim", "train")
-#: engine keys that take values of several kinds (checked by _check_engine instead)
-FLEXIBLE = {"train.precision", "train.devices"}
 #: keys that may differ between an interrupted run and its resumption
 RUNTIME_KEYS = {("train", "resume"), ("train", "progress"), ("train", "num_workers"), ("train", "threads")}
 
@@ -108,8 +141,10 @@ def find_recipe(name: str | os.PathLike) -> Path:
     raise FileNotFoundError(f"recipe {str(name)!r} not found; known recipes: {', '.join(known) or '(none)'}")
 
 
-def read_recipe(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """Load a recipe file, merging it over its ``base:`` recipe (recursively)."""
+def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """``(file, mapping)`` of a recipe and of the recipes it inherits from with ``base:``, the
+    farthest base first (each mapping without ``base``; the recipe's own ``name`` defaults to
+    its file name)."""
     path = find_recipe(path)
     real = path.resolve()
     if real in _seen:
@@ -117,27 +152,37 @@ def read_recipe(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> dict[s
     with open(path, encoding="utf-8") as f:
         try:
             raw = load_yaml(f.read()) or {}
-        except yaml.YAMLError as err:
-            raise ValueError(f"recipe {path} is not valid YAML: {err}") from err
+        except yaml.YAMLError as err:  # one line: where and what
+            mark = getattr(err, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise ValueError(f"recipe {where} is not valid YAML: {problem}") from err
     if not isinstance(raw, dict):
         raise ValueError(f"recipe {path} must be a mapping with sections {', '.join(SECTIONS)}")
-    raw.setdefault("name", path.stem)
     base = raw.pop("base", None)
-    if base is None:
-        return raw
-    parent = read_recipe(real.parent / base, _seen + (real,))
-    parent.pop("name", None)
-    return deep_merge(parent, raw)
+    parents = [] if base is None else read_chain(real.parent / base, _seen + (real,))
+    for _, parent in parents:
+        parent.pop("name", None)
+    raw.setdefault("name", path.stem)
+    return [*parents, (str(path), raw)]
+
+
+def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
+    """Load a recipe file, merging it over its ``base:`` recipe (recursively)."""
+    merged: dict[str, Any] = {}
+    for _, raw in read_chain(path):
+        merged = deep_merge(merged, raw)
+    return merged
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` updated by ``over``; nested mappings merge, everything else is replaced."""
     out = copy.deepcopy(dict(base))
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
+    for name, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(name), Mapping):
+            out[name] = deep_merge(out[name], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[name] = copy.deepcopy(value)
     return out
 
 
@@ -173,156 +218,136 @@ def parse_overrides(items: Sequence[str]) -> list[tuple[list[str], Any]]:
     return out
 
 
-def _set(config: dict[str, Any], path: list[str], value: Any, defaults: Mapping[str, Any]) -> None:
-    if path[0] in ("task", "name", "description") and len(path) == 1:
-        config[path[0]] = value
-        return
-    node, spec = config, defaults
-    for depth, key in enumerate(path):
-        where = ".".join(path[:depth]) or "top level"
-        if not isinstance(spec, Mapping) or key not in spec:
-            valid = sorted(spec) if isinstance(spec, Mapping) else []
-            raise ValueError(f"unknown recipe key {'.'.join(path)!r}; valid keys of {where}: {', '.join(valid)}")
-        if depth == len(path) - 1:
-            node[key] = value
-        else:
-            if not isinstance(node.get(key), dict):
-                node[key] = {}
-            node, spec = node[key], spec[key]
+def _override_layer(parsed: list[tuple[list[str], Any]]) -> dict[str, Any]:
+    """The ``--set`` keys as one more recipe layer (a nested mapping)."""
+    layer: dict[str, Any] = {}
+    for path, value in parsed:
+        node = layer
+        for part in path[:-1]:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[path[-1]] = value
+    return layer
 
 
-# --------------------------------------------------------------------------- checks
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, Mapping):
-        return "mapping"
-    return type(value).__name__
+def declarations(cls: type[Task]) -> dict[str, type]:
+    """The section dataclasses of a recipe of task ``cls``."""
+    return {"data": cls.Data, "model": cls.Model, **ENGINE_SECTIONS}
 
 
-def _check_like_defaults(
-    config: Mapping[str, Any], defaults: Mapping[str, Any], where: str, kinds: Mapping[str, str] | None = None
-) -> None:
-    """Unknown keys are errors; a value must have its default's kind. A null default takes a
-    value of the kind ``kinds`` names for it (``Task.kinds``), else any value."""
-    kinds = kinds or {}
-    for key, value in config.items():
-        name = f"{where}.{key}"
-        if key not in defaults:
-            raise ValueError(f"unknown recipe key {name!r}; valid keys of {where}: {', '.join(sorted(defaults))}")
-        default = defaults[key]
-        if default is None and value is not None and key in kinds:
-            _check_kind(name, value, kinds[key])
-        if default is None or value is None or name in FLEXIBLE:
+def _check_layer(layer: dict[str, Any], sections: Mapping[str, type], source: str | None) -> None:
+    """Check one recipe file (or the ``--set`` keys) in place: sections, keys, values."""
+    for name in list(layer):
+        if name not in TOP_LEVEL:
+            near = suggest(str(name), list(TOP_LEVEL))
+            raise ValueError(f"unknown recipe section {name!r}{' in ' + source if source else ''}; "
+                             + (f"did you mean {near!r}?" if near else f"valid: {', '.join(TOP_LEVEL)}"))
+    for section, cls in sections.items():
+        value = layer.get(section)
+        if value is None:
             continue
-        if isinstance(default, Mapping) and isinstance(value, Mapping):
-            _check_like_defaults(value, default, name)
-        elif _kind(value) != _kind(default):
-            raise ValueError(f"{name} must be a {_kind(default)} like its default {default!r}, got {value!r}")
-        elif isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+        if not isinstance(value, Mapping):
+            raise ValueError(f"recipe section {section!r}{' in ' + source if source else ''} must be a mapping, "
+                             f"got {value!r}")
+        layer[section] = check(cls, value, f"{section}.", source)
 
 
-def _check_kind(name: str, value: Any, kind: str) -> None:
-    """``value`` of a null-default key must be of ``kind`` (a :func:`_kind` name, or ``integer``)."""
-    if kind == "integer":
-        if not _int_at_least(value, -(2**63)):
-            raise ValueError(f"{name} must be an integer or null, got {value!r}")
-    elif _kind(value) != kind:
-        raise ValueError(f"{name} must be a {kind} or null, got {value!r}")
-
-
-def _require(ok: bool, message: str) -> None:
-    if not ok:
-        raise ValueError(message)
-
-
-def _int_at_least(value: Any, low: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
-
-
-def _check_engine(config: dict[str, Any]) -> None:
-    o, t = config["optim"], config["train"]
-    _require(o["optimizer"] in OPTIMIZERS, f"optim.optimizer must be one of {OPTIMIZERS}, got {o['optimizer']!r}")
-    _require(o["schedule"] in SCHEDULES, f"optim.schedule must be one of {SCHEDULES}, got {o['schedule']!r}")
-    _require(o["lr"] > 0, f"optim.lr must be positive, got {o['lr']}")
-    _require(o["encoder_lr"] is None or o["encoder_lr"] > 0, "optim.encoder_lr must be positive or null")
-    _require(o["layer_decay"] is None or (_kind(o["layer_decay"]) == "number" and 0 < o["layer_decay"] <= 1),
-             f"optim.layer_decay must be in (0, 1] or null, got {o['layer_decay']!r}")
-    _require(0 <= o["warmup"] < 1, f"optim.warmup is a fraction of the steps in [0, 1), got {o['warmup']}")
-    _require(o["weight_decay"] >= 0, "optim.weight_decay must be >= 0")
-    _require(o["clip"] is None or o["clip"] > 0, "optim.clip must be positive or null")
-    for key in ("batch_size", "epochs", "num_nodes", "threads"):
-        _require(_int_at_least(t[key], 1), f"train.{key} must be an integer >= 1, got {t[key]!r}")
-    for key in ("eval_batch_size", "max_steps", "patience", "val_every_steps"):
-        _require(t[key] is None or _int_at_least(t[key], 1), f"train.{key} must be an integer >= 1 or null")
-    _require(_int_at_least(t["num_workers"], 0), "train.num_workers must be an integer >= 0")
-    _require(_int_at_least(t["seed"], 0), "train.seed must be an integer >= 0")
-    for key in ("limit_train", "limit_eval"):
-        v = t[key]
-        ok = v is None or _int_at_least(v, 1) or (isinstance(v, float) and 0 < v <= 1)
-        _require(ok, f"train.{key} must be a sample count >= 1, a fraction in (0, 1] or null, got {v!r}")
-    if isinstance(t["precision"], int):
-        t["precision"] = f"{t['precision']}-true"
-    _require(t["precision"] in PRECISIONS, f"train.precision must be one of {PRECISIONS}, got {t['precision']!r}")
-    _require(t["accelerator"] in ACCELERATORS, f"train.accelerator must be one of {ACCELERATORS}")
-    d = t["devices"]
-    ok = d == "auto" or _int_at_least(d, 1) or (isinstance(d, list) and all(_int_at_least(i, 0) for i in d))
-    _require(ok, f"train.devices must be 'auto', a count >= 1 or a list of device ids, got {d!r}")
-
-
-def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[str] = ()) -> dict[str, Any]:
+def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[str] = (), *,
+            stored: bool = False) -> dict[str, Any]:
     """The complete, checked configuration of a recipe (path, name or mapping) with overrides.
 
+    Each recipe file (and the ``--set`` keys) is checked against the declarations before they are
+    merged, so an error names the file the key was written in. ``stored``: ``recipe`` is a
+    configuration a run stored (``config.yaml``, a checkpoint's); old key names in it are renamed
+    without a warning.
+
     Raises:
-        ValueError: unknown key (the message lists the valid keys of its section), a value of
-            the wrong kind, or an engine option out of range.
+        ValueError: unknown key (with the nearest known key), a value of the wrong type, outside
+            its choices or range, or an old key beside its new name with another value.
         KeyError: unknown task.
     """
-    raw = read_recipe(recipe) if isinstance(recipe, (str, os.PathLike)) else copy.deepcopy(dict(recipe))
-    raw.pop("base", None)
-    unknown = [k for k in raw if k not in TOP_LEVEL]
-    if unknown:
-        raise ValueError(f"unknown recipe section(s) {unknown}; valid: {', '.join(TOP_LEVEL)}")
+    if isinstance(recipe, (str, os.PathLike)):
+        chain = read_chain(recipe)
+    else:
+        chain = [("", copy.deepcopy(dict(recipe)))]
+        chain[0][1].pop("base", None)
     parsed = parse_overrides(overrides)
-    for path, value in parsed:
-        if path == ["task"]:
-            raw["task"] = value
-    if "task" not in raw:
+    sets = _override_layer([(p, v) for p, v in parsed if p != ["task"]])
+    task = next((v for p, v in reversed(parsed) if p == ["task"]),
+                next((raw["task"] for _, raw in reversed(chain) if raw.get("task") is not None), None))
+    if task is None:
         raise ValueError(f"the recipe names no 'task'; known tasks: {', '.join(task_names())}")
-    cls = task_class(raw["task"])
-    defaults = {"data": cls.defaults.get("data", {}), "model": cls.defaults.get("model", {}), **ENGINE_DEFAULTS}
-    for section in SECTIONS:
-        value = raw.get(section) or {}
-        if not isinstance(value, Mapping):
-            raise ValueError(f"recipe section {section!r} must be a mapping, got {value!r}")
-        _check_like_defaults(value, defaults[section], section, cls.kinds.get(section))
-    config: dict[str, Any] = {"task": raw["task"], "name": str(raw.get("name") or raw["task"])}
-    if raw.get("description"):
-        config["description"] = raw["description"]
-    for section in SECTIONS:
-        config[section] = deep_merge(defaults[section], raw.get(section) or {})
-    for path, value in parsed:
-        if path != ["task"]:
-            _set(config, path, value, defaults)
-    for section in SECTIONS:
-        _check_like_defaults(config[section], defaults[section], section, cls.kinds.get(section))
-    _check_engine(config)
+    cls = task_class(task)
+    sections = declarations(cls)
+    renamed = [*ENGINE_RENAMED, *cls.renamed]
+    merged: dict[str, Any] = {}
+    for source, raw in [*chain, ("", sets)]:
+        upgrade(raw, renamed, source or None, stored=stored and raw is not sets)
+        _check_layer(raw, sections, source or None)
+        merged = deep_merge(merged, raw)
+    config: dict[str, Any] = {"task": task, "name": str(merged.get("name") or task)}
+    if merged.get("description"):
+        config["description"] = merged["description"]
+    for section, decl in sections.items():
+        config[section] = deep_merge(defaults(decl), merged.get(section) or {})
+    try:
+        cls.sections(config)
+    except ValueError as err:
+        source = chain[-1][0]
+        raise ValueError(f"{err}{f' ({source})' if source else ''}") from err
     return config
+
+
+def sample_limit(config: Mapping[str, Any], split: str) -> int | float | None:
+    """``data.limit.<split>`` (a count or a fraction) of a task that declares ``data.limit``
+    (:class:`~graphmatch.tasks.base.SampleLimits`), else None: the engine cuts the split to it."""
+    limits = config["data"].get("limit")
+    return limits.get(split) if isinstance(limits, Mapping) else None
+
+
+def _doc(cls: type) -> str:
+    return (cls.__doc__ or "").strip().replace("``", "`")
+
+
+def key_reference(task_names_: Sequence[str] | None = None) -> str:
+    """``docs/recipes.md``: every key of the engine's sections and of each task's, generated from
+    the declarations (``graphmatch recipe --keys [TASK]``); default: graphmatch's own tasks."""
+    from graphmatch.recipe_keys import describe
+
+    names = list(task_names_) if task_names_ else [n for n in task_names() if n in BUILTIN_TASKS]
+    lines = ["# Recipe keys", "",
+             "Generated from the declarations (`graphmatch recipe --keys > docs/recipes.md`); do not edit by hand.",
+             "A recipe is described in `docs/engine.md` (Recipes); how to add a key in `CONTRIBUTING.md`.", ""]
+
+    def table(title: str, cls: type, prefix: str, doc: str) -> None:
+        lines.extend([f"## {title}", "", doc, "", "| key | type | default | allowed | meaning |",
+                      "|---|---|---|---|---|"])
+        for row in describe(cls, prefix):
+            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (f"`{row[0]}`", *row[1:])) + " |")
+        lines.append("")
+
+    for section, cls in ENGINE_SECTIONS.items():
+        table(f"`{section}` (every task)", cls, f"{section}.", _doc(cls))
+    for name in names:
+        task = task_class(name)
+        for section, cls in (("data", task.Data), ("model", task.Model)):
+            table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
+        if task.renamed:
+            lines.extend([f"Old keys of `{name}` (still read, with a warning): "
+                          + ", ".join(f"`{r.old}` → {' and '.join(f'`{n}`' for n in r.new)}" for r in task.renamed),
+                          ""])
+    lines.extend(["Old engine keys (still read, with a warning): "
+                  + ", ".join(f"`{r.old}` → {' and '.join(f'`{n}`' for n in r.new)}" for r in ENGINE_RENAMED), ""])
+    return "\n".join(lines)
 
 
 def diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
     """Dotted keys whose values differ between two configurations."""
     out = []
-    for key in sorted(set(a) | set(b), key=str):
-        name = f"{prefix}{key}"
-        va, vb = a.get(key), b.get(key)
+    for k in sorted(set(a) | set(b), key=str):
+        name = f"{prefix}{k}"
+        va, vb = a.get(k), b.get(k)
         if isinstance(va, Mapping) and isinstance(vb, Mapping):
             out += diff(va, vb, f"{name}.")
         elif va != vb:

@@ -245,7 +245,8 @@ class GraphDataModule(LightningDataset):
     """Train/dev/test splits of graphs as a Lightning data module (PyG ``DataLoader`` batches).
 
     Args:
-        train, dev, test: the splits (``test`` may be ``None``).
+        train, dev, test: the splits; any may be ``None`` (no loader for it), e.g. all but one
+            when a checkpoint is only evaluated.
         batch_size: training batch size (per process).
         eval_batch_size: dev/test batch size (per process).
         seed: seed of the per-epoch training permutation.
@@ -255,8 +256,8 @@ class GraphDataModule(LightningDataset):
 
     def __init__(
         self,
-        train: Sequence[HeteroData],
-        dev: Sequence[HeteroData],
+        train: Sequence[HeteroData] | None,
+        dev: Sequence[HeteroData] | None,
         test: Sequence[HeteroData] | None,
         batch_size: int,
         eval_batch_size: int,

@@ -1,7 +1,7 @@
 """The LightningModule that trains any :class:`~graphmatch.tasks.base.Task`.
 
-Training calls ``task.loss(model(batch), batch)``; evaluation collects ``task.decode`` rows,
-gathers them from every process, puts them back in dataset order and computes
+Training calls ``task.loss(model(batch), batch)`` plus ``task.penalty(model)``; evaluation
+collects ``task.decode`` rows, gathers them from every process, puts them back in dataset order and computes
 ``task.metrics`` on the whole split, logged as ``dev/<metric>`` (or ``test/<metric>``). The
 checkpoint callback selects on ``dev/<task.monitor>``.
 """
@@ -51,7 +51,6 @@ class TaskModule(pl.LightningModule):
         self.task = task
         self.model = model
         self.config = config
-        self.split = "dev"  # name under which validation results are kept and logged
         self.rows: dict[str, list[dict[str, Any]]] = {}
         self.metrics: dict[str, dict[str, float]] = {}
         self.history: list[dict[str, Any]] = []
@@ -78,6 +77,9 @@ class TaskModule(pl.LightningModule):
 
     def training_step(self, batch: Any, batch_idx: int) -> Tensor:
         loss = self.task.loss(self.model(batch), batch)
+        penalty = self.task.penalty(self.model)
+        if penalty is not None:
+            loss = loss + penalty
         detached = loss.detach().float()
         self._loss_sum = detached if self._loss_sum is None else self._loss_sum + detached
         self._loss_count += 1
@@ -146,7 +148,7 @@ class TaskModule(pl.LightningModule):
         return {"train_loss": float(stats[0] / stats[1])} if stats[1] > 0 else {}
 
     def on_validation_epoch_end(self) -> None:
-        self._finish(self.split)
+        self._finish("dev")
 
     def on_test_epoch_end(self) -> None:
         self._finish("test")

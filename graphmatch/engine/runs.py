@@ -1,5 +1,6 @@
-"""Run folders: atomic files, the learning curve, the Markdown summary, the ``COMPLETE``
-marker and the mean ± std over seeds.
+"""What a run folder holds: its files (each written atomically), the learning curve, the
+Markdown summary and the mean ± std over seeds. Which folder a run writes, and when it is
+complete, is :mod:`graphmatch.engine.run_folder`'s policy.
 
 Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
 
@@ -7,7 +8,8 @@ Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
     best.ckpt, last.ckpt     best-on-dev and latest checkpoints
     predictions_dev.jsonl    rows of the selected checkpoint (+ any official formats of the task)
     predictions_test.jsonl
-    metrics.json             dev and test figures of the selected checkpoint
+    metrics.json             dev and test figures of the selected checkpoint, and what made
+                             them (``provenance``: versions, git commit, cache keys)
     history.json             training loss and dev figures at every evaluation
     curve.png                the same as a picture
     summary.md               what was run and what came out
@@ -19,22 +21,20 @@ Several seeds: ``seeds.json`` and ``config.yaml`` at the top, one run folder per
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import json
 import math
 import os
-import re
 import shutil
 import tempfile
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-COMPLETE = "COMPLETE"
+from graphmatch.datafiles import write_atomically
+from graphmatch.engine.provenance import describe
 
 
 class RunError(RuntimeError):
@@ -42,29 +42,7 @@ class RunError(RuntimeError):
     evaluated); the command line shows it as one line."""
 
 
-# --------------------------------------------------------------------------- atomic files
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        if isinstance(data, bytes):
-            with open(tmp, "xb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        else:
-            with open(tmp, "x", encoding="utf-8") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
+# --------------------------------------------------------------------------- files
 def to_plain(value: Any) -> Any:
     """``value`` with tensors, NumPy values and tuples turned into JSON-ready Python values."""
     if isinstance(value, Mapping):
@@ -79,11 +57,11 @@ def to_plain(value: Any) -> Any:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write(path, json.dumps(to_plain(obj), indent=2, ensure_ascii=False) + "\n")
+    write_atomically(path, json.dumps(to_plain(obj), indent=2, ensure_ascii=False) + "\n")
 
 
 def write_yaml(path: str | os.PathLike, obj: Any) -> None:
-    atomic_write(path, yaml.safe_dump(to_plain(obj), sort_keys=False, allow_unicode=True))
+    write_atomically(path, yaml.safe_dump(to_plain(obj), sort_keys=False, allow_unicode=True))
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
@@ -108,66 +86,6 @@ def write_predictions(task: Any, run_dir: Path, split: str, rows: list[dict[str,
     tmpdir = Path(tempfile.mkdtemp(prefix=".predictions-", dir=run_dir))
     task.write_predictions(str(tmpdir / f"predictions_{split}.jsonl"), to_plain(rows))
     return move_outputs(tmpdir, run_dir)
-
-
-# --------------------------------------------------------------------------- folders
-def default_run_dir(task: str, recipe: str, root: str | os.PathLike = "runs") -> Path:
-    """``<root>/<task>-<recipe>-<YYYYmmdd-HHMMSS>`` (a numeric suffix if it exists)."""
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    task = task.rpartition(":")[2]
-    safe = re.sub(r"[^\w.-]+", "_", f"{task}-{recipe}-{stamp}")
-    path, k = Path(root) / safe, 2
-    while path.exists():
-        path, k = Path(root) / f"{safe}-{k}", k + 1
-    return path
-
-
-def is_complete(run_dir: str | os.PathLike) -> bool:
-    return (Path(run_dir) / COMPLETE).is_file()
-
-
-def mark_complete(run_dir: str | os.PathLike) -> None:
-    atomic_write(Path(run_dir) / COMPLETE, dt.datetime.now().isoformat(timespec="seconds") + "\n")
-
-
-def clear_complete(run_dir: str | os.PathLike) -> None:
-    (Path(run_dir) / COMPLETE).unlink(missing_ok=True)
-
-
-#: the files a run folder holds before anything of its training is saved
-STARTING_FILES = ("config.yaml", "seeds.json")
-
-
-def nothing_saved(run_dir: str | os.PathLike) -> bool:
-    """Whether ``run_dir`` is a run folder whose run stopped before it saved anything (it failed
-    on its data, say): it holds ``config.yaml`` and otherwise only ``config.yaml`` /
-    ``seeds.json`` files, also in ``seed-<n>/`` sub-folders; no checkpoint, no result. Such a
-    folder may be started again in place."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        return False
-    for path in run_dir.rglob("*"):
-        if path.is_dir():
-            if not (path.parent == run_dir and path.name.startswith("seed-")):
-                return False
-        elif path.name not in STARTING_FILES and not (path.name.startswith(".") and path.name.endswith(".tmp")):
-            return False
-    return True
-
-
-def check_complete(run_dir: str | os.PathLike) -> None:
-    """Raise a ValueError explaining how to resume when ``run_dir`` was interrupted."""
-    run_dir = Path(run_dir)
-    if is_complete(run_dir):
-        return
-    if not (run_dir / "config.yaml").is_file():
-        raise ValueError(f"{run_dir} is not a graphmatch run folder (no config.yaml)")
-    if nothing_saved(run_dir):
-        how = (f"it stopped before it saved anything; start it again in place with: graphmatch train --resume "
-               f"{run_dir} (add --set KEY=VALUE to change its configuration)")
-    else:
-        how = f"resume it with: graphmatch train --resume {run_dir}"
-    raise ValueError(f"run folder {run_dir} is incomplete (interrupted: no {COMPLETE} marker); {how}")
 
 
 # --------------------------------------------------------------------------- pictures and text
@@ -213,7 +131,7 @@ def plot_curve(
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
-    atomic_write(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
 
 
 def _table(metrics: Mapping[str, Mapping[str, Any]], fmt: Any) -> list[str]:
@@ -223,6 +141,16 @@ def _table(metrics: Mapping[str, Mapping[str, Any]], fmt: Any) -> list[str]:
         if values:
             lines.append(f"| {split} | " + " | ".join(fmt(values.get(n)) for n in names) + " |")
     return lines
+
+
+def _made_by(record: Mapping[str, Any] | None) -> list[str]:
+    """The summary's lines on what made the run: :func:`~graphmatch.engine.provenance.describe`
+    and the cache key of each split's processed data."""
+    if not record:
+        return []
+    caches = record.get("caches") or {}
+    keys = ", ".join(f"{split} `{key}`" for split, key in caches.items()) or "none recorded"
+    return [f"Made by {describe(record)}.", "", f"Processed-data caches: {keys}.", ""]
 
 
 def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str, Any]) -> None:
@@ -245,8 +173,9 @@ def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str
         "",
         "Configuration: `config.yaml`; predictions: `predictions_dev.jsonl`, `predictions_test.jsonl`.",
         "",
+        *_made_by(metrics.get("provenance")),
     ]
-    atomic_write(run_dir / "summary.md", "\n".join(lines))
+    write_atomically(run_dir / "summary.md", "\n".join(lines))
 
 
 def mean_std(values: Sequence[float]) -> dict[str, Any]:
@@ -255,6 +184,21 @@ def mean_std(values: Sequence[float]) -> dict[str, Any]:
     mean = sum(values) / n
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
     return {"mean": mean, "std": std, "values": list(values)}
+
+
+def seeds_provenance(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What made several seeds' runs (their ``metrics.json``): the first seed's
+    :func:`~graphmatch.engine.provenance.provenance` record, with ``one_commit`` (every seed made
+    by the same commit, clean or equally dirty; a seed without a record counts as another commit)
+    and ``commits`` (each seed's commit). When the seeds differ, ``commit`` and ``dirty`` are
+    ``None``: no single commit made the figures."""
+    records = [r.get("provenance") or {} for r in runs]
+    states = {(rec.get("commit"), rec.get("dirty")) for rec in records}
+    one = len(states) == 1 and all(records)
+    out = {**records[0], "one_commit": one, "commits": [rec.get("commit") for rec in records]}
+    if not one:
+        out["commit"] = out["dirty"] = None
+    return out
 
 
 def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -272,6 +216,7 @@ def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]
         names = [n for n in (runs[0].get(split) or {}) if all(n in (r.get(split) or {}) for r in runs)]
         out[split] = {n: mean_std([r[split][n] for r in runs]) for n in names}
     out["time_s"] = sum(r["time_s"] for r in runs)
+    out["provenance"] = seeds_provenance(runs)
     write_json(out_dir / "metrics.json", out)
     histories, selected = {}, {}
     for d, r in zip(run_dirs, runs, strict=True):
@@ -307,6 +252,10 @@ def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]
         "",
         f"Total training time {out['time_s']:.1f} s. ![learning curves](curve.png)",
         "",
+        *_made_by(out["provenance"]),
     ]
-    atomic_write(out_dir / "summary.md", "\n".join(lines))
+    if not out["provenance"]["one_commit"]:
+        lines += ["The seeds were made by different code: " + ", ".join(
+            f"seed {r['seed']} {(r.get('provenance') or {}).get('commit') or 'unknown'}" for r in runs) + ".", ""]
+    write_atomically(out_dir / "summary.md", "\n".join(lines))
     return out

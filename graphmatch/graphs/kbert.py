@@ -81,9 +81,10 @@ class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.
 
     Takes the arguments of :class:`~graphmatch.graphs.kbert_core.TreeCore`: ``kg``,
-    ``tokenizer``, ``max_length`` (256), ``max_entities`` (2), ``predicate`` (:obj:`True`),
-    ``mode`` (``"default"`` or ``"reference"``), ``query`` (``"trie"`` or ``"words"``),
-    ``segmenter`` (``"jieba"``), ``add_cls`` (:obj:`True`), ``tag_to_id`` and ``keep_text``
+    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.kbert_core.DEFAULT_MAX_LENGTH`),
+    ``max_entities`` (2), ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
+    ``query`` (``"trie"`` or ``"words"``), ``segmenter`` (``"jieba"``), ``add_cls`` (:obj:`True`),
+    ``tag_to_id`` and ``keep_text``
     (store ``text`` lists on every node type, for inspection).
     """
 

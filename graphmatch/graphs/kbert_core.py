@@ -76,6 +76,8 @@ WORD_EDGE = ("token", "in", "word")
 ENTITY_EDGE = ("token", "in", "entity")
 ANCHOR_EDGE = ("entity", "on", "word")
 IGNORE_INDEX = -100
+#: tokens a sentence tree keeps by default (K-BERT's ``seq_length``); the recipes' ``data.max_length``
+DEFAULT_MAX_LENGTH = 256
 NODE_TYPES = ("token", "word", "entity")
 EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
@@ -248,7 +250,7 @@ class TreeCore:
         kg (KnowledgeGraph, optional): the knowledge graph; ``None`` gives plain BERT input.
         tokenizer (CharTokenizer): the character vocabulary.
         max_length (int, optional): the tree is built in full, then cut to this many tokens.
-            (default: :obj:`256`)
+            (default: :data:`DEFAULT_MAX_LENGTH`)
         max_entities (int, optional): values injected per word, the first ones in file order.
             (default: :obj:`2`)
         predicate (bool, optional): a value is predicate + object glued (K-BERT's classification
@@ -269,7 +271,7 @@ class TreeCore:
         self,
         kg: KnowledgeGraph | None,
         tokenizer: CharTokenizer,
-        max_length: int = 256,
+        max_length: int = DEFAULT_MAX_LENGTH,
         max_entities: int = 2,
         predicate: bool = True,
         mode: str = "default",

@@ -14,6 +14,8 @@ from graphmatch.knowledge import HowNetLexicon, SememeVectors
 from graphmatch.text import CharTokenizer, Span, lattice
 
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
+#: tokens a pair keeps by default ([CLS] and both [SEP] included); the recipes' ``data.max_length``
+DEFAULT_MAX_LENGTH = 128
 
 #: node types and edge types of every LET pair graph (empty ones included, so batches agree)
 NODE_TYPES = ("token", "word", "sense", "sememe")
@@ -72,7 +74,7 @@ class LatticePairCore:
         tokenizer: CharTokenizer,
         lexicon: HowNetLexicon | None = None,
         segmenters: str | Sequence[str] = ALL_SEGMENTERS,
-        max_length: int = 128,
+        max_length: int = DEFAULT_MAX_LENGTH,
         senses: bool = True,
         sememe_index: dict[str, int] | None = None,
         keep_text: bool = False,

@@ -23,6 +23,13 @@ The relative position of token :math:`i` to an entity spanning tokens :math:`[s,
 By default the four markers stay in the sentence as tokens (``<e1> company </e1>``), as the
 papers' position indicators; entity edges and relative positions refer to the entity tokens.
 
+The entities may nest or overlap (``母亲`` inside ``母亲四十岁时``): each entity keeps its own
+span, the token → entity edges of the shared tokens go to both entities, the relative positions
+are measured from each span, and the markers nest (:func:`with_markers`:
+``<e2> <e1> 母 亲 </e1> 四 十 岁 时 </e2>``); a marker inside the other entity's span is not one
+of its tokens. Two entities on the same tokens, an entity without tokens and entities further
+apart than ``max_length`` raise :class:`UnrepresentableExample`, which a dataset may skip.
+
 Tokenisation is a function from a piece of text to its tokens (:func:`splitter`): English words
 (:func:`tokenize`: lowercase, runs of letters and digits are words, every other visible
 character is a token: ``"don't"`` → ``don ' t``), Chinese characters (:func:`tokenize_chars`),
@@ -45,7 +52,7 @@ from typing import Protocol
 import torch
 from torch_geometric.data import HeteroData
 
-from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
+from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, UnrepresentableExample, parse_markup
 
 #: version of the relation sentence graphs (this module, relation_markup) this builder writes: bump it
 #: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
@@ -149,33 +156,52 @@ class WordPieces:
 
 @dataclass(frozen=True)
 class RelationSentence:
-    """A tokenised sentence with two entities; spans are inclusive token ranges (e2 may come first)."""
+    """A tokenised sentence with two entities; spans are inclusive token ranges (e2 may come
+    first, and they may nest or overlap). ``marks`` are the positions of the four markers
+    ``<e1>``, ``</e1>``, ``<e2>``, ``</e2>`` among the tokens (empty without markers)."""
 
     tokens: list[str]
     e1: tuple[int, int]
     e2: tuple[int, int]
     text: str = ""
+    marks: tuple[int, ...] = ()
+
+    def entity_tokens(self, which: int) -> list[int]:
+        """Positions of the tokens of entity ``which`` (1 or 2): its span less any marker in it."""
+        s, e = self.e1 if which == 1 else self.e2
+        return [i for i in range(s, e + 1) if i not in self.marks]
 
     def entity_text(self, which: int) -> str:
-        s, e = self.e1 if which == 1 else self.e2
-        return " ".join(self.tokens[s : e + 1])
+        return " ".join(self.tokens[i] for i in self.entity_tokens(which))
 
 
 def tokenize_marked(
     sent: MarkedSentence, split: Callable[[str], list[str]] = tokenize, where: str = "input"
 ) -> RelationSentence:
-    """Tokenise each piece of ``sent`` between entity boundaries with ``split``; an entity that
-    yields no token is a :class:`ValueError` starting with ``where``."""
+    """Tokenise each piece of ``sent`` between entity boundaries with ``split`` (a piece shared
+    by nested or overlapping entities belongs to both). An entity that yields no token, or two
+    entities on the same tokens, is an :class:`UnrepresentableExample` starting with ``where``."""
     tokens: list[str] = []
-    spans: dict[int, tuple[int, int]] = {}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
     for piece, k in sent.pieces():
         start = len(tokens)
         tokens.extend(split(piece))
-        if k:
-            if len(tokens) == start:
-                raise ValueError(f"{where}: entity e{k} ({piece!r}) has no tokens in {sent.text!r}")
-            spans[k] = (start, len(tokens) - 1)
-    return RelationSentence(tokens=tokens, e1=spans[1], e2=spans[2], text=sent.text)
+        for which in (1, 2):
+            if k & which and len(tokens) > start:
+                first.setdefault(which, start)
+                last[which] = len(tokens) - 1
+    for which in (1, 2):
+        if which not in first:
+            raise UnrepresentableExample(
+                where, f"entity e{which} ({sent.entity_text(which)!r}) has no tokens in {sent.text!r}"
+            )
+    e1, e2 = (first[1], last[1]), (first[2], last[2])
+    if e1 == e2:
+        raise UnrepresentableExample(
+            where, f"e1 and e2 are the same tokens ({sent.entity_text(1)!r}); a relation needs two entities"
+        )
+    return RelationSentence(tokens=tokens, e1=e1, e2=e2, text=sent.text)
 
 
 def parse_relation(
@@ -186,16 +212,32 @@ def parse_relation(
 
 
 def with_markers(sent: RelationSentence, markers: Sequence[str] = MARKERS) -> RelationSentence:
-    """``sent`` with ``markers`` (``<e1>``, ``</e1>``, ``<e2>``, ``</e2>``) around its entities."""
-    spans = sorted([(sent.e1, 0), (sent.e2, 2)])
-    tokens, new, cursor = [], {}, 0
-    for (s, e), k in spans:
-        tokens += sent.tokens[cursor:s] + [markers[k]]
-        new[k] = (len(tokens), len(tokens) + e - s)
-        tokens += sent.tokens[s : e + 1] + [markers[k + 1]]
-        cursor = e + 1
-    tokens += sent.tokens[cursor:]
-    return RelationSentence(tokens=tokens, e1=new[0], e2=new[2], text=sent.text)
+    """``sent`` with ``markers`` (``<e1>``, ``</e1>``, ``<e2>``, ``</e2>``) around its entities.
+
+    Between two tokens the closing markers come first, then the opening ones: apart, the
+    entities read ``<e1> a </e1> <e2> b </e2>``. Nested, they nest as brackets: the inner
+    entity closes first and, sharing the first token, the outer opens first (``<e2> <e1> 母 亲
+    </e1> 四 十 岁 时 </e2>``). Overlapping partly, each closes after its own last token, so they
+    close in the order they opened: ``<e1> a <e2> b </e1> c </e2>``. Bracket nesting is
+    impossible there without repeating a marker or moving a boundary; this keeps the markup
+    well-formed in the sense the models and :func:`parse_markup` rely on, each marker once and
+    before its closing one, the tokens of entity :math:`k` (other markers aside) exactly those
+    between ``<ek>`` and ``</ek>``, so writing the markers back as text parses to the same spans.
+    """
+    (s1, t1), (s2, t2) = sent.e1, sent.e2
+    # (token the marker goes before, closing 0 / opening 1, inner first, marker): at one place the
+    # later opened entity closes first and the later closing one opens first
+    placed = sorted([(t1 + 1, 0, -s1, 1), (t2 + 1, 0, -s2, 3), (s1, 1, -t1, 0), (s2, 1, -t2, 2)])
+    tokens, marks = list(sent.tokens), [0, 0, 0, 0]
+    for j, (place, *_, m) in enumerate(placed):  # the j markers placed before this one precede it
+        marks[m] = place + j
+        tokens.insert(place + j, markers[m])
+
+    def moved(i: int) -> int:  # where token i of ``sent`` lands
+        return i + sum(place <= i for place, *_ in placed)
+
+    return RelationSentence(tokens=tokens, e1=(moved(s1), moved(t1)), e2=(moved(s2), moved(t2)), text=sent.text,
+                            marks=tuple(marks))
 
 
 def relative_positions(length: int, span: tuple[int, int], max_distance: int, anchor: str = "span") -> list[int]:
@@ -210,7 +252,8 @@ def relative_positions(length: int, span: tuple[int, int], max_distance: int, an
 
 def _shift(sent: RelationSentence, tokens: list[str], by: int) -> RelationSentence:
     return RelationSentence(tokens=tokens, e1=(sent.e1[0] + by, sent.e1[1] + by),
-                            e2=(sent.e2[0] + by, sent.e2[1] + by), text=sent.text)
+                            e2=(sent.e2[0] + by, sent.e2[1] + by), text=sent.text,
+                            marks=tuple(i + by for i in sent.marks))
 
 
 class RelationGraphBuilder:
@@ -279,14 +322,15 @@ class RelationGraphBuilder:
 
     def crop(self, sent: RelationSentence, where: str = "input") -> RelationSentence:
         """Cut ``sent`` to ``max_length`` tokens (less the wrapping tokens) around its entities
-        (and their markers)."""
+        (and their markers); entities further apart are an :class:`UnrepresentableExample`."""
         n, m = len(sent.tokens), self.max_length - 2 * (self.wrap is not None)
-        k = int(self.markers)
-        first, last = min(sent.e1[0], sent.e2[0]) - k, max(sent.e1[1], sent.e2[1]) + k
+        ends = (*sent.e1, *sent.e2, *sent.marks)
+        first, last = min(ends), max(ends)
         if last - first + 1 > m:
-            raise ValueError(
-                f"{where}: the entities span {last - first + 1} tokens, more than max_length={self.max_length}"
-                + (" less [CLS] and [SEP]" if self.wrap else "")
+            raise UnrepresentableExample(
+                where,
+                f"the entities span {last - first + 1} tokens, more than max_length={self.max_length}"
+                + (" less [CLS] and [SEP]" if self.wrap else ""),
             )
         if n <= m:
             return sent
@@ -310,24 +354,23 @@ class RelationGraphBuilder:
     ) -> HeteroData:
         sent = self.tokenized(sentence, where)
         n = len(sent.tokens)
-        (s1, t1), (s2, t2) = sent.e1, sent.e2
         node = torch.tensor([
             self.vocab.lookup(sent.tokens),
             relative_positions(n, sent.e1, self.max_distance, self.position_anchor),
             relative_positions(n, sent.e2, self.max_distance, self.position_anchor),
         ])
-        ent = list(range(s1, t1 + 1)) + list(range(s2, t2 + 1))
+        ent1, ent2 = sent.entity_tokens(1), sent.entity_tokens(2)  # nested entities share tokens
         data = HeteroData({
             "token": {"word_id": node[0], "pos1": node[1], "pos2": node[2], "num_nodes": n},
             "entity": {"kind": torch.tensor([0, 1]), "num_nodes": 2},  # e1, e2
             "sentence": {"num_tokens": torch.tensor([n]), "num_nodes": 1},
             ("token", "in", "entity"): {
-                "edge_index": torch.tensor([ent, [0] * (t1 - s1 + 1) + [1] * (t2 - s2 + 1)])
+                "edge_index": torch.tensor([ent1 + ent2, [0] * len(ent1) + [1] * len(ent2)])
             },
             ("token", "in", "sentence"): {"edge_index": torch.tensor([list(range(n)), [0] * n])},
         })
-        if self.markers:  # the opening marker sits just before its entity's first token
-            data["token", "starts", "entity"].edge_index = torch.tensor([[s1 - 1, s2 - 1], [0, 1]])
+        if self.markers:  # each entity's opening marker
+            data["token", "starts", "entity"].edge_index = torch.tensor([[sent.marks[0], sent.marks[2]], [0, 1]])
         if label is not None:
             data.y = torch.tensor([label], dtype=torch.long)
         if self.keep_text:

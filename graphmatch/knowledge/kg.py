@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import warnings
 from collections.abc import Sequence
@@ -9,10 +10,18 @@ from pathlib import Path
 
 from graphmatch.datafiles import locate
 from graphmatch.knowledge.trie import Trie
+from graphmatch.knowledge.wordnet import packaged_graph
 from graphmatch.text.segmenters import Span
 
-#: short names for the KGs released with K-BERT
-BUILTIN_KGS = {"hownet": "kbert/kgs/HowNet.spo", "medical": "kbert/kgs/Medical.spo"}
+#: short names for the KGs released with K-BERT (paths under the data root) and for the English
+#: WordNet graph shipped in the package (:func:`graphmatch.knowledge.wordnet.packaged_graph`)
+BUILTIN_KGS = {"hownet": "kbert/kgs/HowNet.spo", "medical": "kbert/kgs/Medical.spo", "wordnet": "wordnet.spo.gz"}
+
+
+def builtin_kg_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    """The ``.spo`` file of a name in :data:`BUILTIN_KGS` (K-BERT's are located, or downloaded,
+    with :func:`graphmatch.datafiles.locate`)."""
+    return packaged_graph(root) if name == "wordnet" else locate(BUILTIN_KGS[name], root)
 
 
 class KnowledgeGraph:
@@ -38,15 +47,15 @@ class KnowledgeGraph:
     @classmethod
     def load(cls, name_or_path: str | os.PathLike, root: str | os.PathLike | None = None,
              on_error: str = "raise") -> KnowledgeGraph:
-        """``"hownet"``, ``"medical"`` (located with :func:`graphmatch.datafiles.locate`) or a path."""
+        """``"hownet"``, ``"medical"``, ``"wordnet"`` (see :func:`builtin_kg_path`) or a path."""
         key = str(name_or_path).lower()
-        path = locate(BUILTIN_KGS[key], root) if key in BUILTIN_KGS else Path(name_or_path)
+        path = builtin_kg_path(key, root) if key in BUILTIN_KGS else Path(name_or_path)
         return cls.from_spo(path, on_error=on_error)
 
     @classmethod
     def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike],
                  on_error: str = "raise") -> KnowledgeGraph:
-        """Read one or more ``.spo`` files.
+        """Read one or more ``.spo`` files (gzip-compressed when their name ends in ``.gz``).
 
         Args:
             on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message;
@@ -62,7 +71,7 @@ class KnowledgeGraph:
         for path in paths:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"knowledge graph file not found: {path}")
-            with open(path, encoding="utf-8") as f:
+            with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
                 for lineno, line in enumerate(f, 1):
                     line = line.strip()
                     if not line:

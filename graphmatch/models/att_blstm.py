@@ -2,18 +2,22 @@ r"""Att-BLSTM relation classifier over a batch of relation sentence graphs."""
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
-from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
-from graphmatch.nn.inits import check_choice, glorot_linear_, uniform_embedding_
+from graphmatch.nn.inits import glorot_linear_, uniform_embedding_
 from graphmatch.ragged import batch_vector
 
-INITS = ("pytorch", "official")
-RNN_DROPOUT_ON = ("output", "input")
+Init = Literal["pytorch", "official"]
+INITS: tuple[str, ...] = get_args(Init)
+RnnDropoutOn = Literal["output", "input"]
+RNN_DROPOUT_ON: tuple[str, ...] = get_args(RnnDropoutOn)
 
 
 class AttBLSTM(torch.nn.Module):
@@ -33,8 +37,8 @@ class AttBLSTM(torch.nn.Module):
     The LSTM dropout (``rnn_dropout``) is applied to :math:`\mathbf{H}` (``rnn_dropout_on="output"``)
     or, as the official code's ``DropoutWrapper``, to each direction's inputs with its own mask
     (``"input"``, see :class:`~graphmatch.nn.PackedBiLSTM`). The attention is an
-    :class:`~graphmatch.nn.AttentionPooling` over the graph's ``("token", "in", "sentence")`` edges,
-    so padding never takes attention.
+    :class:`~graphmatch.nn.AdditiveAttentionPooling` over the graph's ``("token", "in", "sentence")``
+    edges, so padding never takes attention.
 
     Args:
         num_words (int): vocabulary size (id 0 is padding).
@@ -64,12 +68,12 @@ class AttBLSTM(torch.nn.Module):
         emb_dropout: float = 0.3,
         rnn_dropout: float = 0.3,
         dropout: float = 0.5,
-        rnn_dropout_on: str = "output",
-        init: str = "pytorch",
+        rnn_dropout_on: RnnDropoutOn = "output",
+        init: Init = "pytorch",
     ):
         super().__init__()
-        self.init = check_choice(init, INITS, "init")
-        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
+        self.init = init
+        self.rnn_dropout_on = rnn_dropout_on
         layer_init = "glorot" if init == "official" else "default"
         on_input = rnn_dropout_on == "input"
         self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
@@ -77,7 +81,7 @@ class AttBLSTM(torch.nn.Module):
         self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum", init=layer_init,
                                  input_dropout=rnn_dropout if on_input else 0.0)
         self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
-        self.pool = AttentionPooling(hidden_size, init=layer_init)
+        self.pool = AdditiveAttentionPooling(hidden_size, init=layer_init)
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(hidden_size, num_classes)
         self.reset_parameters()

@@ -7,11 +7,10 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import scatter, to_dense_batch
 
-from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
-from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.bilstm import PackedBiLSTM
-from graphmatch.nn.inits import check_choice, glorot_linear_, glorot_normal_, uniform_embedding_
-from graphmatch.nn.latent_types import LatentEntityTyping
+from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
+from graphmatch.nn.inits import glorot_linear_, glorot_normal_, uniform_embedding_
 from graphmatch.ragged import batch_vector
 
 ENTITY_STATES = ("mean", "last")
@@ -45,7 +44,14 @@ class EntityAttentionBiLSTM(torch.nn.Module):
     edges (``entity_state="mean"``) or, as the official code, the state of the entity's last token
     (``"last"``); the attention pools over ``("token", "in", "sentence")``. Dropout is applied to
     the embeddings, the LSTM layer (its outputs, or each direction's inputs with
-    ``rnn_dropout_on="input"`` as the official code) and :math:`\mathbf{z}`.
+    ``rnn_dropout_on="input"`` as the official code) and :math:`\mathbf{z}`. Everything from
+    :math:`\mathbf{t}_k` on is :class:`~graphmatch.nn.EntityAwareAttentionHead` (``head``, without
+    :math:`\mathbf{b}`), the head :class:`~graphmatch.models.relation_transformer.RelationTransformer`
+    puts over a transformer.
+
+    Checkpoints of releases before the shared head load unchanged: their parameter names are
+    mapped on load by :attr:`RENAMED_KEYS` (old prefix → new: ``typing.`` → ``head.typing.``,
+    ``pool.`` → ``head.pool.``, ``classifier.`` → ``head.classifier.``).
 
     Args:
         num_words (int): vocabulary size (id 0 is padding).
@@ -75,6 +81,9 @@ class EntityAttentionBiLSTM(torch.nn.Module):
           ``{"token": (N,), "types": (B, 2, K)}``
     """
 
+    #: parameter names of releases before the shared head: old prefix -> new prefix
+    RENAMED_KEYS = {"typing.": "head.typing.", "pool.": "head.pool.", "classifier.": "head.classifier."}
+
     def __init__(
         self,
         num_words: int,
@@ -97,9 +106,9 @@ class EntityAttentionBiLSTM(torch.nn.Module):
         super().__init__()
         if embedding_dim % heads:
             raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by heads ({heads})")
-        self.init = check_choice(init, INITS, "init")
-        self.rnn_dropout_on = check_choice(rnn_dropout_on, RNN_DROPOUT_ON, "rnn_dropout_on")
-        self.entity_state = check_choice(entity_state, ENTITY_STATES, "entity_state")
+        self.init = init
+        self.rnn_dropout_on = rnn_dropout_on
+        self.entity_state = entity_state
         self.self_attention_relu = bool(self_attention_relu)
         layer_init = "glorot" if init == "official" else "default"
         on_input = rnn_dropout_on == "input"
@@ -112,16 +121,13 @@ class EntityAttentionBiLSTM(torch.nn.Module):
                                  input_dropout=rnn_dropout if on_input else 0.0)
         self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
         h = self.lstm.out_channels
-        self.typing = LatentEntityTyping(h, latent_types, init=layer_init)
-        self.pool = AttentionPooling(h + 2 * position_dim, attention_size, query_channels=4 * h, bias=False,
-                                     init=layer_init)
-        self.dropout = torch.nn.Dropout(dropout)
-        self.classifier = torch.nn.Linear(h, num_classes)
+        self.head = EntityAwareAttentionHead(h, num_classes, 2 * position_dim, latent_types, attention_size, dropout,
+                                             bias=False, init=layer_init)
         self.reset_parameters()
+        accept_renamed_keys(self)
 
     def reset_parameters(self) -> None:
-        for module in (self.embedding, self.position, self.norm, self.lstm, self.typing, self.pool,
-                       self.classifier):
+        for module in (self.embedding, self.position, self.norm, self.lstm, self.head):
             module.reset_parameters()
         self.self_attn._reset_parameters()
         if self.init == "official":
@@ -132,7 +138,7 @@ class EntityAttentionBiLSTM(torch.nn.Module):
                 glorot_normal_(self.self_attn.in_proj_weight.data[k * e : (k + 1) * e])
             torch.nn.init.zeros_(self.self_attn.in_proj_bias)
             glorot_linear_(self.self_attn.out_proj)
-            glorot_linear_(self.classifier)
+            glorot_linear_(self.head.classifier)
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
         tok = data["token"]
@@ -152,18 +158,10 @@ class EntityAttentionBiLSTM(torch.nn.Module):
             h_ent = h[scatter(src_e, dst_e, dim=0, dim_size=2 * num_graphs, reduce="max")]  # [2B, 2H]
         else:
             h_ent = scatter(h[src_e], dst_e, dim=0, dim_size=2 * num_graphs, reduce="mean")  # [2B, 2H]
-        t_ent, type_weights = self.typing(h_ent, return_attention_weights=True)
-        query = torch.cat([h_ent, t_ent], dim=-1).view(num_graphs, -1)  # [B, (h_e1; t1; h_e2; t2)]
-
-        key = torch.cat([h, self.position(tok.pos1), self.position(tok.pos2)], dim=-1)
+        positions = torch.cat([self.position(tok.pos1), self.position(tok.pos2)], dim=-1)
         src, dst = data["token", "in", "sentence"].edge_index
-        z, alpha = self.pool(
-            h[src], index=dst, dim_size=num_graphs, key=key[src], query=query, return_attention_weights=True
-        )
-        logits = self.classifier(self.dropout(z))
+        out = self.head(h[src], positions[src], h_ent, dst, return_attention=return_attention)
         if not return_attention:
-            return logits
-        return logits, {
-            "token": alpha.new_zeros(h.size(0)).index_add(0, src, alpha),
-            "types": type_weights.view(num_graphs, 2, -1),
-        }
+            return out
+        logits, alpha, types = out
+        return logits, {"token": alpha.new_zeros(h.size(0)).index_add(0, src, alpha), "types": types}

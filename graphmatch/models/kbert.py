@@ -10,14 +10,18 @@ visibility on the batch's device (:func:`graphmatch.graphs.kbert.dense_inputs`);
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor, nn
 
 from graphmatch.graphs.kbert import dense_inputs
 
-POOLINGS = ("first", "mean", "max", "last")
+Pooling = Literal["first", "mean", "max", "last"]
+POOLINGS: tuple[str, ...] = get_args(Pooling)
 #: classification heads: K-BERT's own (UER's ``output_layer_1`` + tanh) or BERT's pretrained pooler
-HEADS = ("uer", "bert_pooler")
+Head = Literal["uer", "bert_pooler"]
+HEADS: tuple[str, ...] = get_args(Head)
 
 
 class KBert(nn.Module):
@@ -67,13 +71,9 @@ class KBert(nn.Module):
           batch's token-node order
     """
 
-    def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: str = "first",
-                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: str = "uer"):
+    def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
+                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer"):
         super().__init__()
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
-        if head not in HEADS:
-            raise ValueError(f"head must be one of {HEADS}, got {head!r}")
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
         self.encoder = encoder
@@ -148,3 +148,44 @@ class KBert(nn.Module):
         if self.pooling == "mean":
             return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
         return hidden.masked_fill(~mask, float("-inf")).amax(1)
+
+    # ------------------------------------------------ the official K-BERT code's checkpoints
+    def uer_names(self) -> dict[str, str]:
+        """Our name → the official K-BERT code's (UER) name, for the whole model: the encoder's
+        (:func:`graphmatch.nn.uer.uer_names` under ``encoder.``) and, with ``head="uer"``, a
+        classifier's ``output_layer_1`` (our ``output_layer``) and ``output_layer_2`` (our
+        ``classifier``) as ``run_kbert_cls.py`` saves them, or a tagger's ``output_layer`` (our
+        ``classifier``) as ``run_kbert_ner.py`` does."""
+        from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+        from graphmatch.nn.uer import uer_names
+
+        if not isinstance(self.encoder, MaskTransformerEncoder):
+            raise ValueError("the official K-BERT code's checkpoints load into the mask-transformer encoder "
+                             "(K-BERT's 'ours' backend)")
+        names = {f"encoder.{ours}": name for ours, name in uer_names(self.encoder.config.num_hidden_layers).items()}
+        if self.head == "uer":
+            heads = {"classifier": "output_layer"} if self.tagging else \
+                {"output_layer": "output_layer_1", "classifier": "output_layer_2"}
+            for ours, name in heads.items():
+                for p in ("weight", "bias"):
+                    names[f"{ours}.{p}"] = f"{name}.{p}"
+        return names
+
+    def load_uer(self, source, log: bool = True):
+        """The weights of a K-BERT classifier (tagger) fine-tuned and saved by the official code, a
+        weight file or folder (:func:`graphmatch.nn.pretrained.read_checkpoint`) or an already read
+        ``Checkpoint``, into this model, strictly (:meth:`uer_names`): every tensor of the model must
+        be in the file and every tensor of the file used, except the pretraining heads ``target.*``
+        (a tagger keeps them) and the pooler (``target.nsp_linear_1``), which the ``uer`` head does
+        not use. Returns the :class:`~graphmatch.nn.pretrained.LoadReport` (printed on stderr when ``log``)."""
+        from graphmatch.nn.pretrained import Checkpoint, load_state_strict, read_checkpoint
+        from graphmatch.nn.uer import ALLOW_MISSING
+
+        ckpt = source if isinstance(source, Checkpoint) else read_checkpoint(source)
+        if ckpt.format != "uer":
+            raise ValueError(f"{ckpt.source} is not a checkpoint of the official K-BERT code (UER names)")
+        report = load_state_strict(self, ckpt.state, source=ckpt.source, name_map=self.uer_names(),
+                                   allow_missing=ALLOW_MISSING, allow_unexpected=("target.*",))
+        if log:
+            report.log()
+        return report

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -49,21 +49,25 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
 from graphmatch.graphs.let import char_pair_edges
-from graphmatch.nn.attentive_pooling import AttentivePooling
+from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
-from graphmatch.nn.sagt import UPDATES, SaGT
+from graphmatch.nn.sagt import SaGT
 from graphmatch.nn.sememe_attention import SememeAttention
 from graphmatch.ragged import batch_vector
 
-ENCODERS = ("transformer", "bert")
-OBJECTIVES = ("bce", "softmax")
+Encoder = Literal["transformer", "bert"]
+ENCODERS: tuple[str, ...] = get_args(Encoder)
+Objective = Literal["bce", "softmax"]
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
 #: what each sememe attends over: the sememes of its sense (paper) or of its sentence (released code)
-SEMEME_SCOPES = ("sense", "sentence")
+SememeScope = Literal["sense", "sentence"]
+SEMEME_SCOPES: tuple[str, ...] = get_args(SememeScope)
 #: c_CLS: the encoder's pooled output (released code) or the raw first state
-CLS_VECTORS = ("pooled", "first")
+ClsVector = Literal["pooled", "first"]
+CLS_VECTORS: tuple[str, ...] = get_args(ClsVector)
 
 
 @dataclass
@@ -71,7 +75,7 @@ class LETConfig:
     """Sizes and switches of :class:`LETMatcher` (defaults: the published setting, no BERT)."""
 
     #: ``"transformer"`` (own character transformer, trained from scratch) or ``"bert"``
-    encoder: str = "transformer"
+    encoder: Encoder = "transformer"
     #: local HuggingFace BERT directory or ``minilm`` (``encoder="bert"``); its config fixes the encoder sizes
     bert_path: str | None = None
     vocab_size: int = 21128
@@ -90,12 +94,12 @@ class LETConfig:
     senses: bool = True
     #: attention among sememes before they are pooled into senses (:class:`SememeAttention`)
     sememe_attention: bool = True
-    sememe_scope: str = "sense"
+    sememe_scope: SememeScope = "sense"
     #: the MLP between SaGT's word attention and its word update (released code)
     sagt_mlp: bool = True
     update: str = "gru"
-    objective: str = "bce"
-    cls: str = "pooled"
+    objective: Objective = "bce"
+    cls: ClsVector = "pooled"
     #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
     #: with a SAT vector + 208 more of the HowNet files = 2,192)
     num_sememes: int = 2192
@@ -103,12 +107,6 @@ class LETConfig:
 
     def __post_init__(self) -> None:
         checks = [
-            (self.encoder in ENCODERS, f"encoder must be one of {ENCODERS}, got {self.encoder!r}"),
-            (self.objective in OBJECTIVES, f"objective must be one of {OBJECTIVES}, got {self.objective!r}"),
-            (self.update in UPDATES, f"update must be one of {UPDATES}, got {self.update!r}"),
-            (self.sememe_scope in SEMEME_SCOPES,
-             f"sememe_scope must be one of {SEMEME_SCOPES}, got {self.sememe_scope!r}"),
-            (self.cls in CLS_VECTORS, f"cls must be one of {CLS_VECTORS}, got {self.cls!r}"),
             (self.hidden % self.heads == 0, f"hidden ({self.hidden}) must be divisible by heads ({self.heads})"),
             (self.encoder != "bert" or self.bert_path, "encoder='bert' needs bert_path (a local directory)"),
         ]
@@ -147,24 +145,24 @@ class LETMatcher(nn.Module):
         self.pad_id = enc.pad_token_id
         d = c.hidden
         self.char_proj = nn.Linear(enc.hidden_size, d)
-        self.word_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.word_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         if c.senses:
             self.sememe_emb = nn.Embedding(c.num_sememes, c.sememe_dim)
             self.sememe_proj = nn.Linear(c.sememe_dim, d)
             if c.sememe_attention:
                 self.sememe_attention = SememeAttention(d, heads=c.heads, dropout=c.dropout)
-            self.sense_pool = AttentivePooling(d, d, dropout=c.dropout)
+            self.sense_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
             self.sagt = SaGT(d, c.sagt_layers, heads=c.sagt_heads, dropout=c.dropout, update=c.update,
                              mlp=c.sagt_mlp)
             self.init_sememes(sememe_vectors)
-        self.char_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.char_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         self.fuse_norm = nn.LayerNorm(d)
         self.interact = MDGATConv(d, d // c.heads, heads=c.heads, dropout=c.dropout, bias=False)
         self.mpcos = MultiPerspectiveCosine(d, c.perspectives)
         self.ffn = nn.Sequential(nn.Linear(d + c.perspectives, 2 * d), nn.ReLU(), nn.Dropout(c.dropout),
                                  nn.Linear(2 * d, d))
         self.match_norm = nn.LayerNorm(d)
-        self.sent_pool = AttentivePooling(d, d, dropout=c.dropout)
+        self.sent_pool = FeatureWiseAttentionPooling(d, d, dropout=c.dropout)
         out = 1 if c.objective == "bce" else 2
         self.score = nn.Sequential(
             nn.Dropout(c.dropout), nn.Linear(enc.hidden_size + 4 * d, 2 * d), nn.ReLU(),

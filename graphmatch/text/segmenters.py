@@ -7,7 +7,7 @@ their models loaded lazily, when a text is first segmented with them, once per p
 thulac reads its model into tuples of Python integers: about 0.75 GB and seconds to load.
 :class:`ThulacSegmenter` memory-maps the same int32 tables instead (thulac reads them by index
 exactly as before), and :class:`PkusegSegmenter` memory-maps pkuseg's 105 MB of weights and
-looks its features up in memory-mapped tables (:mod:`graphmatch.text.pkuseg_features`) instead
+looks its features up in memory-mapped tables (:mod:`graphmatch.text.pkuseg_adapter`) instead
 of unpickling its 2.6-million-entry dict: a command that segments a few sentences reads only
 the pages it uses, and worker processes share them. The words are the same (tested on the
 sample data).
@@ -21,16 +21,14 @@ import contextlib
 import functools
 import io
 import logging
-import mmap
 import os
 import struct
 import sys
 import warnings
-import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
+from graphmatch.text.mapped_files import mapped_int32
 
 
 class Span(NamedTuple):
@@ -86,21 +84,12 @@ class JiebaSegmenter(Segmenter):
         return [Span(w, s, e) for w, s, e in self._tokenizer.tokenize(text) if w.strip()]
 
 
-def mapped_int32(path: str, offset: int, count: int) -> memoryview:
-    """``count`` little-endian int32 numbers at byte ``offset`` of a file, memory-mapped read-only:
-    indexed like a tuple of ints, but the pages are read from the file as they are first used and
-    shared by every process that maps it."""
-    with open(path, "rb") as f:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return memoryview(mapped)[offset : offset + 4 * count].cast("i")
-
-
 @contextlib.contextmanager
 def mapped_thulac_tables() -> Iterator[None]:
     """While thulac loads a model: its int32 tables (``Dat`` double-array tries, ``CBModel``
-    feature weights) are memory-mapped (:func:`mapped_int32`) instead of read into tuples of
-    Python integers; same values, read the same way by index. Does nothing where a native int is
-    not a little-endian 4-byte integer (thulac's file format)."""
+    feature weights) are memory-mapped (:func:`~graphmatch.text.mapped_files.mapped_int32`)
+    instead of read into tuples of Python integers; same values, read the same way by index. Does
+    nothing where a native int is not a little-endian 4-byte integer (thulac's file format)."""
     from thulac.base.Dat import Dat
     from thulac.character.CBModel import CBModel
 
@@ -130,60 +119,6 @@ def mapped_thulac_tables() -> Iterator[None]:
         Dat.__init__, CBModel.__init__ = dat_init, model_init
 
 
-def mapped_npz_array(path: str, name: str) -> np.ndarray | None:
-    """Array ``name`` of an uncompressed ``.npz`` file, memory-mapped copy-on-write (pages are
-    read as they are first used, and shared between processes); ``None`` when it is stored
-    compressed (it cannot be mapped then)."""
-    with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo(f"{name}.npy")
-        if info.compress_type != zipfile.ZIP_STORED:
-            return None
-        with archive.open(info) as member:
-            version = np.lib.format.read_magic(member)
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read_header(member)
-            header = member.tell()
-    with open(path, "rb") as f:  # the member's data start: after its local file header
-        f.seek(info.header_offset)
-        local = f.read(30)
-        name_len, extra_len = struct.unpack("<HH", local[26:30])
-    start = info.header_offset + 30 + name_len + extra_len + header
-    return np.memmap(path, dtype=dtype, mode="c", offset=start, shape=shape, order="F" if fortran else "C")
-
-
-@contextlib.contextmanager
-def mapped_pkuseg_weights() -> Iterator[None]:
-    """While pkuseg loads its model: the weights (``weights.npz``, 105 MB of float64) are
-    memory-mapped (:func:`mapped_npz_array`) instead of read; same values."""
-    from pkuseg.model import Model
-
-    load = Model.__dict__["load"]
-
-    def mapped_load(cls: type, model_dir: str | None = None) -> Any:
-        from pkuseg.config import config
-
-        path = os.path.join(model_dir or config.modelDir, "weights.npz")
-        weights = mapped_npz_array(path, "w") if os.path.exists(path) else None
-        if weights is None:  # another layout: pkuseg's own loading
-            return load.__func__(cls, model_dir)
-        with np.load(path) as npz:  # what pkuseg's Model.load does, with the mapped weights
-            n_tag, n_feature = (int(n) for n in npz["sizes"])
-        model = cls.__new__(cls)
-        model.n_tag, model.n_feature = n_tag, n_feature
-        model.n_transition_feature = n_tag * (n_feature + n_tag)
-        if weights.shape != (model.n_transition_feature,):
-            return load.__func__(cls, model_dir)
-        model.w = weights
-        return model
-
-    Model.load = classmethod(mapped_load)
-    try:
-        yield
-    finally:
-        Model.load = load
-
-
 class ThulacSegmenter(Segmenter):
     """THULAC in segmentation-only mode (its tables memory-mapped, see
     :func:`mapped_thulac_tables`; ``compact=False`` loads them as thulac does)."""
@@ -205,80 +140,19 @@ class ThulacSegmenter(Segmenter):
 
 class PkusegSegmenter(Segmenter):
     """pkuseg with its default model (optional extra: ``pip install graphmatch[pkuseg]``). With
-    ``compact`` (the default) its weights are memory-mapped (:func:`mapped_pkuseg_weights`) and
-    its feature dict is replaced by memory-mapped tables
-    (:mod:`graphmatch.text.pkuseg_features`); ``compact=False`` loads both as pkuseg does.
-    The words are the same."""
+    ``compact`` (the default) its weights are memory-mapped and its feature dict is replaced by
+    memory-mapped tables (:class:`~graphmatch.text.pkuseg_adapter.PkusegAdapter`);
+    ``compact=False`` loads both as pkuseg does. The words are the same."""
 
     name = "pkuseg"
 
     def __init__(self, compact: bool = True) -> None:
-        try:
-            import pkuseg
-        except ImportError as err:
-            raise ImportError(
-                "pkuseg is not installed; install it with `pip install numpy cython && "
-                "pip install --no-build-isolation pkuseg` (it compiles from source)"
-            ) from err
-        with mapped_pkuseg_weights() if compact else contextlib.nullcontext(), \
-                table_pkuseg_features() if compact else contextlib.nullcontext():
-            self._model = pkuseg.pkuseg()
+        from graphmatch.text.pkuseg_adapter import PkusegAdapter  # NumPy tables: only when pkuseg is used
+
+        self._model = PkusegAdapter(compact).build()
 
     def segment(self, text: str) -> list[Span]:
         return align_words(text, self._model.cut(text))
-
-
-class _TableFeatureExtractor:
-    """Stands in for pkuseg's ``FeatureExtractor`` at segmentation time: the same normalisation,
-    feature indices from :class:`~graphmatch.text.pkuseg_features.FeatureTables`, computed for
-    a whole text at its first character (pkuseg asks character by character)."""
-
-    def __init__(self, tables: Any, config: Any) -> None:
-        from pkuseg.feature_extractor import FeatureExtractor
-
-        self.normalize_text = FeatureExtractor.normalize_text
-        self.tag_to_idx = tables.tag_to_idx
-        self.feature_to_idx = tables  # pkuseg only takes its len()
-        self._tables, self._config = tables, config
-        self._nodes: list[str] | None = None
-        self._features: list[list[int]] = []
-
-    def get_node_features_idx(self, idx: int, nodes: list[str]) -> list[int]:
-        if nodes is not self._nodes:
-            c = self._config
-            self._features = self._tables.text_features(nodes, c.wordMin, c.wordMax, c.wordFeature)
-            self._nodes = nodes
-        return self._features[idx]
-
-
-@contextlib.contextmanager
-def table_pkuseg_features() -> Iterator[None]:
-    """While pkuseg loads its model: its feature extractor is :class:`_TableFeatureExtractor`
-    over the tables of the model's ``features.pkl`` (built once, see
-    :func:`~graphmatch.text.pkuseg_features.feature_tables`); pkuseg's own extractor where the
-    tables cannot be made (no ``features.pkl``, a cache folder that cannot be written)."""
-    from pkuseg.config import config
-    from pkuseg.feature_extractor import FeatureExtractor
-
-    from graphmatch.text.pkuseg_features import FeatureTables, feature_tables
-
-    load = FeatureExtractor.__dict__["load"]
-
-    def table_load(cls: type, model_dir: str | None = None) -> Any:
-        model_dir = model_dir or config.modelDir
-        try:
-            tables = FeatureTables(feature_tables(model_dir))
-        except (OSError, ValueError) as err:  # another layout, or no writable cache folder
-            warnings.warn(f"pkuseg feature tables unavailable ({err}); loading pkuseg's own features "
-                          "(seconds more and ~0.6 GB per process)", stacklevel=2)
-            return load.__func__(cls, model_dir)
-        return _TableFeatureExtractor(tables, config)
-
-    FeatureExtractor.load = classmethod(table_load)
-    try:
-        yield
-    finally:
-        FeatureExtractor.load = load
 
 
 _SEGMENTERS: dict[str, type[Segmenter]] = {

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import Namespace
 
 import pytest
 
-from graphmatch.cli.inspect import let_rows, relation_graph_dict, relation_rows
+from graphmatch.cli.inspect import kbert_rows, let_rows, relation_graph_dict, relation_rows
 from graphmatch.cli.main import main
 from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
 from graphmatch.text import Vocab
@@ -48,6 +47,14 @@ def test_kbert_paper_example(files, capsys):
     pair = rows[1]
     assert pair["tokens"] == ["[CLS]", "a", "b", "x", "y", "z", "[SEP]", "d", "e", "q", "[SEP]"]
     assert pair["seg"] == [0] * 7 + [1] * 4
+
+
+def test_kbert_rows_take_keyword_options(files):
+    vocab, kg, _ = files
+    rows = list(kbert_rows(["abcde", "", "ab\tde"], max_length=256, kg=str(kg), vocab=str(vocab), predicate=False))
+    assert rows[0]["tokens"] == ["[CLS]", "a", "b", "x", "y", "z", "c", "d", "e", "q"] and len(rows) == 2
+    plain = next(kbert_rows(["abcde"], max_length=4, kg="none", vocab=str(vocab), mode="reference"))
+    assert plain["tokens"] == ["[CLS]", "a", "b", "c"] and plain["visible"][0] == [0, 1, 2, 3]
 
 
 def test_kbert_options_and_stdin(files, capsys, monkeypatch):
@@ -96,9 +103,9 @@ def test_kbert_bad_input_names_the_line(files, capsys):
 def test_let_rows(shared_data, hownet_lexicon):
     from graphmatch.graphs.let import EDGE_TYPES
 
-    args = Namespace(segmenters="jieba", no_senses=False, data_dir=str(shared_data), vocab=None, max_length=None)
+    options = dict(segmenters="jieba", data_dir=str(shared_data))
     lines = ["text_a\ttext_b\tlabel\n", "苹果手机\t买个手机\t1\n", "\n", "你好\t您好\n"]
-    rows = list(let_rows(lines, args))
+    rows = list(let_rows(lines, **options))
     assert len(rows) == 2
     json.dumps(rows, ensure_ascii=False)
     row = rows[0]
@@ -106,21 +113,19 @@ def test_let_rows(shared_data, hownet_lexicon):
     word = next(w for w in row["words"] if w["word"] == "手机")
     assert word["senses"] == [list(s) for s in hownet_lexicon.senses("手机")]
     assert set(row["edges"]) == {"_".join(et) for et in EDGE_TYPES}
-    args.no_senses = True
-    assert next(let_rows(lines[:2], args))["num_nodes"]["sense"] == 0
+    assert next(let_rows(lines[:2], **options, senses=False))["num_nodes"]["sense"] == 0
     with pytest.raises(ValueError, match="line 2: text_b is empty"):
-        list(let_rows(["a\tb\t0", "你好\t \t1"], args))
+        list(let_rows(["a\tb\t0", "你好\t \t1"], **options, senses=False))
     with pytest.raises(ValueError, match="line 1: label must be 0 or 1"):
-        list(let_rows(["你好\t您好\t3"], args))
+        list(let_rows(["你好\t您好\t3"], **options, senses=False))
 
 
-RELATION_DEFAULTS = Namespace(max_distance=None, no_markers=False, max_length=None)
 SENT = "The <e1>Big Dog</e1> bit the <e2>man</e2>, sadly."
 
 
 def test_relation_rows():
     lines = ['8001\t"The <e1>company</e1> fabricates plastic <e2>chairs</e2>."', "", SENT]
-    rows = list(relation_rows(lines, Namespace(max_distance=2, no_markers=True, max_length=None)))
+    rows = list(relation_rows(lines, max_distance=2, markers=False))
     assert [r["line"] for r in rows] == [1, 3] and rows[0]["id"] == "8001" and "id" not in rows[1]
     assert rows[0]["tokens"] == ["the", "company", "fabricates", "plastic", "chairs", "."]
     assert rows[0]["pos1"] == [-1, 0, 1, 2, 2, 2]  # unshifted, clipped to ±2
@@ -128,7 +133,7 @@ def test_relation_rows():
     assert rows[1]["edges"]["token-in-entity"] == [[1, 2, 5], [0, 0, 1]]
     # the vocabulary is built over the given lines: "the" (3 times) is the most frequent word
     assert rows[0]["word_id"][0] == rows[1]["word_id"][0] == 2 and 1 not in rows[0]["word_id"]
-    default = next(relation_rows(lines[:1], RELATION_DEFAULTS))  # markers kept, positions clipped to ±50
+    default = next(relation_rows(lines[:1]))  # markers kept, positions clipped to ±50
     assert default["tokens"] == ["the", "<e1>", "company", "</e1>", "fabricates", "plastic", "<e2>", "chairs",
                                  "</e2>", "."]
     assert default["pos2"][0] == -7 and default["entities"][0]["tokens"] == [2]
@@ -136,9 +141,9 @@ def test_relation_rows():
 
 def test_relation_rows_errors_name_the_line():
     with pytest.raises(ValueError, match="^line 2: missing entity marker <e2>"):
-        list(relation_rows(["<e1>a</e1> <e2>b</e2>", "<e1>only</e1> one"], RELATION_DEFAULTS))
+        list(relation_rows(["<e1>a</e1> <e2>b</e2>", "<e1>only</e1> one"]))
     with pytest.raises(ValueError, match="empty"):
-        list(relation_rows(["", "  "], RELATION_DEFAULTS))
+        list(relation_rows(["", "  "]))
 
 
 def test_relation_graph_dict_reports_label():

@@ -123,19 +123,32 @@ def test_the_command_defers_pyg_heavy_imports():
     datasets; a later use of them still works."""
     code = (
         "import sys\n"
-        "from graphmatch.cli.lazy_imports import defer_heavy_imports, loaded\n"
+        "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
         "defer_heavy_imports()\n"
         "from graphmatch.graphs.kbert import SentenceTreeBuilder\n"
         "from graphmatch.graphs.let import LatticePairBuilder\n"
-        "print(loaded('torch._dynamo'), loaded('torch_geometric.datasets'), 'transformers' in sys.modules)\n"
-        "import torch, torch_geometric\n"
+        "import torch_geometric\n"
+        "ran = ['torch._dynamo.eval_frame', 'sympy', 'torch_geometric.datasets.planetoid', 'transformers']\n"
+        "print('torch_geometric' in sys.modules, [name for name in ran if name in sys.modules])\n"
+        "import torch\n"
         "from torch_geometric.datasets import KarateClub\n"
         "import lightning.pytorch\n"
-        "print(torch._dynamo.OptimizedModule.__name__, KarateClub.__name__, torch_geometric.datasets.__name__)\n"
+        "print(torch._dynamo.OptimizedModule.__name__, KarateClub.__name__, torch_geometric.datasets.__name__,\n"
+        "      sys.modules['torch._dynamo'] is torch._dynamo, type(torch._dynamo).__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
-    assert out == ["False False False", "OptimizedModule KarateClub torch_geometric.datasets"]
+    assert out == ["True []", "OptimizedModule KarateClub torch_geometric.datasets True module"]
+
+
+def test_deferring_twice_adds_one_finder(monkeypatch):
+    from graphmatch.cli.lazy_imports import LazyFinder, defer_heavy_imports
+
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    defer_heavy_imports()
+    defer_heavy_imports()
+    assert sum(isinstance(f, LazyFinder) for f in sys.meta_path) == 1 and isinstance(sys.meta_path[0], LazyFinder)
+    assert LazyFinder().find_spec("json") is None  # other names: the ordinary finders
 
 
 @pytest.mark.parametrize(("argv", "stdin"), [

@@ -33,6 +33,22 @@ def test_read_tsv_file_locates_head_and_tail(tmp_path):
     assert unlabelled[0].label is None and unlabelled[0].sentence.entity_text(2) == "北京"
 
 
+def test_nested_and_overlapping_entities_in_both_formats(tmp_path):
+    tsv = ("母亲\t母亲四十岁时\tGeneral-Special\t母亲四十岁时生下了我。\n"
+           "王家村口\t王家村\tPart-Whole\t他站在王家村口。\n"
+           "南京长江\t长江大桥\tPart-Whole\t南京长江大桥建成通车。\n"
+           "北京\t北京\tunknown\t北京很大。\n")
+    ex = read_tsv_file(_write(tmp_path, tsv))
+    assert [(e.sentence.e1, e.sentence.e2) for e in ex] == [((0, 2), (0, 6)), ((3, 7), (3, 6)), ((0, 4), (2, 6)),
+                                                             ((0, 2), (0, 2))]  # the last is refused when tokenised
+    semeval = ('1\t"The <e1>University of <e2>Chicago</e2></e1> Press."\nOther\n\n'
+               '2\t"<e2><e1>母亲</e1>四十岁时</e2>生下了我。"\nOther\n\n'
+               '3\t"The <e1>New York <e2>City</e1> Council</e2> met."\nOther\n')
+    ex = read_semeval_file(_write(tmp_path, semeval, "s.txt"))
+    assert [(e.sentence.entity_text(1), e.sentence.entity_text(2)) for e in ex] == [
+        ("University of Chicago", "Chicago"), ("母亲", "母亲四十岁时"), ("New York City", "City Council")]
+
+
 def test_bom_is_stripped_in_both_formats(tmp_path):
     assert read_tsv_file(_write(tmp_path, "\ufeff" + TSV))[0].sentence.entity_text(1) == "故宫"
     assert read_semeval_file(_write(tmp_path, "\ufeff" + SEMEVAL, "s.txt"))[0].sid == 1
@@ -47,7 +63,6 @@ def test_bom_is_stripped_in_both_formats(tmp_path):
         ("故宫\t北京\t位于\n", 1, "expected 4 tab-separated fields"),
         ("故宫\t北京\t位于\t故宫很大。\n", 1, "the tail entity '北京' is not in the sentence '故宫很大。'"),
         ("a\tb\t位于\ta b\n故宫\t北京\t\t故宫在北京\n", 2, "the relation field is empty"),
-        ("北京大学\t北京\t位于\t北京大学很大。\n", 1, "overlap wherever they occur"),
     ],
 )
 def test_bad_tsv_lines_name_file_and_line(tmp_path, content, line, message):

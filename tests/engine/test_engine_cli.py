@@ -48,14 +48,15 @@ def test_resume_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["train", str(TOY), "--set", "train.epoch=1"], "valid keys of train: "),
+        (["train", str(TOY), "--set", "train.epoch=1"],
+         "unknown recipe key 'train.epoch'; did you mean 'train.epochs'?"),
         (["train", str(TOY), "--set", "data.file=toy/missing.tsv"], "data file 'toy/missing.tsv' not found"),
         (["train", "no/such/recipe"], "recipe 'no/such/recipe' not found"),
         (["train"], "give a recipe to train"),
         (["evaluate", "/no/such/run"], "no run folder or checkpoint"),
-        (["train", str(TOY), "--set", "data.n_train='100'"], "data.n_train must be a number like its default"),
-        (["train", "kbert/chnsenticorp_hownet_quick", "--set", "data.limit='100'"],
-         "data.limit must be an integer or null, got '100'"),
+        (["train", str(TOY), "--set", "data.n_train='100'"], "data.n_train must be an integer >= 1, got '100'"),
+        (["train", "kbert/chnsenticorp_hownet_quick", "--set", "data.limit.train='100'"],
+         "data.limit.train must be a count >= 1 (int), a fraction in (0, 1] (float) or null, got '100'"),
         (["train", str(TOY), "--set", "train.strategy=deepspeed", "--out", "o"], "do not work on this machine"),
         (["predict", "/no/such/run", "文本"], "no run folder or checkpoint"),
     ],
@@ -65,6 +66,46 @@ def test_errors_are_one_line(tmp_path: Path, capsys, argv: list[str], message: s
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("train:\n  epoch: 2\n", "unknown recipe key 'train.epoch' in {recipe}; did you mean 'train.epochs'?"),
+        ("train:\n  epochs: three\n", "train.epochs must be an integer >= 1, got 'three' ({recipe})"),
+        ("optim:\n  schedule: cosine\n", "optim.schedule must be one of linear, constant, got 'cosine' ({recipe})"),
+        ("data:\n  limit: {train: 32}\ntrain:\n  limit_train: 16\n",
+         "data.limit.train is set twice in {recipe}: to 32, and to 16 through the deprecated train.limit_train; "
+         "keep data.limit.train"),
+        ("trainer:\n  epochs: 2\n", "unknown recipe section 'trainer' in {recipe}; did you mean 'train'?"),
+        ("train:\n  epochs: [1\n", "recipe {recipe}:4 is not valid YAML: expected ',' or ']', but got '<stream end>'"),
+    ],
+)
+def test_a_bad_recipe_is_one_line_naming_key_and_file(tmp_path: Path, capsys, monkeypatch, text: str,
+                                                      message: str) -> None:
+    monkeypatch.chdir(tmp_path)  # a default run folder would land here
+    recipe = tmp_path / "x.yaml"
+    recipe.write_text(f"base: {TOY}\n{text}", encoding="utf-8")
+    assert main(["train", str(recipe)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"graphmatch train: error: {message.format(recipe=recipe)}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.yaml"]  # no run folder
+
+
+def test_old_key_names_still_work_with_one_warning_each(tmp_path: Path, capsys) -> None:
+    recipe = tmp_path / "old.yaml"
+    recipe.write_text(f"base: {TOY}\ntrain:\n  limit_train: 32\n  limit_eval: 16\n  epochs: 1\n", encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["train", str(recipe), "--set", "train.limit_train=32", "--out", str(run)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "deprecated" in line]
+    assert warned == [
+        "graphmatch train: warning: recipe key 'train.limit_train' is deprecated; use 'data.limit.train'",
+        "graphmatch train: warning: recipe key 'train.limit_eval' is deprecated; use 'data.limit.dev' and "
+        "'data.limit.test'",
+    ]
+    assert read_yaml(run / "config.yaml")["data"]["limit"] == {"train": 32, "dev": 16, "test": 16}
+    assert json.loads((run / "metrics.json").read_text())["samples"] == {"train": 32, "dev": 16, "test": 16}
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
@@ -112,3 +153,18 @@ def test_no_lightning_advertising(tmp_path: Path, capsys, caplog) -> None:
     shown = captured.out + captured.err + caplog.text
     assert "GPU available" in shown  # Lightning's own information is still shown with progress on
     assert "litlogger" not in shown and "litmodels" not in shown and "Tip:" not in shown
+
+
+def test_the_recipe_command(capsys) -> None:
+    import yaml
+
+    from graphmatch.engine import resolve
+
+    assert main(["recipe", str(TOY_QUICK), "--set", "train.epochs=1"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == resolve(TOY_QUICK, ["train.epochs=1"])
+    assert main(["recipe", "--keys", "toy_task:toy"]) == 0
+    out = capsys.readouterr().out
+    assert "| `data.n_train` | int | `128` | >= 1 | training graphs |" in out and "## `train` (every task)" in out
+    assert "## `data` of `kbert`" not in out
+    assert main(["recipe"]) == 2
+    assert "give a recipe, or --keys" in capsys.readouterr().err

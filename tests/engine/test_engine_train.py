@@ -174,7 +174,7 @@ def test_bad_input_errors(tmp_path: Path, trained_run) -> None:
     assert not (tmp_path / "nodata" / "COMPLETE").exists()
     with pytest.raises(ValueError, match=r"already exists and is not empty.*--resume"):
         train(TOY_QUICK, [], trained_run[0])
-    with pytest.raises(ValueError, match="valid keys of train"):
+    with pytest.raises(ValueError, match="did you mean 'train.epochs'"):
         train(TOY_QUICK, ["train.epoch=1"])
 
 
@@ -239,3 +239,29 @@ def test_layer_decay_trains_each_encoder_layer_at_its_rate(tmp_path: Path, monke
     with pytest.raises(ValueError, match="optim.layer_decay needs a task"):
         train(TOY_QUICK, ["optim.layer_decay=0.5"], tmp_path / "nolayers")
     assert not (tmp_path / "nolayers").exists()
+
+
+def _as_previous_release(config: dict) -> dict:
+    """A configuration as the previous release wrote it: sample limits under train."""
+    old = json.loads(json.dumps(config))
+    limit = old["data"].pop("limit")
+    old["train"]["limit_train"], old["train"]["limit_eval"] = limit["train"], limit["test"]
+    return old
+
+
+def test_a_run_folder_of_the_previous_release_still_loads(tmp_path: Path, recwarn) -> None:
+    from graphmatch.engine.runs import write_yaml
+
+    run = train(TOY_QUICK, ["train.epochs=1", "train.progress=false"], tmp_path / "old")
+    expected = evaluate(run, "dev")
+    ckpt = torch.load(run / "best.ckpt", weights_only=True)
+    ckpt[META]["config"] = _as_previous_release(ckpt[META]["config"])
+    torch.save(ckpt, run / "best.ckpt")
+    write_yaml(run / "config.yaml", _as_previous_release(read_yaml(run / "config.yaml")))
+    assert resolve(read_yaml(run / "config.yaml"), stored=True) == resolve(TOY_QUICK, ["train.epochs=1",
+                                                                                      "train.progress=false"])
+    assert evaluate(run, "dev") == expected  # model keys compared under their current names
+    task, _ = load(run)
+    assert task.data.limit.train == 64
+    assert train(resume=run) == run  # complete: nothing to do, but its configuration was read
+    assert not [w for w in recwarn if "deprecated" in str(w.message)]  # a stored configuration is not the user's

@@ -4,6 +4,7 @@ importable, e.g. on ``PYTHONPATH``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -14,7 +15,8 @@ from torch_geometric.nn import global_mean_pool
 from torch_geometric.utils import scatter
 
 from graphmatch import datafiles
-from graphmatch.tasks.base import Task, register
+from graphmatch.recipe_keys import key
+from graphmatch.tasks.base import SampleLimits, Task, register
 
 FEATURES = 4
 
@@ -55,19 +57,48 @@ class ToyModel(torch.nn.Module):
         return self.head(self.dropout(self.norm(g)))
 
 
+class ToySplit(list):
+    """One split's graphs, with the cache key a processed dataset carries (``cache_digest``)."""
+
+    def __init__(self, graphs: list[HeteroData], cache_digest: str):
+        super().__init__(graphs)
+        self.cache_digest = cache_digest
+
+
+@dataclass(frozen=True)
+class ToyDataKeys:
+    """Synthetic graphs."""
+
+    n_train: int = key(128, "training graphs", interval="[1, inf)")
+    n_dev: int = key(64, "dev graphs", interval="[1, inf)")
+    n_test: int = key(64, "test graphs", interval="[1, inf)")
+    num_classes: int = key(2, "classes", interval="[2, inf)")
+    seed: int = key(0, "seed of the graphs and of the labelling rule")
+    file: str | None = key(None, "a data file that must exist (to test missing files)")
+    root: str | None = key(None, "data root")
+    limit: SampleLimits = key(SampleLimits(), "samples used per split")
+
+
+@dataclass(frozen=True)
+class ToyModelKeys:
+    """A tiny graph classifier."""
+
+    hidden: int = key(16, "width", interval="[1, inf)")
+    dropout: float = key(0.1, "dropout", interval="[0, 1]")
+    encoder_layers: int = key(1, "encoder layers", interval="[1, inf)")
+
+
 @register
 class ToyTask(Task):
     name = "toy"
-    defaults = {
-        "data": {"n_train": 128, "n_dev": 64, "n_test": 64, "num_classes": 2, "seed": 0, "file": None, "root": None},
-        "model": {"hidden": 16, "dropout": 0.1, "encoder_layers": 1},
-    }
+    Data = ToyDataKeys
+    Model = ToyModelKeys
     metrics = ("accuracy", "macro_f1")
     monitor = "accuracy"
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        self._labels: list[str] | None = None
+        self._labels = [str(i) for i in range(self.data.num_classes)]  # or a checkpoint's
 
     def _make(self, n: int, gen: torch.Generator, weight: Tensor) -> list[HeteroData]:
         graphs = []
@@ -85,12 +116,10 @@ class ToyTask(Task):
             datafiles.locate(d["file"], d["root"], download=False)
         gen = torch.Generator().manual_seed(d["seed"])
         weight = torch.randn(d["num_classes"], FEATURES, generator=gen)
-        self._labels = [str(i) for i in range(d["num_classes"])]
-        return {split: self._make(d[f"n_{split}"], gen, weight) for split in ("train", "dev", "test")}
+        return {split: ToySplit(self._make(d[f"n_{split}"], gen, weight), f"toy-{d['seed']}-{split}-{d[f'n_{split}']}")
+                for split in ("train", "dev", "test")}
 
     def label_names(self) -> list[str]:
-        if self._labels is None:
-            raise RuntimeError("label names are known after datasets() or set_extra_state()")
         return self._labels
 
     def get_extra_state(self) -> dict[str, Any]:
@@ -109,8 +138,8 @@ class ToyTask(Task):
         return toy_graph(x, [half, len(chars) - half] if len(chars) > half else [half])
 
     def build_model(self) -> torch.nn.Module:
-        m = self.model_cfg
-        return ToyModel(m["hidden"], len(self.label_names()), m["dropout"], m["encoder_layers"])
+        m = self.model
+        return ToyModel(m.hidden, len(self.label_names()), m.dropout, m.encoder_layers)
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return [*model.encoder.parameters(), *model.encoder_stack.parameters()]

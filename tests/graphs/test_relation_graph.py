@@ -5,11 +5,17 @@ from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.relation import (
     RelationGraphBuilder,
+    UnrepresentableExample,
     parse_relation,
     relative_positions,
     split_input_line,
+    splitter,
     tokenize,
+    tokenize_chars,
+    tokenize_marked,
+    with_markers,
 )
+from graphmatch.graphs.relation_markup import MarkedSentence, locate_entities, parse_markup
 from graphmatch.ragged import batch_vector
 from graphmatch.text.vocab import Vocab
 
@@ -37,10 +43,7 @@ def test_parse_spans_and_text():
         ("<e1>a</e1> b c", "missing entity marker <e2>"),
         ("<e1>a</e1> b <e2>c", "missing entity marker </e2>"),
         ("<e1>a</e1><e1>x</e1> <e2>c</e2>", "<e1> appears 2 times"),
-        ("<e1>a <e2>b</e2> c</e1>", "nested"),
-        ("<e2>a <e1>b</e1> c</e2>", "nested"),
         ("<e2>a</e2> b <e1>c</e1>", "wrong order"),
-        ("<e1>a <e2>b</e1> c</e2>", "overlapping"),
         ("</e1>a<e1> <e2>b</e2>", "</e1> comes before <e1>"),
         ("<e1> </e1> <e2>b</e2>", "entity e1 is empty"),
     ],
@@ -117,7 +120,7 @@ def test_crop_keeps_both_entities():
     assert data["token"].text == ["w17", "w18", "w19", "x", "w", "y"]
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 5], [0, 1]]
     short = "<e1>x</e1> a b c d e f <e2>y</e2> g"
-    with pytest.raises(ValueError, match=r"line 4: the entities span 8 tokens, more than max_length=6"):
+    with pytest.raises(UnrepresentableExample, match=r"line 4: the entities span 8 tokens, more than max_length=6"):
         RelationGraphBuilder(_vocab(short), max_length=6, markers=False)(short, where="line 4")
     marked = RelationGraphBuilder(_vocab(text), max_length=8, keep_text=True)(text)
     assert marked["token"].text == ["w19", "<e1>", "x", "</e1>", "w", "<e2>", "y", "</e2>"]
@@ -166,12 +169,7 @@ def test_split_input_line():
     assert split_input_line("plain <e1>a</e1> <e2>b</e2>") == (None, "plain <e1>a</e1> <e2>b</e2>")
 
 
-
-
 def test_chinese_characters_and_segmenter_words():
-    from graphmatch.graphs.relation import splitter, tokenize_chars, tokenize_marked
-    from graphmatch.graphs.relation_markup import locate_entities
-
     assert tokenize_chars("我买了iPhone 12，很好") == ["我", "买", "了", "iphone", "12", "，", "很", "好"]
     sent = locate_entities("在西安，兵马俑吸引了很多游客。", "兵马俑", "西安")
     chars = tokenize_marked(sent, tokenize_chars)
@@ -185,9 +183,6 @@ def test_chinese_characters_and_segmenter_words():
 
 
 def test_tail_before_head_keeps_marker_names_and_starts_edges():
-    from graphmatch.graphs.relation import splitter
-    from graphmatch.graphs.relation_markup import locate_entities
-
     sent = locate_entities("在西安，兵马俑很有名。", "兵马俑", "西安")
     vocab = Vocab.build([list("在西安，兵马俑很有名。") + ["<e1>", "</e1>", "<e2>", "</e2>"]])
     data = RelationGraphBuilder(vocab, max_distance=5, keep_text=True, split=splitter("chars"))(sent)
@@ -226,3 +221,144 @@ def test_word_pieces_with_markers_in_unused_slots(tmp_path):
     with pytest.raises(ValueError, match="span 9 tokens, more than max_length=10 less \\[CLS\\] and \\[SEP\\]"):
         RelationGraphBuilder.for_pieces(pieces, max_length=10)(SENT)
     assert pieces.digest == WordPieces.from_pretrained(folder).digest
+
+
+# ------------------------------------------------------------ nested and overlapping entities
+MOTHER = "母亲四十岁时生下了我。"  # the literature corpora's case: the head 母亲 inside the tail 母亲四十岁时
+CHAR_VOCAB = Vocab.build([list("母亲四十岁时生下了我。南京长江大桥建成通车") + ["<e1>", "</e1>", "<e2>", "</e2>"]])
+
+
+def _chars(keep_markers=True, **kwargs):
+    return RelationGraphBuilder(CHAR_VOCAB, max_distance=5, keep_text=True, split=tokenize_chars,
+                                markers=keep_markers, **kwargs)
+
+
+def test_head_inside_tail_characters_with_markers():
+    data = _chars()(locate_entities(MOTHER, "母亲", "母亲四十岁时"), label=1)
+    tok = data["token"]
+    # both start at 母: the outer entity (e2) opens first, the inner one (e1) closes first
+    assert tok.text == ["<e2>", "<e1>", "母", "亲", "</e1>", "四", "十", "岁", "时", "</e2>", *"生下了我。"]
+    assert CHAR_VOCAB.unk_id not in tok.word_id.tolist()
+    # 母 亲 are tokens of both entities; the marker </e1> inside e2 is not an e2 token
+    assert data["token", "in", "entity"].edge_index.tolist() == [[2, 3, 2, 3, 5, 6, 7, 8], [0, 0, 1, 1, 1, 1, 1, 1]]
+    assert data["token", "starts", "entity"].edge_index.tolist() == [[1, 0], [0, 1]]
+    assert data["entity"].text == ["母 亲", "母 亲 四 十 岁 时"]
+    # positions from each span: e1 = tokens 2..3, e2 = tokens 2..8
+    assert (tok.pos1 - 5).tolist() == [-2, -1, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5]
+    assert (tok.pos2 - 5).tolist() == [-2, -1, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 5]
+    data.validate()
+
+
+def test_tail_inside_head_characters_without_markers():
+    data = _chars(keep_markers=False)(locate_entities(MOTHER, "母亲四十岁时", "母亲"))
+    assert data["token"].text == list(MOTHER)
+    assert data["token", "in", "entity"].edge_index.tolist() == [[0, 1, 2, 3, 4, 5, 0, 1], [0, 0, 0, 0, 0, 0, 1, 1]]
+    assert (data["token"].pos1 - 5).tolist() == [0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5]
+    assert (data["token"].pos2 - 5).tolist() == [0, 0, 1, 2, 3, 4, 5, 5, 5, 5, 5]
+    assert ("token", "starts", "entity") not in data.edge_types
+    last = _chars(keep_markers=False, position_anchor="last")(locate_entities(MOTHER, "母亲四十岁时", "母亲"))
+    assert (last["token"].pos2 - 5).tolist()[:4] == [-1, 0, 1, 2]  # from e2's last token 亲
+
+
+def test_partial_overlap_closes_in_the_order_opened():
+    # 南京长江 and 长江大桥 share 长江
+    data = _chars()(locate_entities("南京长江大桥建成通车。", "南京长江", "长江大桥"))
+    assert data["token"].text[:10] == ["<e1>", "南", "京", "<e2>", "长", "江", "</e1>", "大", "桥", "</e2>"]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[1, 2, 4, 5, 4, 5, 7, 8], [0, 0, 0, 0, 1, 1, 1, 1]]
+    assert data["token", "starts", "entity"].edge_index.tolist() == [[0, 3], [0, 1]]
+    assert (data["token"].pos1 - 5).tolist()[:10] == [-1, 0, 0, 0, 0, 0, 1, 2, 3, 4]
+    assert (data["token"].pos2 - 5).tolist()[:10] == [-4, -3, -2, -1, 0, 0, 0, 0, 0, 1]
+    # the tail first: the same markup with the names swapped
+    swapped = _chars()(locate_entities("南京长江大桥建成通车。", "长江大桥", "南京长江"))
+    assert swapped["token"].text[:10] == ["<e2>", "南", "京", "<e1>", "长", "江", "</e2>", "大", "桥", "</e1>"]
+    assert swapped["entity"].text == ["长 江 大 桥", "南 京 长 江"]
+
+
+@pytest.mark.parametrize(
+    "text, marked, e1, e2",
+    [
+        ("He taught at the <e1>University of <e2>Chicago</e2></e1> for years.",
+         "he taught at the <e1> university of <e2> chicago </e2> </e1> for years .",
+         "university of chicago", "chicago"),
+        ("<e2>Members of <e1>the jury</e1></e2> left.",
+         "<e2> members of <e1> the jury </e1> </e2> left .", "the jury", "members of the jury"),
+        ("The <e1>New York <e2>City</e1> Council</e2> met.",
+         "the <e1> new york <e2> city </e1> council </e2> met .", "new york city", "city council"),
+        ("<e1><e2>Paris</e2> Hilton</e1> arrived.", "<e1> <e2> paris </e2> hilton </e1> arrived .",
+         "paris hilton", "paris"),
+    ],
+)
+def test_english_markup_nests_and_round_trips(text, marked, e1, e2):
+    sent = with_markers(parse_relation(text))
+    assert " ".join(sent.tokens) == marked
+    assert (sent.entity_text(1), sent.entity_text(2)) == (e1, e2)
+    # the marked tokens parse back to the same entities: each marker once, before its closing one
+    again = parse_relation(" ".join(sent.tokens))
+    assert (again.entity_text(1), again.entity_text(2)) == (e1, e2)
+    data = RelationGraphBuilder(Vocab.build([sent.tokens]), keep_text=True)(text)
+    assert data["entity"].text == [e1, e2]
+    ent = data["token", "in", "entity"].edge_index
+    for k, words in enumerate((e1, e2)):
+        assert [data["token"].text[i] for i in ent[0, ent[1] == k].tolist()] == words.split()
+        assert data["token"].text[int(data["token", "starts", "entity"].edge_index[0, k])] == f"<e{k + 1}>"
+
+
+def test_nested_entities_with_segmenter_words():
+    sent = tokenize_marked(locate_entities(MOTHER, "母亲", "母亲四十岁时"), splitter("jieba"))
+    assert sent.tokens[sent.e1[0] : sent.e1[1] + 1] == ["母亲"]  # the shared piece is cut out before segmenting
+    assert "".join(sent.tokens[sent.e2[0] : sent.e2[1] + 1]) == "母亲四十岁时"
+    assert sent.e1[0] == sent.e2[0] == 0
+
+
+def test_nested_batch_gives_each_entity_its_span():
+    from torch_geometric.utils import scatter
+
+    graphs = [_chars()(locate_entities(MOTHER, "母亲", "母亲四十岁时")),
+              _chars()(locate_entities("南京长江大桥建成通车。", "南京长江", "长江大桥"))]
+    batch = next(iter(DataLoader(graphs, batch_size=2)))
+    src, dst = batch["token", "in", "entity"].edge_index
+    # an entity state as the models take it: the mean over its token -> entity edges
+    state = scatter(batch["token"].word_id[src].float(), dst, dim=0, dim_size=4, reduce="mean")
+    for k, (g, e) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
+        ei = graphs[g]["token", "in", "entity"].edge_index
+        assert float(state[k]) == pytest.approx(graphs[g]["token"].word_id[ei[0, ei[1] == e]].float().mean().item())
+
+
+def test_nested_word_pieces(tmp_path):
+    from tiny_bert import tiny_bert_folder
+
+    from graphmatch.graphs.relation import WordPieces
+
+    pieces = WordPieces.from_pretrained(tiny_bert_folder(tmp_path / "bert", [MOTHER]))
+    data = RelationGraphBuilder.for_pieces(pieces, keep_text=True)(locate_entities(MOTHER, "母亲", "母亲四十岁时"))
+    assert data["token"].text[:11] == ["[CLS]", "[unused2]", "[unused0]", "母", "亲", "[unused1]", *"四十岁时",
+                                       "[unused3]"]
+    assert data["token", "starts", "entity"].edge_index.tolist() == [[2, 1], [0, 1]]
+    assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4, 3, 4, 6, 7, 8, 9], [0, 0, 1, 1, 1, 1, 1, 1]]
+    # crop keeps the outer markers: the 10 tokens from [unused2] to [unused3] and [CLS], [SEP]
+    short = RelationGraphBuilder.for_pieces(pieces, max_length=12, keep_text=True)(
+        locate_entities("我记得" + MOTHER, "母亲", "母亲四十岁时"))
+    assert short["token"].text == ["[CLS]", "[unused2]", "[unused0]", "母", "亲", "[unused1]", *"四十岁时",
+                                   "[unused3]", "[SEP]"]
+    with pytest.raises(UnrepresentableExample, match="span 10 tokens"):
+        RelationGraphBuilder.for_pieces(pieces, max_length=11)(locate_entities(MOTHER, "母亲", "母亲四十岁时"))
+
+
+@pytest.mark.parametrize(
+    "sentence, message",
+    [
+        (locate_entities("北京很大。", "北京", "北京"), "e1 and e2 are the same tokens ('北京')"),
+        (parse_markup("<e1><e2>dog</e2> </e1> barked"), "e1 and e2 are the same tokens ('dog ')"),
+        (MarkedSentence("a , b", (2, 3), (4, 5)), "entity e1 (',') has no tokens"),
+    ],
+)
+def test_unrepresentable_examples_are_their_own_error(sentence, message):
+    def drop_commas(text):
+        return text.replace(",", " ").split()
+
+    with pytest.raises(UnrepresentableExample, match="^f.tsv:3: ") as err:
+        tokenize_marked(sentence, drop_commas, "f.tsv:3")
+    assert message in str(err.value) and err.value.where == "f.tsv:3"
+    assert isinstance(err.value, ValueError)  # uncaught, a one-line error like any other
+    with pytest.raises(UnrepresentableExample):
+        RelationGraphBuilder(CHAR_VOCAB, split=drop_commas)(sentence)

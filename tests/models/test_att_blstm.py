@@ -1,4 +1,3 @@
-import pytest
 import torch
 import torch.nn.functional as F
 from relation_samples import Scale, assert_batch_equals_singles, bilstm_dense, fit_and_predict, relation_batch
@@ -100,7 +99,3 @@ def test_official_initialisation():
     # Glorot-normal, truncated at 2σ: σ = sqrt(2 / (fan_in + fan_out)) / 0.8796
     sigma = (2 / (6 + 6)) ** 0.5 / 0.87962566
     assert model.pool.score.abs().max() <= 2 * sigma
-    with pytest.raises(ValueError, match="init must be one of pytorch, official"):
-        _model(vocab, init="keras")
-    with pytest.raises(ValueError, match="rnn_dropout_on must be one of output, input"):
-        _model(vocab, rnn_dropout_on="both")

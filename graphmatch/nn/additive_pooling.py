@@ -1,4 +1,4 @@
-r"""Additive attention pooling as a PyG aggregation."""
+r"""Additive attention pooling: one scalar weight per element of each set."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from graphmatch.nn.inits import check_init, glorot_normal_
 from graphmatch.ragged import ptr_to_index
 
 
-class AttentionPooling(Aggregation):
-    r"""Additive attention pooling of each set's elements, from the `"Attention-Based Bidirectional
-    Long Short-Term Memory Networks for Relation Classification"
+class AdditiveAttentionPooling(Aggregation):
+    r"""Additive attention pooling of each set's elements (one scalar weight per element), from
+    the `"Attention-Based Bidirectional Long Short-Term Memory Networks for Relation Classification"
     <https://aclanthology.org/P16-2034>`_ paper (no projection) and the `"Semantic Relation
     Classification via Bidirectional LSTM Networks with Entity-aware Attention using Latent
     Entity Typing" <https://arxiv.org/abs/1901.08163>`_ paper (projected keys plus a per-set query).
@@ -65,11 +65,11 @@ class AttentionPooling(Aggregation):
     ):
         super().__init__()
         if query_channels is not None and attention_channels is None:
-            raise ValueError("AttentionPooling: a query needs attention_channels (the size of u_i)")
+            raise ValueError("AdditiveAttentionPooling: a query needs attention_channels (the size of u_i)")
         self.key_channels = key_channels
         self.attention_channels = attention_channels
         self.query_channels = query_channels
-        self.init = check_init(init, "AttentionPooling")
+        self.init = check_init(init, "AdditiveAttentionPooling")
         score_channels = key_channels if attention_channels is None else attention_channels
         self.key_lin = (
             torch.nn.Linear(key_channels, attention_channels, bias=bias) if attention_channels else None
@@ -109,11 +109,11 @@ class AttentionPooling(Aggregation):
         key = x if key is None else key
         if key.dim() != 2 or key.size(0) != x.size(0) or key.size(1) != self.key_channels:
             raise ValueError(
-                f"AttentionPooling: key must be [{x.size(0)}, {self.key_channels}], got {list(key.shape)}"
+                f"AdditiveAttentionPooling: key must be [{x.size(0)}, {self.key_channels}], got {list(key.shape)}"
             )
         if (query is None) != (self.query_lin is None):
             raise ValueError(
-                "AttentionPooling: pass a query exactly when built with query_channels "
+                "AdditiveAttentionPooling: pass a query exactly when built with query_channels "
                 f"(query_channels={self.query_channels}, query given: {query is not None})"
             )
         if self.key_lin is None:
@@ -126,7 +126,7 @@ class AttentionPooling(Aggregation):
                         x.size(0), dtype=torch.long)
                 if query.size(0) != dim_size:
                     raise ValueError(
-                        f"AttentionPooling: query has {query.size(0)} rows for {dim_size} sets"
+                        f"AdditiveAttentionPooling: query has {query.size(0)} rows for {dim_size} sets"
                     )
                 u = u + self.query_lin(query)[index]
             u = torch.tanh(u)

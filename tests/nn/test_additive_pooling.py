@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graphmatch.nn import AttentionPooling, LatentEntityTyping, PackedBiLSTM
+from graphmatch.nn import AdditiveAttentionPooling, LatentEntityTyping, PackedBiLSTM
 
 
 def _groups():
@@ -13,7 +13,7 @@ def _groups():
 
 def test_plain_pooling_matches_dense_formula():
     x, index = _groups()
-    pool = AttentionPooling(4)
+    pool = AdditiveAttentionPooling(4)
     out, alpha = pool(x, index, dim_size=4, return_attention_weights=True)
     assert out.shape == (4, 4) and alpha.shape == (7,)
     for g in range(4):
@@ -29,7 +29,7 @@ def test_plain_pooling_matches_dense_formula():
 def test_weights_sum_to_one_per_group_and_ptr_agrees():
     x, _ = _groups()
     index = torch.tensor([0, 0, 0, 1, 1, 2, 2])
-    pool = AttentionPooling(4)
+    pool = AdditiveAttentionPooling(4)
     out, alpha = pool(x, index, return_attention_weights=True)
     sums = torch.zeros(3).index_add(0, index, alpha)
     assert torch.allclose(sums, torch.ones(3))
@@ -39,7 +39,7 @@ def test_weights_sum_to_one_per_group_and_ptr_agrees():
 
 def test_unsorted_index():
     x, index = _groups()
-    pool = AttentionPooling(4)
+    pool = AdditiveAttentionPooling(4)
     perm = torch.randperm(7)
     assert torch.allclose(pool(x, index, dim_size=4), pool(x[perm], index[perm], dim_size=4), atol=1e-6)
 
@@ -49,7 +49,7 @@ def test_projected_keys_and_query():
     x, index = _groups()
     key = torch.randn(7, 3)
     query = torch.randn(4, 5)
-    pool = AttentionPooling(3, attention_channels=6, query_channels=5)
+    pool = AdditiveAttentionPooling(3, attention_channels=6, query_channels=5)
     out, alpha = pool(x, index, dim_size=4, key=key, query=query, return_attention_weights=True)
     u = torch.tanh(pool.key_lin(key) + pool.query_lin(query)[index])
     for g in (0, 1, 3):
@@ -67,7 +67,7 @@ def test_projected_keys_and_query():
 
 def test_gradients_reach_all_parameters():
     x, index = _groups()
-    pool = AttentionPooling(4, attention_channels=3, query_channels=2)
+    pool = AdditiveAttentionPooling(4, attention_channels=3, query_channels=2)
     pool(x, index, dim_size=4, query=torch.randn(4, 2)).sum().backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in pool.parameters())
 
@@ -75,15 +75,15 @@ def test_gradients_reach_all_parameters():
 def test_bad_input():
     x, index = _groups()
     with pytest.raises(ValueError, match="needs attention_channels"):
-        AttentionPooling(4, query_channels=3)
+        AdditiveAttentionPooling(4, query_channels=3)
     with pytest.raises(ValueError, match="pass a query exactly"):
-        AttentionPooling(4)(x, index, query=torch.randn(4, 2))
+        AdditiveAttentionPooling(4)(x, index, query=torch.randn(4, 2))
     with pytest.raises(ValueError, match="pass a query exactly"):
-        AttentionPooling(4, 3, query_channels=2)(x, index)
+        AdditiveAttentionPooling(4, 3, query_channels=2)(x, index)
     with pytest.raises(ValueError, match=r"key must be \[7, 4\]"):
-        AttentionPooling(4)(x, index, key=torch.randn(7, 5))
+        AdditiveAttentionPooling(4)(x, index, key=torch.randn(7, 5))
     with pytest.raises(ValueError, match="query has 2 rows for 4 sets"):
-        AttentionPooling(4, 3, query_channels=2)(x, index, dim_size=4, query=torch.randn(2, 2))
+        AdditiveAttentionPooling(4, 3, query_channels=2)(x, index, dim_size=4, query=torch.randn(2, 2))
 
 
 def test_latent_entity_typing():
@@ -161,10 +161,21 @@ def test_glorot_inits_of_the_papers_code():
             assert torch.equal(p, torch.cat([torch.zeros(20), torch.ones(20), torch.zeros(40)]))
         else:
             assert p.abs().sum() == 0
-    pool = AttentionPooling(3, attention_channels=6, query_channels=5, bias=False, init="glorot")
+    pool = AdditiveAttentionPooling(3, attention_channels=6, query_channels=5, bias=False, init="glorot")
     assert pool.key_lin.bias is None and pool.score.abs().max() <= 2 * (1 / 6) ** 0.5 / 0.87962566
     assert LatentEntityTyping(6, 3, init="glorot").types.abs().max() <= 2 * (2 / 9) ** 0.5 / 0.87962566
-    for build in (lambda: PackedBiLSTM(3, 4, init="he"), lambda: AttentionPooling(3, init="he"),
+    for build in (lambda: PackedBiLSTM(3, 4, init="he"), lambda: AdditiveAttentionPooling(3, init="he"),
                   lambda: LatentEntityTyping(3, init="he")):
         with pytest.raises(ValueError, match="init must be one of default, glorot"):
             build()
+
+
+def test_old_pooling_names_warn_and_give_the_renamed_classes():
+    import graphmatch.nn as gnn
+
+    with pytest.warns(DeprecationWarning, match="AttentionPooling is renamed AdditiveAttentionPooling"):
+        assert gnn.AttentionPooling is gnn.AdditiveAttentionPooling
+    with pytest.warns(DeprecationWarning, match="AttentivePooling is renamed FeatureWiseAttentionPooling"):
+        assert gnn.AttentivePooling is gnn.FeatureWiseAttentionPooling
+    with pytest.raises(AttributeError, match="no attribute 'Pooling'"):
+        gnn.Pooling  # noqa: B018

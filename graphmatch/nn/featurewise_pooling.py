@@ -1,4 +1,4 @@
-r"""Feature-wise (multi-dimensional) attentive pooling, LET's ``att-pooling``."""
+r"""Feature-wise attention pooling: one softmax per output feature (LET's ``att-pooling``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from torch import nn
 from torch_geometric.nn.aggr import AttentionalAggregation
 
 
-class AttentivePooling(AttentionalAggregation):
+class FeatureWiseAttentionPooling(AttentionalAggregation):
     r"""Multi-dimensional source-to-token attention pooling of each set, as used by LET
     (`"LET: Linguistic Knowledge Enhanced Graph Transformer for Chinese Short Text Matching"
     <https://arxiv.org/abs/2102.12671>`_) for words from characters, senses from sememes,

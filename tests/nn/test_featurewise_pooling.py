@@ -2,13 +2,14 @@ import pytest
 import torch
 from torch_geometric.utils import scatter, softmax
 
-from graphmatch.nn.attentive_pooling import AttentivePooling
+from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
 
 # 7 elements in sets 0, 2 and 3 of 5 (sets 1 and 4 are empty), in no particular order
 INDEX = torch.tensor([2, 0, 3, 0, 2, 2, 0])
 
 
-def dense_reference(pool: AttentivePooling, x: torch.Tensor, index: torch.Tensor, num_sets: int) -> torch.Tensor:
+def dense_reference(pool: FeatureWiseAttentionPooling, x: torch.Tensor, index: torch.Tensor,
+                    num_sets: int) -> torch.Tensor:
     """r_g = sum_n softmax_n(W2 relu(W1 x_n + b1) + b2) * (Wv x_n), set by set with a plain softmax."""
     lin1, _, _, lin2 = pool.gate_nn
     out = torch.zeros(num_sets, pool.out_channels)
@@ -22,10 +23,10 @@ def dense_reference(pool: AttentivePooling, x: torch.Tensor, index: torch.Tensor
 
 def test_equals_dense_reference_and_empty_sets_are_zero():
     torch.manual_seed(0)
-    pool = AttentivePooling(6, 4, hidden_channels=5).eval()
+    pool = FeatureWiseAttentionPooling(6, 4, hidden_channels=5).eval()
     x = torch.randn(7, 6)
     out = pool(x, INDEX, dim_size=5)
-    assert out.shape == (5, 4) and repr(pool) == "AttentivePooling(6, 4)"
+    assert out.shape == (5, 4) and repr(pool) == "FeatureWiseAttentionPooling(6, 4)"
     assert torch.allclose(out, dense_reference(pool, x, INDEX, 5), atol=1e-6)
     assert torch.equal(out[1], torch.zeros(4)) and torch.equal(out[4], torch.zeros(4))
     assert pool(torch.empty(0, 6), torch.empty(0, dtype=torch.long), dim_size=3).shape == (3, 4)
@@ -34,7 +35,7 @@ def test_equals_dense_reference_and_empty_sets_are_zero():
 
 def test_weights_are_normalised_per_set_and_per_feature():
     torch.manual_seed(1)
-    pool = AttentivePooling(6, 4).eval()
+    pool = FeatureWiseAttentionPooling(6, 4).eval()
     x = torch.randn(7, 6)
     alpha = softmax(pool.gate_nn(x), INDEX, num_nodes=5)  # the weights the layer uses
     sums = scatter(alpha, INDEX, dim=0, dim_size=5, reduce="sum")
@@ -46,7 +47,7 @@ def test_weights_are_normalised_per_set_and_per_feature():
 
 def test_a_single_element_pools_to_its_value_and_order_does_not_matter():
     torch.manual_seed(2)
-    pool = AttentivePooling(6, 4).eval()
+    pool = FeatureWiseAttentionPooling(6, 4).eval()
     x = torch.randn(7, 6)
     one = pool(x[:1], torch.zeros(1, dtype=torch.long))
     assert torch.allclose(one, pool.nn(x[:1]), atol=1e-6)
@@ -56,7 +57,7 @@ def test_a_single_element_pools_to_its_value_and_order_does_not_matter():
 
 def test_batching_equals_separate():
     torch.manual_seed(3)
-    pool = AttentivePooling(6, 4).eval()
+    pool = FeatureWiseAttentionPooling(6, 4).eval()
     xa, xb = torch.randn(7, 6), torch.randn(3, 6)
     ib = torch.tensor([1, 0, 1])
     together = pool(torch.cat([xa, xb]), torch.cat([INDEX, ib + 5]), dim_size=7)
@@ -66,7 +67,7 @@ def test_batching_equals_separate():
 @pytest.mark.parametrize("dropout", [0.0, 0.5])
 def test_gradients_and_dropout(dropout):
     torch.manual_seed(4)
-    pool = AttentivePooling(6, 4, dropout=dropout)
+    pool = FeatureWiseAttentionPooling(6, 4, dropout=dropout)
     x = torch.randn(7, 6, requires_grad=True)
     pool.eval()
     assert torch.equal(pool(x, INDEX, dim_size=5), pool(x, INDEX, dim_size=5))

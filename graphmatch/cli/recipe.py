@@ -1,0 +1,42 @@
+"""``graphmatch recipe --keys [TASK ...]`` and ``graphmatch recipe RECIPE [--set ...]``.
+
+``--keys`` prints the reference of every recipe key (the engine's ``optim`` and ``train`` and
+each task's ``data`` and ``model``), generated from the declarations; ``docs/recipes.md`` is its
+output. Given a recipe, it prints the complete, checked configuration as YAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from graphmatch.cli.train import add_set_argument
+
+    p = subparsers.add_parser(
+        "recipe",
+        help="list every recipe key (--keys), or print a recipe's complete configuration",
+        description="With --keys: the reference of every recipe key (type, default, allowed values, meaning) as "
+        "Markdown, for the given tasks or all. With a recipe: its complete, checked configuration as YAML.",
+    )
+    p.add_argument("recipe", nargs="?", help="recipe file or name (e.g. kbert/chnsenticorp_hownet_quick)")
+    add_set_argument(p, "override recipe keys, e.g. --set train.epochs=1")
+    p.add_argument("--keys", nargs="*", metavar="TASK", default=None,
+                   help="print the key reference of these tasks (default: all) instead")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import yaml
+
+    from graphmatch.engine.config import key_reference, resolve
+
+    if args.keys is not None:
+        if args.recipe is not None:
+            raise ValueError("give either a recipe or --keys, not both")
+        print(key_reference(args.keys), end="")
+        return 0
+    if args.recipe is None:
+        raise ValueError("give a recipe, or --keys [TASK ...] for the key reference")
+    print(yaml.safe_dump(resolve(args.recipe, args.overrides), sort_keys=False, allow_unicode=True), end="")
+    return 0

@@ -1,0 +1,141 @@
+"""One training run inside a folder already chosen: the task, its data and model
+(:func:`prepare`), Lightning's fit, the selected checkpoint's dev and test figures, and the
+files that report them (:func:`fit`). Which folder, resuming and ranks are
+:mod:`graphmatch.engine.run_folder`'s business."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.callbacks import Callback
+
+from graphmatch.engine import runs
+from graphmatch.engine.config import sample_limit, task_class
+from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
+from graphmatch.engine.module import TaskModule
+from graphmatch.engine.provenance import provenance
+from graphmatch.engine.trainer import build_trainer
+from graphmatch.tasks.base import Task
+
+
+@dataclass
+class Setup:
+    """What a run trains: the task, its datasets by split (as the task gave them), the views the
+    engine trains and evaluates on (``splits``, limited by the recipe), the model and its
+    Lightning module."""
+
+    config: dict[str, Any]
+    task: Task
+    datasets: dict[str, Any]
+    splits: dict[str, IndexedDataset]
+    model: torch.nn.Module
+    module: TaskModule
+
+
+def limited(datasets: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
+    """The splits the engine uses, each cut to ``data.limit.<split>``; a split the task does not
+    have is left out."""
+    return {split: IndexedDataset(datasets[split], sample_limit(config, split)) for split in ("train", "dev", "test")
+            if datasets.get(split) is not None}
+
+
+def datamodule(config: Mapping[str, Any], splits: Mapping[str, IndexedDataset]) -> GraphDataModule:
+    """The batches of ``splits`` (any of train, dev, test) as the recipe's ``train`` section says."""
+    t = config["train"]
+    return GraphDataModule(
+        splits.get("train"),
+        splits.get("dev"),
+        splits.get("test"),
+        batch_size=t["batch_size"],
+        eval_batch_size=t["eval_batch_size"] or t["batch_size"],
+        seed=t["seed"],
+        num_workers=t["num_workers"],
+        bucket=t["bucket"],
+    )
+
+
+def cache_keys(datasets: Mapping[str, Any]) -> dict[str, str]:
+    """The cache key (``cache_digest``) of each split's processed dataset, where it has one."""
+    keys = {split: getattr(dataset, "cache_digest", None) for split, dataset in datasets.items()}
+    return {split: str(key) for split, key in keys.items() if key is not None}
+
+
+def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
+    """Seed everything, build the task, its data and model (with the pretrained weights unless
+    the run continues from a checkpoint) and the Lightning module. Any bad input fails here,
+    before a run folder is made."""
+    t = config["train"]
+    pl.seed_everything(t["seed"], workers=True, verbose=False)
+    task = task_class(config["task"])(config)
+    datasets = task.datasets()
+    for split in ("train", "dev"):
+        if datasets.get(split) is None:
+            raise ValueError(
+                f"task {task.name!r} gave no {split!r} split; the engine trains on train and selects "
+                "checkpoints on dev (never on test)"
+            )
+    splits = limited(datasets, config)
+    model = task.build_model()
+    if pretrained:
+        task.load_pretrained(model)
+    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config))
+
+
+def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:
+    """Train (from ``ckpt`` when given), select the checkpoint on dev, evaluate dev and test once
+    with it, and write the run's results into ``run_dir``: predictions, ``history.json``,
+    ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.provenance.provenance`) and
+    ``summary.md``. Returns the metrics in the process that wrote them (global rank 0), else ``None``."""
+    config, task, module, splits = setup.config, setup.task, setup.module, setup.splits
+    t = config["train"]
+    data = datamodule(config, splits)
+    shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
+    trainer = build_trainer(config, run_dir, task.monitor, callbacks, math.ceil(shard / t["batch_size"]))
+    trainer.fit(module, datamodule=data, ckpt_path=ckpt)
+    if trainer.interrupted:
+        raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
+    best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+    if not best:
+        raise runs.RunError("no checkpoint was selected: dev was never evaluated (is the training set empty?)")
+    train_time = module.elapsed()
+    history = list(module.history)
+
+    trainer.validate(module, datamodule=data, ckpt_path=best, verbose=False)
+    selected = dict(module.loaded_step)
+    if "test" in splits:
+        trainer.test(module, datamodule=data, ckpt_path=best, verbose=False)
+    if not trainer.is_global_zero:
+        return None
+
+    metrics = {
+        "task": config["task"],
+        "recipe": config["name"],
+        "seed": t["seed"],
+        "monitor": task.monitor,
+        "dev": module.metrics["dev"],
+        "test": module.metrics.get("test"),
+        "best_step": selected.get("step"),
+        "best_epoch": selected.get("epoch", 0) + 1,
+        "epochs": trainer.fit_loop.epoch_progress.current.completed,
+        "steps": trainer.global_step,
+        "time_s": round(train_time, 3),
+        "device": f"{trainer.num_devices}x {type(trainer.accelerator).__name__.replace('Accelerator', '')}"
+        f" ({trainer.strategy.__class__.__name__}, precision {trainer.precision})",
+        "samples": {split: len(ds) for split, ds in splits.items()},
+        "provenance": provenance(cache_keys(setup.datasets)),
+    }
+    for split in ("dev", "test"):
+        if split in module.rows:
+            runs.write_predictions(task, run_dir, split, module.rows[split])
+    runs.write_json(run_dir / "history.json", history)
+    runs.plot_curve({config["name"]: history}, task.monitor, run_dir / "curve.png",
+                    {config["name"]: metrics["best_step"]})
+    runs.write_json(run_dir / "metrics.json", metrics)
+    runs.write_summary(run_dir, config, metrics)
+    return metrics

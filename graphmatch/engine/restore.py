@@ -1,0 +1,129 @@
+"""A trained model back from its run folder or checkpoint: :func:`load`, :func:`evaluate` and
+:func:`predict`. The task and model are rebuilt from the checkpoint's own configuration and the
+task's stored state (label names, vocabularies)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch_geometric.data import Batch
+
+from graphmatch.engine import runs
+from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
+from graphmatch.engine.config import diff, resolve, task_class
+from graphmatch.engine.fitting import datamodule, limited
+from graphmatch.engine.module import TaskModule
+from graphmatch.engine.run_folder import check_complete, has_seeds
+from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+from graphmatch.tasks.base import Task
+
+
+def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:
+    """The selected checkpoint of a complete single-seed run folder, or the checkpoint file given."""
+    path = Path(run_or_ckpt)
+    if path.is_dir():
+        check_complete(path)
+        if has_seeds(path):
+            raise ValueError(f"{path} holds several seeds; give one of its seed-<n> folders")
+    return find_checkpoint(path, "best")
+
+
+def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool) -> tuple[Task, dict[str, Any]]:
+    task = task_class(config["task"])(config)
+    if meta.get("task_state") is not None:
+        task.set_extra_state(meta["task_state"])
+    data = task.datasets() if with_data or meta.get("task_state") is None else {}
+    if list(task.label_names()) != list(meta["label_names"]):
+        raise ValueError(
+            f"the labels of the data ({task.label_names()}) differ from the checkpoint's ({meta['label_names']})"
+        )
+    return task, data
+
+
+def _model_from(ckpt: Mapping[str, Any], task: Task, source: Path) -> torch.nn.Module:
+    model = task.build_model()
+    state = model_state(ckpt)
+    check_state_dict(model, state, str(source))
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def load(run_or_ckpt: str | os.PathLike) -> tuple[Task, torch.nn.Module]:
+    """The task and the model (eval mode, selected weights) of a run folder or checkpoint.
+
+    The task is rebuilt from the checkpoint's configuration and its stored state (label names,
+    vocabularies, via ``Task.set_extra_state``).
+    A checkpoint that does not fit the model its configuration builds is a ValueError.
+    """
+    path = checkpoint_of(run_or_ckpt)
+    ckpt = read_checkpoint(path)
+    meta = ckpt[META]
+    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False)
+    return task, _model_from(ckpt, task, path)
+
+
+def evaluate(
+    run_or_ckpt: str | os.PathLike,
+    split: str = "test",
+    overrides: Sequence[str] = (),
+    predictions: str | os.PathLike | None = None,
+) -> dict[str, float]:
+    """Metrics of a run's selected checkpoint (or of a checkpoint) on ``split`` (dev or test).
+
+    The batches and the trainer are made as in training (:func:`~graphmatch.engine.fitting.datamodule`,
+    :func:`~graphmatch.engine.trainer.build_trainer`), on one device in this process.
+
+    Args:
+        run_or_ckpt: run folder (its ``best.ckpt``) or checkpoint file.
+        split: ``"dev"`` or ``"test"``.
+        overrides: ``--set`` strings for where and how to read data (e.g. ``data.root=...``,
+            ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
+        predictions: also write the rows to this JSONL file (and the task's official formats).
+    """
+    if split not in ("dev", "test"):
+        raise ValueError(f"--split must be dev or test, got {split!r}")
+    if predictions is not None and Path(predictions).is_dir():
+        raise ValueError(f"--predictions {predictions} is a folder; give the file to write (e.g. OUT.jsonl)")
+    path = checkpoint_of(run_or_ckpt)
+    ckpt = read_checkpoint(path)
+    meta = ckpt[META]
+    config = resolve(meta["config"], overrides, stored=True)
+    changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
+    if changed:
+        raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
+    check_accelerator(config["train"])
+    quiet(config["train"]["progress"])
+    with cpu_threads(config["train"]):
+        task, data = _restore(meta, config, with_data=True)
+        if data.get(split) is None:
+            raise ValueError(f"task {task.name!r} has no {split!r} split")
+        module = TaskModule(task, _model_from(ckpt, task, path), config)
+        batches = datamodule(config, limited({split: data[split]}, config))
+        trainer = build_trainer(config, None)
+        if split == "dev":
+            trainer.validate(module, datamodule=batches, verbose=False)
+        else:
+            trainer.test(module, datamodule=batches, verbose=False)
+        if predictions is not None:  # JSON lines, plus the task's official formats beside them
+            Path(predictions).parent.mkdir(parents=True, exist_ok=True)
+            task.write_predictions(str(predictions), runs.to_plain(module.rows[split]))
+        return module.metrics[split]
+
+
+def predict(run_or_ckpt: str | os.PathLike, text: str, text_b: str | None = None) -> dict[str, Any]:
+    """The decoded row (``pred``, ``prob``, ...) for one raw input (``gold`` is ``None``)."""
+    task, model = load(run_or_ckpt)
+    return predict_graph(task, model, task.encode(text, text_b))
+
+
+def predict_graph(task: Task, model: torch.nn.Module, data: Any) -> dict[str, Any]:
+    """The decoded row for one input graph (``task.encode``) with a loaded task and model. One
+    sample needs no trainer: the model runs as :func:`load` returned it (CPU, eval mode)."""
+    batch = Batch.from_data_list([data])
+    with torch.no_grad():
+        row = task.decode(model(batch), batch)[0]
+    return runs.to_plain(row)

@@ -1,0 +1,164 @@
+"""The Lightning ``Trainer`` of every run, evaluation included, and the process settings around it
+(torch CPU threads, Lightning's messages, the accelerator check)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+from lightning.fabric.utilities.exceptions import MisconfigurationException
+from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, TQDMProgressBar
+
+from graphmatch.engine.checkpoint import AtomicCheckpointIO
+
+_QUIET = (
+    r".*does not have many workers.*",
+    r".*Checkpoint directory .* exists and is not empty.*",
+    r".*smaller than the logging interval.*",
+    r".*LightningDataset.*",
+    r".*`isinstance\(treespec, LeafSpec\)` is deprecated.*",
+    r".*when logging on epoch level in distributed setting.*",  # our figures are gathered already
+)
+
+
+class _NoAdvertising(logging.Filter):
+    """Drops Lightning's "💡 Tip: ... try installing litlogger / litmodels" lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("Tip:" in message and ("litlogger" in message or "litmodels" in message))
+
+
+_NO_ADVERTISING = _NoAdvertising()
+
+
+def quiet(progress: bool) -> None:
+    """Silence Lightning's warnings that say nothing to a graphmatch user, its advertising, and
+    (without ``train.progress``) its information lines."""
+    for pattern in _QUIET:
+        warnings.filterwarnings("ignore", message=pattern)
+    level = logging.INFO if progress else logging.WARNING
+    for name in ("lightning.pytorch", "lightning.fabric", "lightning"):
+        logging.getLogger(name).setLevel(level)
+    # the tips are logged through lightning's rank-zero helpers (one logger per package)
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if _NO_ADVERTISING not in logger.filters:
+            logger.addFilter(_NO_ADVERTISING)
+
+
+def uses_gpu(train_cfg: Mapping[str, Any]) -> bool:
+    return train_cfg["accelerator"] in ("gpu", "cuda", "auto") and torch.cuda.is_available()
+
+
+def check_accelerator(train_cfg: Mapping[str, Any]) -> None:
+    """A GPU asked for on a machine without one is the user's error, said before anything runs."""
+    accelerator = train_cfg["accelerator"]
+    if accelerator in ("gpu", "cuda") and not torch.cuda.is_available():
+        raise ValueError(f"train.accelerator={accelerator}, but torch sees no CUDA GPU on this machine; "
+                         "use train.accelerator=auto (or cpu)")
+    if accelerator == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("train.accelerator=mps, but this machine has no Apple GPU; use train.accelerator=auto")
+
+
+@contextlib.contextmanager
+def cpu_threads(train_cfg: Mapping[str, Any]) -> Iterator[None]:
+    """Use ``train.threads`` torch CPU threads (on a CPU run) for the duration of the block, and
+    give the caller's process its own thread count back afterwards."""
+    before = torch.get_num_threads()
+    if not uses_gpu(train_cfg):
+        torch.set_num_threads(train_cfg["threads"])
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def precision(train_cfg: Mapping[str, Any]) -> str:
+    """``train.precision``; ``auto`` is bf16 (else fp16) mixed precision on a GPU, fp32 elsewhere."""
+    if train_cfg["precision"] != "auto":
+        return train_cfg["precision"]
+    if uses_gpu(train_cfg):
+        return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
+    return "32-true"
+
+
+def build_trainer(
+    config: Mapping[str, Any],
+    run_dir: Path | None,
+    monitor: str | None = None,
+    callbacks: Sequence[Callback] = (),
+    steps_per_epoch: int | None = None,
+) -> pl.Trainer:
+    """A Lightning ``Trainer`` for ``config``'s ``train`` and ``optim`` sections.
+
+    Every trainer has the recipe's accelerator, precision, determinism, progress bar and atomic
+    checkpoint writes. One that trains (``run_dir`` given) also has the recipe's devices, nodes
+    and strategy, best-on-dev (``dev/<monitor>``) and latest checkpoints in ``run_dir``, optional
+    early stopping, gradient clipping and the epoch/step budget; a ``max_steps`` shorter than an
+    epoch evaluates on dev when it is reached. One that only evaluates (``run_dir=None``) runs in
+    this process on one device, so that evaluating a run trained with DDP starts no processes.
+    """
+    t, o = config["train"], config["optim"]
+    cbs: list[Callback] = list(callbacks)
+    settings: dict[str, Any] = {"devices": 1}
+    if run_dir is not None:
+        if monitor is None:
+            raise ValueError("build_trainer: a trainer that trains needs the metric it selects on (monitor)")
+        select = ModelCheckpoint(
+            dirpath=run_dir,
+            filename="best",
+            monitor=f"dev/{monitor}",
+            mode="max",
+            save_top_k=1,
+            auto_insert_metric_name=False,
+            enable_version_counter=False,
+        )
+        # Lightning's save_last only writes when a new best is saved; a run resumes from the latest
+        # state, so last.ckpt has its own callback, listed after `select` so it stores its updated state
+        latest = ModelCheckpoint(dirpath=run_dir, filename="last", save_top_k=1, enable_version_counter=False)
+        cbs = [select, latest, *cbs]
+        if t["progress"]:
+            cbs.append(TQDMProgressBar())
+        if t["patience"]:
+            cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t["patience"]))
+        settings = {
+            "devices": t["devices"],
+            "num_nodes": t["num_nodes"],
+            "strategy": t["strategy"],
+            "max_epochs": t["epochs"],
+            "max_steps": t["max_steps"] or -1,
+            "gradient_clip_val": o["clip"],
+            "gradient_clip_algorithm": "norm" if o["clip"] else None,
+            "enable_model_summary": t["progress"],
+            "num_sanity_val_steps": 0,
+            "default_root_dir": run_dir,
+        }
+        if t["val_every_steps"]:
+            settings.update(val_check_interval=t["val_every_steps"], check_val_every_n_epoch=None)
+        elif t["max_steps"] and steps_per_epoch and t["max_steps"] < steps_per_epoch:
+            settings.update(val_check_interval=t["max_steps"])
+    else:
+        settings["enable_model_summary"] = False
+        if t["progress"]:
+            cbs.append(TQDMProgressBar())
+    try:
+        return pl.Trainer(
+            accelerator=t["accelerator"],
+            precision=precision(t),
+            callbacks=cbs,
+            logger=False,
+            enable_progress_bar=t["progress"],
+            use_distributed_sampler=False,
+            deterministic=t["deterministic"],
+            plugins=[AtomicCheckpointIO()],
+            **settings,
+        )
+    except MisconfigurationException as err:  # devices, strategy, precision: one line on the command line
+        raise ValueError(f"the train settings do not work on this machine: {err}") from err

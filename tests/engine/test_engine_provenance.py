@@ -1,0 +1,85 @@
+"""Run folders say what made them: versions, the git commit (and whether the checkout differed
+from it) and the cache keys of the processed data, in metrics.json and summary.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from engine_helpers import TOY_QUICK
+
+import graphmatch
+from graphmatch.engine import train
+from graphmatch.engine.provenance import LIBRARIES, git_state, provenance
+from graphmatch.engine.runs import seeds_provenance
+
+CHECKOUT = Path(graphmatch.__file__).resolve().parents[1]
+
+
+def git(*args: str, cwd: Path = CHECKOUT) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def in_checkout() -> bool:
+    try:
+        return git("rev-parse", "--show-toplevel") != ""
+    except (OSError, subprocess.CalledProcessError):
+        return False
+
+
+def test_a_run_records_what_made_it(trained_run) -> None:
+    run_dir, _ = trained_run
+    record = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["provenance"]
+    assert {"graphmatch", "commit", "dirty", "python", "caches", *LIBRARIES} <= set(record)
+    assert record["graphmatch"] == graphmatch.__version__ and record["torch"]
+    assert record["caches"] == {"train": "toy-0-train-128", "dev": "toy-0-dev-64", "test": "toy-0-test-64"}
+    if in_checkout():  # the tests run from a checkout here; from an installed wheel both are None
+        assert record["commit"] == git("rev-parse", "HEAD")
+        assert record["dirty"] == bool(git("status", "--porcelain", "--untracked-files=no"))
+    else:
+        assert record["commit"] is None and record["dirty"] is None
+    summary = (run_dir / "summary.md").read_text(encoding="utf-8")
+    made_by = next(line for line in summary.splitlines() if line.startswith("Made by graphmatch "))
+    assert f"torch {record['torch']}" in made_by
+    assert (record["commit"] or "no git commit")[:12] in made_by
+    assert "train `toy-0-train-128`, dev `toy-0-dev-64`, test `toy-0-test-64`" in summary
+
+
+def test_seeds_record_whether_one_commit_made_them(tmp_path: Path) -> None:
+    run = train(TOY_QUICK, ["train.epochs=1"], tmp_path / "seeds", seeds=2)
+    agg = json.loads((run / "metrics.json").read_text(encoding="utf-8"))["provenance"]
+    seeds = [json.loads((run / f"seed-{s}" / "metrics.json").read_text())["provenance"] for s in (7, 8)]
+    assert agg["one_commit"] is True and agg["commits"] == [seeds[0]["commit"]] * 2
+    assert agg["commit"] == seeds[0]["commit"] and agg["caches"] == seeds[0]["caches"]
+    assert "Made by graphmatch" in (run / "summary.md").read_text(encoding="utf-8")
+    # seeds of different commits (one resumed after a change, say) name no single commit
+    other = {**seeds[1], "commit": "0" * 40}
+    mixed = seeds_provenance([{"provenance": seeds[0]}, {"provenance": other}])
+    assert mixed["one_commit"] is False and mixed["commit"] is None and mixed["dirty"] is None
+    assert mixed["commits"] == [seeds[0]["commit"], "0" * 40]
+    assert seeds_provenance([{"provenance": seeds[0]}, {}])["one_commit"] is False  # a seed of older code
+
+
+def test_git_state_of_a_checkout_clean_and_dirty(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (repo / "code.py").write_text("x = 1\n")
+    git("add", "code.py", cwd=repo)
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "one", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    assert git_state(repo) == {"commit": head, "dirty": False}
+    (repo / "notes.txt").write_text("untracked files do not change the code\n")
+    assert git_state(repo) == {"commit": head, "dirty": False}
+    (repo / "code.py").write_text("x = 2\n")
+    assert git_state(repo) == {"commit": head, "dirty": True}
+    assert provenance({"train": "k"}, where=repo)["commit"] == head
+
+
+def test_git_state_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # never look above tmp_path
+    assert git_state(tmp_path) == {"commit": None, "dirty": None}
+    record = provenance(None, where=tmp_path)
+    assert record["commit"] is None and record["caches"] == {} and record["graphmatch"] == graphmatch.__version__
