@@ -155,3 +155,10 @@ def test_an_ner_cache_whose_tags_come_from_its_file_is_reused(tmp_path, shared_d
     assert capfd.readouterr().err == "" and os.stat(again.processed_paths[0]).st_mtime_ns == stamp
     assert again.labels == ds.labels == ["O", "B-B", "B-S", "I-B", "I-S"]
     assert again.builder.tag_to_id == {t: i for i, t in enumerate(ds.labels)}
+
+
+def test_a_run_records_the_digest_of_each_split(samples, tokenizer, tmp_path):
+    from graphmatch.engine.fitting import cache_keys
+
+    ds = _let(samples, tokenizer, tmp_path)
+    assert cache_keys({"train": ds}) == {"train": ds.cache_digest}
