@@ -59,14 +59,14 @@ def main() -> None:
     tokenizer = CharTokenizer.default(args.data_dir)
     datasets = {
         "K-BERT chnsenticorp dev (HowNet, L 256)": kbert_dataset(
-            "chnsenticorp", "dev", root=args.data_dir, cache_dir=args.cache, progress=False),
+            "chnsenticorp", "dev", root=args.data_dir, cache=args.cache, progress=False),
         "K-BERT msra_ner dev (HowNet, L 256)": kbert_dataset(
-            "msra_ner", "dev", root=args.data_dir, cache_dir=args.cache, progress=False),
+            "msra_ner", "dev", root=args.data_dir, cache=args.cache, progress=False),
         f"LET LCQMC dev, first {args.let_pairs} pairs (lattice of 3 segmenters)": PairMatchingDataset(
             lcqmc_file("dev", args.data_dir), LatticePairBuilder(tokenizer, load_lexicon(args.data_dir)),
-            root=os.path.join(args.cache, "let"), limit=args.let_pairs, progress=False),
-        "SemEval-2010 Task 8 test": SemEval2010Task8(os.path.join(args.cache, "semeval"), "test",
-                                                      data_dir=args.data_dir),
+            root=args.data_dir, cache=os.path.join(args.cache, "let"), limit=args.let_pairs, progress=False),
+        "SemEval-2010 Task 8 test": SemEval2010Task8("test", cache=os.path.join(args.cache, "semeval"),
+                                                      root=args.data_dir),
     }
     print(f"shuffled batches of {args.batch_size}; {platform.machine()}, torch {torch.__version__}, "
           f"{torch.get_num_threads()} torch thread(s); load average {os.getloadavg()[0]:.1f}\n")

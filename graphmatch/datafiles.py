@@ -20,6 +20,7 @@ Every file the project writes (caches, downloads, run folders, checkpoints) goes
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -267,6 +268,17 @@ def sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """The sha256 of a file's content, computed once per process for each (path, size, mtime)."""
+    st = os.stat(path)
+    return _file_digest(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    return sha256(path)
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path | None:

@@ -12,14 +12,12 @@ set is read from the training file (or given, for dev and test: a label outside 
 naming ``file:line``); rare labels, unused columns and extra fields follow the rule of
 :mod:`graphmatch.data.labels`. A dataset folder given by a relative path is looked up as
 :func:`graphmatch.datafiles.resolve_path` says (working folder, then the data roots). Processed
-graphs are cached in a folder named by a digest of every option that changes them and of the
-source files' contents, so a changed option or file never reuses a stale cache.
+graphs are cached as :mod:`graphmatch.data.cached` says: keyed by every option that changes them,
+the builder's format version and the sha256 of the source, KG and vocabulary files.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -27,18 +25,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
-from torch_geometric.data import HeteroData, InMemoryDataset
+from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
+from graphmatch.data.cached import CachedDataset
 from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
-from graphmatch.datafiles import CACHE_DIR, iter_lines, locate, resolve_path, sha256, write_atomically
+from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
+from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
 from graphmatch.text import CharTokenizer
 
-#: bump when the stored graphs change meaning, so old caches are not reused
+#: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
 FORMAT_VERSION = 1
 SPLITS = ("train", "dev", "test")
 #: built-in dataset name -> (file pattern relative to the data root, kind)
@@ -65,18 +65,6 @@ class Example:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
-
-
-@functools.lru_cache(maxsize=64)
-def _file_digest(path: str, size: int, mtime_ns: int) -> str:
-    return sha256(path)
-
-
-def file_identity(path: str | os.PathLike) -> dict[str, Any]:
-    """``{path, size, mtime_ns, sha256}`` of a file (the digest is memoised per size and mtime)."""
-    st = os.stat(path)
-    return {"path": str(Path(path).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "sha256": _file_digest(str(path), st.st_size, st.st_mtime_ns)}
 
 
 def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> Path | None:
@@ -111,7 +99,7 @@ def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dic
     return columns, lines[1:]
 
 
-class KBertDataset(InMemoryDataset):
+class KBertDataset(CachedDataset):
     r"""Base class of the K-BERT datasets: one split of one TSV file as sentence-tree graphs.
 
     Args:
@@ -119,8 +107,8 @@ class KBertDataset(InMemoryDataset):
             ``msra_ner``, ``medical_ner``) or a folder holding ``{train,dev,test}.tsv``.
         split (str): ``"train"``, ``"dev"`` or ``"test"``. (default: ``"train"``)
         root (str, optional): data root (else ``$GRAPHMATCH_DATA``, else a checked download).
-        cache_dir (str, optional): where processed graphs go (default
-            ``$GRAPHMATCH_CACHE/processed``).
+        cache (str, optional): where processed graphs go (default
+            ``$GRAPHMATCH_CACHE/processed/kbert``).
         kg (str, optional): ``"hownet"``, ``"medical"``, a ``.spo`` path, or ``None`` for no
             knowledge (plain BERT input). (default: ``"hownet"``)
         max_length (int): tokens kept after injection. (default: :data:`DEFAULT_MAX_LENGTH`)
@@ -131,6 +119,8 @@ class KBertDataset(InMemoryDataset):
         limit (int, optional): read only the first ``limit`` data lines (quick runs).
         mode (str): the builder's ``"default"`` or ``"reference"`` mode. (default: ``"default"``)
         force_reload (bool): rebuild even when a cache exists.
+        builder (SentenceTreeBuilder, optional): the builder, made from ``kg`` and ``vocab`` (its
+            options key the cache); by default :func:`make_builder` makes it when graphs are built.
 
     Graphs carry ``y`` (``[1]``, classification) or ``token.y`` (NER tag ids, -100 on branch
     tokens), and ``entity.length`` (tokens of each branch kept after the cut). NER graphs also
@@ -138,16 +128,17 @@ class KBertDataset(InMemoryDataset):
     (``[1]``), so predictions map back to characters, including those cut by truncation.
     """
 
+    family = "kbert"
+    format_version = FORMAT_VERSION
     kind: ClassVar[str]
     required: ClassVar[tuple[str, ...]]
-    predicate: ClassVar[bool] = True
-    add_cls: ClassVar[bool] = True
 
     def __init__(self, name: str, split: str = "train", root: str | os.PathLike | None = None,
-                 cache_dir: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
+                 cache: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
                  max_length: int = DEFAULT_MAX_LENGTH, max_entities: int = 2, vocab: str | os.PathLike | None = None,
                  labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
-                 transform=None, force_reload: bool = False, progress: bool = True):
+                 transform=None, force_reload: bool = False, progress: bool = True,
+                 builder: SentenceTreeBuilder | None = None):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -157,60 +148,50 @@ class KBertDataset(InMemoryDataset):
         self.kg_path = resolve_kg(kg, root)
         self.vocab_path = (resolve_path(vocab, root, "vocabulary") if vocab is not None
                            else locate("kbert/vocab/google_vocab.txt", root))
-        self.options = {"max_length": max_length, "max_entities": max_entities, "mode": mode, "limit": limit,
-                        "labels": list(labels) if labels is not None else None}
-        self.progress = progress
+        self.limit, self.progress = limit, progress
+        self.given_labels = list(labels) if labels is not None else None
         self.labels: list[str] = list(labels) if labels is not None else []
-        base = Path(cache_dir) if cache_dir is not None else CACHE_DIR / "processed"
-        super().__init__(str(base / "kbert"), transform=transform, force_reload=force_reload, log=False)
+        self._given, self._builder = builder is not None, builder
+        self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode)
+        super().__init__(root, cache, transform=transform, force_reload=force_reload)
+
+    # ----------------------------------------------------------------- cache
+    def builder_key(self) -> dict[str, Any]:
+        options = (self._tree_options if not self._given
+                   else {name: getattr(self._builder, name) for name in self._tree_options})
+        return {"name": f"{SentenceTreeBuilder.__module__}.{SentenceTreeBuilder.__qualname__}",
+                "format": GRAPHS_FORMAT, "options": options}
+
+    def input_files(self) -> dict[str, Path | None]:
+        return {"source": self.source, "kg": self.kg_path, "vocab": self.vocab_path}
+
+    def options(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit": self.limit, "labels": self.given_labels}
+
+    def stem(self) -> str:
+        return f"{self.name if self.name in DATASETS else Path(self.name).name}-{self.split}"
+
+    def stored_files(self) -> list[str]:
+        return ["data.pt", "labels.json"]
+
+    def load_cache(self) -> None:
         self.load(self.processed_paths[0], data_cls=HeteroData)
         with open(self.processed_paths[1], encoding="utf-8") as f:
             self.labels = json.load(f)
 
-    # ----------------------------------------------------------------- cache
-    def cache_key(self) -> dict[str, Any]:
-        """Everything the stored graphs depend on."""
-        return {
-            "format": FORMAT_VERSION, "kind": self.kind, "predicate": self.predicate, "add_cls": self.add_cls,
-            "source": file_identity(self.source),
-            "kg": file_identity(self.kg_path) if self.kg_path is not None else None,
-            "vocab": file_identity(self.vocab_path), **self.options,
-        }
-
-    @functools.cached_property
-    def digest(self) -> str:
-        text = json.dumps(self.cache_key(), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @property
-    def processed_dir(self) -> str:
-        stem = self.name if self.name in DATASETS else Path(self.name).name
-        return os.path.join(self.root, f"{stem}-{self.split}-{self.digest}")
-
-    @property
-    def raw_dir(self) -> str:  # the source is located in __init__; no raw/ folder is made
-        return self.processed_dir
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
-
-    @property
-    def processed_file_names(self) -> list[str]:
-        return ["data.pt", "labels.json", "options.json"]
-
-    def download(self) -> None:  # the source is located in __init__
-        pass
-
     # ------------------------------------------------------------- building
-    def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
-        """The sentence-tree builder these graphs are made with."""
-        kg = KnowledgeGraph.from_spo(self.kg_path) if self.kg_path is not None else None
-        return make_builder(kg, CharTokenizer(self.vocab_path), self.kind, self.labels,
-                            self.options["max_length"], self.options["max_entities"], self.options["mode"],
-                            keep_text=keep_text)
+    @property
+    def builder(self) -> SentenceTreeBuilder:
+        """The sentence-tree builder these graphs are made with (made on first use; NER tag ids
+        from :attr:`labels`)."""
+        if self._builder is None:
+            options = {**self._tree_options}
+            if self.kind == "ner":
+                options["tag_to_id"] = {t: i for i, t in enumerate(self.labels)}
+            self._builder = make_builder(self.kg_path, self.vocab_path, options)
+        return self._builder
 
-    def process(self) -> None:
+    def write(self) -> None:
         examples = self.read()
         if not examples:
             raise ValueError(f"{self.source}: no data lines")
@@ -219,25 +200,23 @@ class KBertDataset(InMemoryDataset):
             warn_rare_labels([[ex.label] if isinstance(ex.label, str) else ex.label for ex in examples],
                              [ex.where for ex in examples])
         self.check_labels(examples)
-        corpus = TreeCorpusBuilder(self.builder())
+        corpus = TreeCorpusBuilder(self.builder)
         index = {label: i for i, label in enumerate(self.labels)}
         try:
             data, slices = self.build(corpus, examples, index)
         except InputError as err:
             raise ValueError(f"{examples[err.index].where}: {err.reason}") from err
-        os.makedirs(self.processed_dir, exist_ok=True)
         stored = (data.to_dict(), slices, HeteroData)  # the layout of InMemoryDataset.save
         write_atomically(self.processed_paths[0], lambda tmp: torch.save(stored, tmp))
-        for path, obj in ((self.processed_paths[1], self.labels), (self.processed_paths[2], self.cache_key())):
-            text = json.dumps(obj, indent=1, ensure_ascii=False)
-            write_atomically(path, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
+        text = json.dumps(self.labels, indent=1, ensure_ascii=False)
+        write_atomically(self.processed_paths[1], lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
     def read(self) -> list[Example]:
         """Parse the source file (the first ``limit`` data lines); bad lines name ``file:line``."""
         columns, lines = read_header(self.source, self.required)
         if self.split == "train":
             warn_unused_columns(str(self.source), columns, self.required)
-        limit = self.options["limit"]
+        limit = self.limit
         out = []
         for n, line in enumerate(lines, 2):
             if limit is not None and len(out) >= limit:
@@ -313,8 +292,6 @@ class KBertNERDataset(KBertDataset):
 
     kind = "ner"
     required = ("text_a", "label")
-    predicate = False
-    add_cls = False
 
     def parse(self, fields, columns, path, line) -> Example:
         chars = fields[columns["text_a"]].split(" ")
@@ -378,15 +355,22 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
     return sorted(labels, key=lambda s: (0, int(s)) if s.lstrip("-").isdigit() else (1, s))
 
 
-def make_builder(kg: KnowledgeGraph | None, tokenizer: CharTokenizer, kind: str, labels: list[str],
-                 max_length: int, max_entities: int, mode: str = "default",
-                 keep_text: bool = False) -> SentenceTreeBuilder:
-    """The sentence-tree builder for a dataset kind (NER: objects only, no ``[CLS]``, tag ids)."""
+def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entities: int,
+                 mode: str = "default") -> dict[str, Any]:
+    """The :class:`SentenceTreeBuilder` options of a dataset kind. The NER rule, as K-BERT's NER
+    script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``."""
     ner = kind == "ner"
-    return SentenceTreeBuilder(kg, tokenizer, max_length=max_length, max_entities=max_entities,
-                               predicate=not ner, mode=mode, add_cls=not ner,
-                               tag_to_id={t: i for i, t in enumerate(labels)} if ner else None,
-                               keep_text=keep_text)
+    return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
+            "segmenter": "jieba", "predicate": not ner, "add_cls": not ner,
+            "tag_to_id": {t: i for i, t in enumerate(labels)} if ner and labels is not None else None}
+
+
+def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
+                 keep_text: bool = False) -> SentenceTreeBuilder:
+    """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
+    with :func:`tree_options` (the one place K-BERT's builder is made)."""
+    kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
+    return SentenceTreeBuilder(kg, CharTokenizer(vocab_path), keep_text=keep_text, **options)
 
 
 def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,

@@ -9,8 +9,9 @@ File formats:
 A row with two fields is unlabelled (for prediction); a file mixes none of the two. The label
 is ``0`` or ``1`` (see :mod:`graphmatch.data.labels` for the rule every loader follows). Files
 are UTF-8; a byte-order mark is ignored, invalid UTF-8 names the file and line. Errors name
-``file:line``. Processed graphs are cached in a file keyed by a hash of the builder options, the
-source file's content and ``limit``.
+``file:line``. Processed graphs are cached as :mod:`graphmatch.data.cached` says (keyed by the
+builder's options and format version, the sha256 of the source file and of the builder's input
+files, ``limit`` and the format).
 
 Building is mostly word segmentation (thulac, pkuseg and jieba run on every sentence), so the
 graphs are built in ``workers`` processes (default: one per CPU core), in chunks, with a progress
@@ -26,17 +27,19 @@ import json
 import multiprocessing
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from torch_geometric.data import HeteroData, InMemoryDataset
+from torch_geometric.data import HeteroData
 from tqdm.auto import tqdm
 
+from graphmatch.data.cached import CachedDataset, builder_format
 from graphmatch.data.labels import warn_rare_labels
-from graphmatch.datafiles import CACHE_DIR, locate, read_text, sha256, write_atomically
+from graphmatch.datafiles import DataFileMissing, locate, read_text, write_atomically
 from graphmatch.graphs.let import LatticePairBuilder, pair_graph
+from graphmatch.knowledge.hownet import SENSE_FILE, WORD_FILE
 
 FORMATS = ("auto", "tsv", "csv")
 LCQMC_FILES = {split: f"lcqmc/{split}.tsv" for split in ("train", "dev", "test")}
@@ -108,6 +111,22 @@ def lcqmc_file(split: str, root: str | os.PathLike | None = None) -> Path:
     return locate(LCQMC_FILES[split], root)
 
 
+def lexicon_files(root: str | os.PathLike | None = None) -> dict[str, Path | None]:
+    """The HowNet files :func:`~graphmatch.knowledge.load_lexicon` reads under the data root
+    (``None`` where it is not there, e.g. when the lexicon comes from OpenHowNet)."""
+    out: dict[str, Path | None] = {}
+    for name, relpath in (("lexicon_words", WORD_FILE), ("lexicon_senses", SENSE_FILE)):
+        try:
+            out[name] = locate(relpath, root, download=False)
+        except DataFileMissing:
+            out[name] = None
+    return out
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def default_workers() -> int:
     """The CPU cores this process may use."""
     try:
@@ -153,15 +172,19 @@ def build_graphs(builder: LatticePairBuilder, pairs: Sequence[PairExample], sour
     return [pair_graph(stores) for stores in pair_arrays(builder, pairs, source)]
 
 
-class PairMatchingDataset(InMemoryDataset):
+class PairMatchingDataset(CachedDataset):
     r"""Sentence pairs of one file as LET lattice pair graphs (:class:`LatticePairBuilder`),
     each with ``y`` (``[1]``, 0/1) when the file is labelled and ``line`` (``[1]``, its line in
     the file).
 
     Args:
         source: the pair file (TSV or CSV, see :func:`read_pairs`).
-        builder: the graph builder; its :meth:`~LatticePairBuilder.options` key the cache.
-        root: cache folder (default ``$GRAPHMATCH_CACHE/processed/let``).
+        builder: the graph builder; its :meth:`~LatticePairBuilder.options` and sememe index key
+            the cache.
+        root: the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
+        cache: folder of processed files (default ``$GRAPHMATCH_CACHE/processed/let``).
+        inputs: name → path of the files the builder was made from (vocabulary, lexicon, sememe
+            vectors): their sha256 key the cache.
         limit: keep the first ``limit`` pairs of the file.
         fmt: ``"auto"``, ``"tsv"`` or ``"csv"``.
         progress: show a progress bar while building.
@@ -171,6 +194,7 @@ class PairMatchingDataset(InMemoryDataset):
             this process). The result does not depend on it.
     """
 
+    family = "let"
     #: pairs per job of a worker process
     CHUNK = 256
 
@@ -179,6 +203,8 @@ class PairMatchingDataset(InMemoryDataset):
         source: str | os.PathLike,
         builder: LatticePairBuilder,
         root: str | os.PathLike | None = None,
+        cache: str | os.PathLike | None = None,
+        inputs: Mapping[str, str | os.PathLike | None] | None = None,
         limit: int | None = None,
         fmt: str = "auto",
         progress: bool = True,
@@ -199,29 +225,32 @@ class PairMatchingDataset(InMemoryDataset):
         self.require_labels = require_labels
         self.workers = workers or default_workers()
         self.builder, self.limit, self.fmt, self.progress = builder, limit, fmt, progress
-        parts = {"options": builder.options(), "source": sha256(self.source), "limit": limit, "fmt": fmt}
-        #: hash of the builder options, the source file's content, ``limit`` and the format
-        self.key = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
-        root = Path(root) if root is not None else CACHE_DIR / "processed" / "let"
-        super().__init__(str(root), transform=transform, force_reload=force_reload, log=progress)
+        self.inputs = dict(inputs or {})
+        super().__init__(root, cache, transform=transform, force_reload=force_reload, log=progress)
+
+    def builder_key(self) -> dict[str, Any]:
+        """The builder's options, and digests of its vocabulary and sememe index (their
+        contents, wherever they were read from)."""
+        return {**builder_format(self.builder), "options": self.builder.options(),
+                "vocab": _digest(sorted(self.builder.tokenizer.vocab.items())),
+                "sememe_index": _digest(sorted(self.builder.sememe_index.items()))}
+
+    def input_files(self) -> dict[str, str | os.PathLike | None]:
+        return {**self.inputs, "source": self.source}
+
+    def options(self) -> dict[str, Any]:
+        return {"limit": self.limit, "fmt": self.fmt}
+
+    def stem(self) -> str:
+        return self.source.stem
+
+    def stored_files(self) -> list[str]:
+        return ["data.pt"]
+
+    def load_cache(self) -> None:
         self.load(self.processed_paths[0], data_cls=HeteroData)
 
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
-
-    @property
-    def processed_dir(self) -> str:
-        return self.root
-
-    @property
-    def processed_file_names(self) -> list[str]:
-        return [f"{self.source.stem}-{self.key}.pt"]
-
-    def download(self) -> None:  # the source file is read where it is
-        pass
-
-    def process(self) -> None:
+    def write(self) -> None:
         pairs = read_pairs(self.source, self.fmt, self.limit)
         if self.require_labels:
             if pairs[0].label is None:
@@ -230,9 +259,6 @@ class PairMatchingDataset(InMemoryDataset):
             warn_rare_labels([[str(ex.label)] for ex in pairs], [f"{self.source}:{ex.line}" for ex in pairs])
         graphs = self.build(pairs)
         write_atomically(self.processed_paths[0], lambda tmp: self.save(graphs, tmp))
-        meta = {"source": str(self.source), "pairs": len(graphs), "options": self.builder.options(),
-                "limit": self.limit}
-        Path(self.processed_paths[0]).with_suffix(".json").write_text(json.dumps(meta, indent=1))
 
     def build(self, pairs: Sequence[PairExample]) -> list[HeteroData]:
         """The graphs of ``pairs`` in order, in :attr:`workers` processes when there is enough to share."""

@@ -6,22 +6,23 @@ training file, tokenises as asked (English words, Chinese characters, a segmente
 pretrained tokenizer's word pieces) and builds one :mod:`graphmatch.graphs.relation` graph per
 example. Without a dev file, ``dev_size`` training examples drawn with ``split_seed`` are held
 out as dev. The vocabulary (not for word pieces) is built on the train split only. Processed
-graphs, the labels and the vocabulary are saved in a folder named after every option that
-changes them and a digest of the files' contents.
+graphs, the labels and the vocabulary are cached as :mod:`graphmatch.data.cached` says (keyed by
+every option that changes them, the builder's format version and the files' sha256).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import torch
-from torch_geometric.data import HeteroData, InMemoryDataset
+from torch_geometric.data import HeteroData
 
+from graphmatch.data.cached import CachedDataset
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
-from graphmatch.datafiles import CACHE_DIR, write_atomically
+from graphmatch.datafiles import write_atomically
 from graphmatch.graphs.relation import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_MAX_LENGTH,
@@ -33,11 +34,10 @@ from graphmatch.graphs.relation import (
     tokenize_marked,
     with_markers,
 )
+from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")
-#: bumped when the graphs' layout changes, so that caches of an older layout are not reused
-LAYOUT = 2
 
 
 def dev_ids(train: list[RelationExample], dev_size: int, seed: int) -> set[int]:
@@ -48,15 +48,14 @@ def dev_ids(train: list[RelationExample], dev_size: int, seed: int) -> set[int]:
     return {train[i].sid for i in perm[:dev_size].tolist()}
 
 
-class RelationDataset(InMemoryDataset):
+class RelationDataset(CachedDataset):
     r"""Relation sentence graphs (see :mod:`graphmatch.graphs.relation`) of any relation files.
 
     Every graph has ``y`` (the index of its label in :attr:`label_names`) and ``sid`` (the
-    example's id: SemEval's sentence id, else its line number; ``[1]`` long).
+    example's id: SemEval's sentence id, else its line number; ``[1]`` long). The splits share
+    one cache folder (one key).
 
     Args:
-        root (str, optional): cache folder for processed graphs (default
-            ``$GRAPHMATCH_CACHE/processed/relation``).
         split (str): ``"train"``, ``"dev"`` or ``"test"``. (default: ``"train"``)
         train_file (str): the training file.
         dev_file (str, optional): the dev file; :obj:`None` holds ``dev_size`` training examples out.
@@ -74,11 +73,15 @@ class RelationDataset(InMemoryDataset):
         markers (bool): keep the entity markers as tokens. (default: True)
         position_anchor (str): relative positions to each entity's ``"span"`` (0 inside it) or
             to its ``"last"`` token. (default: ``"span"``)
+        root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
+        cache (str, optional): folder of processed graphs (default
+            ``$GRAPHMATCH_CACHE/processed/relation``).
     """
+
+    family = "relation"
 
     def __init__(
         self,
-        root: str | os.PathLike | None = None,
         split: str = "train",
         train_file: str | os.PathLike | None = None,
         dev_file: str | os.PathLike | None = None,
@@ -93,6 +96,8 @@ class RelationDataset(InMemoryDataset):
         min_freq: int = 1,
         markers: bool = True,
         position_anchor: str = "span",
+        root: str | os.PathLike | None = None,
+        cache: str | os.PathLike | None = None,
         transform=None,
         force_reload: bool = False,
     ):
@@ -111,43 +116,47 @@ class RelationDataset(InMemoryDataset):
         self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
         self.format = format
         self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
-        self.options = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
-                            dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
-                            position_anchor=position_anchor)
-        root = Path(root) if root is not None else CACHE_DIR / "processed" / "relation"
+        self.settings = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
+                             dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
+                             position_anchor=position_anchor)
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
-        super().__init__(str(root), transform=transform, force_reload=force_reload)
-        self.load(self.processed_paths[self.splits.index(split)], data_cls=HeteroData)
-        meta = json.loads(Path(self.processed_paths[-1]).read_text(encoding="utf-8"))
-        self.label_names: list[str] = meta["labels"]
-        self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
+        super().__init__(root, cache, transform=transform, force_reload=force_reload, log=True)
 
-    @property
-    def key(self) -> str:
-        """Folder name: the options and a digest of the data files (and of the tokenizer)."""
-        digest = hashlib.sha256(f"layout {LAYOUT} format {self.format}".encode())
-        for split in SPLITS:
-            path = self.files[split]
-            digest.update(f"{split}:".encode() + (path.read_bytes() if path is not None else b"-"))
-        o = self.options
+    # ----------------------------------------------------------------- cache
+    def builder_key(self) -> dict[str, Any]:
+        o = self.settings
+        options = {k: o[k] for k in ("tokenization", "max_distance", "max_length", "markers", "position_anchor")}
+        if self.pieces is not None:
+            options["pieces"] = self.pieces.digest
+        return {"name": f"{RelationGraphBuilder.__module__}.{RelationGraphBuilder.__qualname__}",
+                "format": GRAPHS_FORMAT, "options": options}
+
+    def input_files(self) -> dict[str, Path | None]:
+        return dict(self.files)
+
+    def options(self) -> dict[str, Any]:
+        o = self.settings
+        held_out = self.files["dev"] is None
+        return {"format": self.format, "min_freq": o["min_freq"],
+                "dev_size": o["dev_size"] if held_out else None, "split_seed": o["split_seed"] if held_out else None}
+
+    def stem(self) -> str:
+        """Readable: the tokenization and the options."""
+        o = self.settings
         tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
         dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
         return (f"{tok}_d{o['max_distance']}_l{o['max_length']}_{dev}_f{o['min_freq']}"
-                f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}"
-                f"_{digest.hexdigest()[:12]}")
+                f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}")
 
-    @property
-    def processed_dir(self) -> str:
-        return os.path.join(self.root, self.key)
-
-    @property
-    def raw_file_names(self) -> list[str]:
-        return []
-
-    @property
-    def processed_file_names(self) -> list[str]:
+    def stored_files(self) -> list[str]:
         return [f"{s}.pt" for s in self.splits] + ["meta.json"]
+
+    def load_cache(self) -> None:
+        self.load(self.processed_paths[self.splits.index(self.split)], data_cls=HeteroData)
+        meta = json.loads(Path(self.processed_dir, "meta.json").read_text(encoding="utf-8"))
+        self.label_names: list[str] = meta["labels"]
+        self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -157,7 +166,7 @@ class RelationDataset(InMemoryDataset):
     def read_splits(self) -> tuple[dict[str, list[RelationExample]], list[str]]:
         """The examples of each split and the label set (that of the training file); dev and
         test labels outside it are errors naming file and line."""
-        o = self.options
+        o = self.settings
         train_all = read_relation_file(self.files["train"], self.format)
         labels = label_set(train_all)
         parts = {"train": train_all, "dev": [], "test": []}
@@ -171,16 +180,8 @@ class RelationDataset(InMemoryDataset):
                 check_labels(parts[split], labels, self.files[split])
         return parts, labels
 
-    def builder(self, vocab: Vocab | None, keep_text: bool = False) -> RelationGraphBuilder:
-        o = self.options
-        common = dict(max_distance=o["max_distance"], max_length=o["max_length"], markers=o["markers"],
-                      position_anchor=o["position_anchor"], keep_text=keep_text)
-        if self.pieces is not None:
-            return RelationGraphBuilder.for_pieces(self.pieces, **common)
-        return RelationGraphBuilder(vocab, split=splitter(o["tokenization"]), **common)
-
-    def process(self) -> None:
-        o = self.options
+    def write(self) -> None:
+        o = self.settings
         parts, labels = self.read_splits()
         index = {name: i for i, name in enumerate(labels)}
         vocab = None
@@ -191,7 +192,7 @@ class RelationDataset(InMemoryDataset):
                 (mark(tokenize_marked(ex.sentence, split, self._where("train", ex))).tokens for ex in parts["train"]),
                 min_freq=o["min_freq"],
             )
-        builder = self.builder(vocab)
+        builder = make_builder(o, vocab, self.pieces)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
             graphs = []
             for ex in parts[split]:
@@ -200,7 +201,7 @@ class RelationDataset(InMemoryDataset):
                 graphs.append(data)
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
         meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos}
-        write_atomically(self.processed_paths[-1],
+        write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
 
     def _where(self, split: str, ex: RelationExample) -> str:
@@ -209,6 +210,18 @@ class RelationDataset(InMemoryDataset):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.split}, {len(self)} sentences)"
+
+
+def make_builder(options: dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
+                 keep_text: bool = False) -> RelationGraphBuilder:
+    """The relation graph builder of a dataset's options (``tokenization``, ``max_distance``,
+    ``max_length``, ``markers``, ``position_anchor``): over ``pieces`` when given, else over
+    ``vocab`` (the one place it is made)."""
+    common = dict(max_distance=options["max_distance"], max_length=options["max_length"], markers=options["markers"],
+                  position_anchor=options["position_anchor"], keep_text=keep_text)
+    if pieces is not None:
+        return RelationGraphBuilder.for_pieces(pieces, **common)
+    return RelationGraphBuilder(vocab, split=splitter(options["tokenization"]), **common)
 
 
 def _existing(path: str | os.PathLike | None) -> Path | None:

@@ -75,6 +75,10 @@ from graphmatch.graphs.kbert_core import (
 )
 from graphmatch.ragged import batch_vector, group_pairs
 
+#: version of the sentence trees (this module, kbert_core, kbert_corpus) this builder writes: bump it
+#: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
+FORMAT_VERSION = 1
+
 
 class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.

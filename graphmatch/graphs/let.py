@@ -37,6 +37,10 @@ from graphmatch.graphs.let_core import (
 )
 from graphmatch.ragged import group_pairs
 
+#: version of the lattice pair graphs (this module, let_core) this builder writes: bump it whenever
+#: they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
+FORMAT_VERSION = 1
+
 
 class LatticePairBuilder(LatticePairCore):
     """Builds LET's lattice pair graph for ``(text_a, text_b)`` as a :class:`HeteroData`.
@@ -81,5 +85,5 @@ def char_pair_edges(
     return edges[:, same], edges[:, ~same]
 
 
-__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "NODE_TYPES", "LatticePairBuilder", "char_pair_edges", "pair_graph",
-           "parse_segmenters", "sememe_vocabulary"]
+__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "FORMAT_VERSION", "NODE_TYPES", "LatticePairBuilder", "char_pair_edges",
+           "pair_graph", "parse_segmenters", "sememe_vocabulary"]

@@ -54,6 +54,10 @@ from torch_geometric.data import HeteroData
 
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, UnrepresentableExample, parse_markup
 
+#: version of the relation sentence graphs (this module, relation_markup) this builder writes: bump it
+#: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
+FORMAT_VERSION = 2
+
 _TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
 # CJK ideographs (unified, extension A, compatibility), each a token of its own
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

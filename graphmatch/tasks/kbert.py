@@ -16,18 +16,16 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg
+from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg, tree_options
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
-from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.kbert import Head, KBert, Pooling
 from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import bert_config, resolve_pretrained
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
-from graphmatch.text import CharTokenizer
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
@@ -117,7 +115,7 @@ class KBertTask(Task):
 
     def _common(self) -> dict[str, Any]:
         d = self.data_cfg
-        return dict(root=d["root"], cache_dir=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
+        return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
                     max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
                     progress=self.config["train"]["progress"])
 
@@ -175,10 +173,9 @@ class KBertTask(Task):
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
-            kg_path = resolve_kg(d["kg"], d["root"])
-            kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
-            self._builder = make_builder(kg, CharTokenizer(self.vocab_path()), self.kind, self.label_names(),
-                                         d["max_length"], d["max_entities"], d["mode"], keep_text=keep_text)
+            options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"])
+            self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
+                                         keep_text=keep_text)
         return self._builder
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:

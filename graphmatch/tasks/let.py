@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.let import PairMatchingDataset, lcqmc_file
+from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.graphs.let_core import DEFAULT_MAX_LENGTH
@@ -182,12 +182,13 @@ class LETTask(Task):
 
     def datasets(self) -> dict[str, Dataset]:
         d = self.data_cfg
+        inputs = lexicon_files(d["root"]) if d["senses"] else None
         out: dict[str, Dataset] = {}
         for split in SPLITS:
             path = self.source(split)
             if path is not None:
-                out[split] = PairMatchingDataset(path, self.builder(), root=d["cache_dir"],
-                                                 limit=self.data.limit.count(split), fmt=d["format"],
+                out[split] = PairMatchingDataset(path, self.builder(), root=d["root"], cache=d["cache_dir"],
+                                                 inputs=inputs, limit=self.data.limit.count(split), fmt=d["format"],
                                                  progress=self.config["train"]["progress"],
                                                  require_labels=split != "test", workers=d["workers"])
         return out

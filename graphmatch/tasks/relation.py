@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.relation import SPLITS, RelationDataset
+from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
@@ -173,12 +173,13 @@ class RelationTask(Task):
         if files["train_file"] is None:
             if files["dev_file"] is not None:
                 raise ValueError("data.dev_file needs a data.train_file (SemEval's dev is held out of its train file)")
-            return SemEval2010Task8(d["cache_dir"], split, data_dir=d["root"], test_file=files["test_file"],
+            return SemEval2010Task8(split, root=d["root"], cache=d["cache_dir"], test_file=files["test_file"],
                                     **options)
         if split == "test" and files["test_file"] is None:
             return None
-        return RelationDataset(d["cache_dir"], split, train_file=files["train_file"], dev_file=files["dev_file"],
-                               test_file=files["test_file"], format=d["format"], **options)
+        return RelationDataset(split, train_file=files["train_file"], dev_file=files["dev_file"],
+                               test_file=files["test_file"], format=d["format"], root=d["root"],
+                               cache=d["cache_dir"], **options)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once: its labels and vocabulary are
@@ -216,14 +217,10 @@ class RelationTask(Task):
         return self._pieces
 
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
-        d = self.data_cfg
-        common = dict(max_distance=d["max_distance"], max_length=d["max_length"], keep_text=keep_text,
-                      markers=d["markers"], position_anchor=d["position_anchor"])
+        options = {**self.data_cfg, "tokenization": self.tokenization}
         if self.transformer:
-            return RelationGraphBuilder.for_pieces(self.pieces(), **common)
-        from graphmatch.graphs.relation import splitter
-
-        return RelationGraphBuilder(self._vocab(), split=splitter(self.tokenization), **common)
+            return make_builder(options, None, self.pieces(), keep_text=keep_text)
+        return make_builder(options, self._vocab(), keep_text=keep_text)
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """A marked sentence (``… <e1>…</e1> … <e2>…</e2> …``, optionally ``ID<TAB>"…"``), or a

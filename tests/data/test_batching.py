@@ -48,7 +48,7 @@ def check_dataset(dataset) -> None:
 @pytest.fixture(scope="module")
 def kbert(shared_data, tmp_path_factory):
     cache = tmp_path_factory.mktemp("kbert_cache")
-    kw = dict(root=shared_data, cache_dir=cache, max_length=64, limit=12, progress=False)
+    kw = dict(root=shared_data, cache=cache, max_length=64, limit=12, progress=False)
     return {"cls": kbert_dataset("chnsenticorp", "dev", **kw),
             "pair": kbert_dataset("lcqmc", "dev", **kw),
             "ner": kbert_dataset("msra_ner", "dev", **kw)}
@@ -61,12 +61,12 @@ def test_kbert(kbert, kind):
 
 def test_let(shared_data, samples, tokenizer, hownet_lexicon, tmp_path):
     builder = LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
-    check_dataset(PairMatchingDataset(samples / "pairs" / "dev.tsv", builder, root=tmp_path, progress=False))
+    check_dataset(PairMatchingDataset(samples / "pairs" / "dev.tsv", builder, cache=tmp_path, progress=False))
 
 
 def test_semeval(samples, tmp_path):
     relation = samples / "relation"
-    check_dataset(SemEval2010Task8(tmp_path, "test", train_file=relation / "train.txt",
+    check_dataset(SemEval2010Task8("test", cache=tmp_path, train_file=relation / "train.txt",
                                    test_file=relation / "test.txt", dev_size=10))
 
 

@@ -34,7 +34,7 @@ def folder(tmp_path, shared_data):
 
 
 def _kw(tmp_path, shared_data, **kw):
-    return dict(root=shared_data, cache_dir=tmp_path / "cache", max_length=32, progress=False, **kw)
+    return dict(root=shared_data, cache=tmp_path / "cache", max_length=32, progress=False, **kw)
 
 
 def test_classification_labels_and_graphs(folder, tmp_path, shared_data):
@@ -142,7 +142,7 @@ def test_real_medical_ner_limit(tmp_path, shared_data):
     assert isinstance(ds, KBertNERDataset) and len(ds) == 30
     assert "O" in ds.labels and any(t.startswith("B-") for t in ds.labels)
     # built all at once, every graph is what the one-by-one builder gives, plus the gold tags
-    builder = ds.builder()
+    builder = ds.builder
     for i, ex in enumerate(ds.read()):
         expected, got = builder(ex.text_a, tags=ex.label), ds[i]
         for key in ("input_ids", "pos", "seg", "branch", "char_index", "y"):

@@ -64,7 +64,7 @@ def test_dataset_builds_caches_and_keys(tmp_path, builder, tokenizer, capsys):
     f.write_text("text_a\ttext_b\tlabel\n苹果手机\t买个手机\t1\n今天天气\t明天下雨\t0\nhello\t？？\t0\n",
                  encoding="utf-8")
     cache = tmp_path / "cache"
-    ds = PairMatchingDataset(f, builder, root=cache)
+    ds = PairMatchingDataset(f, builder, cache=cache)
     assert len(ds) == 3
     assert ds[0].y.tolist() == [1] and ds[2].y.tolist() == [0]
     assert ds[1].line.tolist() == [3]
@@ -73,32 +73,33 @@ def test_dataset_builds_caches_and_keys(tmp_path, builder, tokenizer, capsys):
         assert ds[0][store].num_nodes == direct[store].num_nodes
     assert torch.equal(ds[0]["word", "reach_fwd", "word"].edge_index,
                        direct["word", "reach_fwd", "word"].edge_index)
-    files = sorted(p.name for p in cache.glob("pairs-*.pt"))
-    assert len(files) == 1 and (cache / files[0]).with_suffix(".json").is_file()
+    folders = sorted(cache.glob("pairs-*"))
+    assert len(folders) == 1 and (folders[0] / "data.pt").is_file() and (folders[0] / "manifest.json").is_file()
+    assert ds.processed_dir == str(folders[0]) and folders[0].name == f"pairs-{ds.cache_digest[:16]}"
 
     # same options + same file: loaded from the cache (no new file); other options: a new file
-    again = PairMatchingDataset(f, builder, root=cache)
-    assert again.key == ds.key and len(list(cache.glob("pairs-*.pt"))) == 1
-    PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters="jieba", senses=False), root=cache)
-    PairMatchingDataset(f, builder, root=cache, limit=2)
-    assert len(list(cache.glob("pairs-*.pt"))) == 3
+    again = PairMatchingDataset(f, builder, cache=cache)
+    assert again.cache_digest == ds.cache_digest and len(list(cache.glob("pairs-*"))) == 1
+    PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters="jieba", senses=False), cache=cache)
+    PairMatchingDataset(f, builder, cache=cache, limit=2)
+    assert len(list(cache.glob("pairs-*"))) == 3
     # a changed file changes the key
     f.write_text("你好\t您好\t1\n", encoding="utf-8")
-    assert PairMatchingDataset(f, builder, root=cache).key != ds.key
+    assert PairMatchingDataset(f, builder, cache=cache).cache_digest != ds.cache_digest
 
 
 def test_dataset_errors(tmp_path, builder):
     f = tmp_path / "bad.tsv"
     f.write_text("你好\t您好\t1\n你好\t您好\t5\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.tsv:2: label must be 0 or 1"):
-        PairMatchingDataset(f, builder, root=tmp_path / "c")
+        PairMatchingDataset(f, builder, cache=tmp_path / "c")
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        PairMatchingDataset(tmp_path / "missing.tsv", builder, root=tmp_path / "c")
+        PairMatchingDataset(tmp_path / "missing.tsv", builder, cache=tmp_path / "c")
 
 
 def test_lcqmc_real_file(shared_data, builder, tmp_path):
     path = lcqmc_file("dev", shared_data)
-    ds = PairMatchingDataset(path, builder, root=tmp_path, limit=50, progress=False)
+    ds = PairMatchingDataset(path, builder, cache=tmp_path, limit=50, progress=False)
     assert len(ds) == 50
     labels = torch.cat([ds[i].y for i in range(50)])
     assert set(labels.tolist()) == {0, 1}
@@ -123,12 +124,12 @@ def test_training_files_need_labels_and_warn_about_rare_ones(tmp_path, builder):
     f = tmp_path / "nolabel.tsv"
     f.write_text("text_a\ttext_b\n你好\t您好\n今天\t明天\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"nolabel.tsv: the pairs have no label column"):
-        PairMatchingDataset(f, builder, root=tmp_path / "c", require_labels=True, progress=False)
-    assert len(PairMatchingDataset(f, builder, root=tmp_path / "c", progress=False)) == 2  # a test file may lack them
+        PairMatchingDataset(f, builder, cache=tmp_path / "c", require_labels=True, progress=False)
+    assert len(PairMatchingDataset(f, builder, cache=tmp_path / "c", progress=False)) == 2  # a test file may lack them
     f = tmp_path / "skewed.tsv"
     f.write_text("".join(f"句子{i}\t句子{i + 1}\t0\n" for i in range(30)) + "你好\t您好\t1\n", encoding="utf-8")
     with pytest.warns(UserWarning, match=r"skewed.tsv:31: label '1' is in only 1 of 31 training examples"):
-        PairMatchingDataset(f, builder, root=tmp_path / "c", require_labels=True, progress=False)
+        PairMatchingDataset(f, builder, cache=tmp_path / "c", require_labels=True, progress=False)
 
 
 def test_parallel_build_stores_the_same_tensors(tmp_path, builder, monkeypatch):
@@ -136,9 +137,9 @@ def test_parallel_build_stores_the_same_tensors(tmp_path, builder, monkeypatch):
     lines = [f"第{i}个问题怎么办\t{'今天' if i % 3 else '明天'}北京的天气怎么样\t{i % 2}" for i in range(22)]
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setattr(PairMatchingDataset, "CHUNK", 4)  # 6 jobs: the first here, 5 in the workers
-    one = PairMatchingDataset(f, builder, root=tmp_path / "one", workers=1, progress=False)
-    two = PairMatchingDataset(f, builder, root=tmp_path / "two", workers=2, progress=False)
-    assert len(one) == len(two) == 22 and one.key == two.key
+    one = PairMatchingDataset(f, builder, cache=tmp_path / "one", workers=1, progress=False)
+    two = PairMatchingDataset(f, builder, cache=tmp_path / "two", workers=2, progress=False)
+    assert len(one) == len(two) == 22 and one.cache_digest == two.cache_digest
     a, b = one._data.to_dict(), two._data.to_dict()
     assert a.keys() == b.keys()
     for key in a:
@@ -147,7 +148,7 @@ def test_parallel_build_stores_the_same_tensors(tmp_path, builder, monkeypatch):
             assert torch.equal(value, other) if torch.is_tensor(value) else value == other, (key, attr)
     assert all(torch.equal(one.slices[k][n], two.slices[k][n]) for k in one.slices for n in one.slices[k])
     with pytest.raises(ValueError, match="data.workers must be >= 1"):
-        PairMatchingDataset(f, builder, root=tmp_path / "three", workers=0)
+        PairMatchingDataset(f, builder, cache=tmp_path / "three", workers=0)
 
 
 def test_workers_send_arrays_not_tensors(builder):

@@ -11,7 +11,7 @@ def zh(samples):
 
 
 def _ds(tmp_path, files, split="train", **kw):
-    return RelationDataset(tmp_path, split, train_file=files["train"], dev_file=files.get("dev"),
+    return RelationDataset(split, cache=tmp_path, train_file=files["train"], dev_file=files.get("dev"),
                            test_file=files.get("test"), **kw)
 
 

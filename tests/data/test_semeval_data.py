@@ -92,7 +92,7 @@ def test_load_word_vectors(tmp_path):
 @pytest.fixture(scope="module")
 def semeval(shared_data, tmp_path_factory):
     root = tmp_path_factory.mktemp("semeval_cache")
-    return {s: SemEval2010Task8(root, s, data_dir=shared_data) for s in ("train", "dev", "test")}, root
+    return {s: SemEval2010Task8(s, root=shared_data, cache=root) for s in ("train", "dev", "test")}, root
 
 
 def test_real_splits(semeval, shared_data):
@@ -128,13 +128,13 @@ def test_vocabulary_is_built_on_train_only(semeval, shared_data):
 
 def test_cache_is_keyed_by_options(semeval, shared_data):
     ds, root = semeval
-    small = SemEval2010Task8(root, "dev", data_dir=shared_data, max_distance=5, dev_size=100)
+    small = SemEval2010Task8("dev", root=shared_data, cache=root, max_distance=5, dev_size=100)
     assert len(small) == 100 and small.processed_dir != ds["dev"].processed_dir
     assert int(torch.cat([d["token"].pos1 for d in small]).max()) <= 10
-    plain = SemEval2010Task8(root, "dev", data_dir=shared_data, markers=False)
+    plain = SemEval2010Task8("dev", root=shared_data, cache=root, markers=False)
     assert plain.processed_dir != ds["dev"].processed_dir and "<e1>" not in plain.vocab
     assert plain[0]["token"].num_nodes == ds["dev"][0]["token"].num_nodes - 4
-    again = SemEval2010Task8(root, "dev", data_dir=shared_data)
+    again = SemEval2010Task8("dev", root=shared_data, cache=root)
     assert again.processed_dir == ds["dev"].processed_dir
     assert torch.equal(again[5]["token"].word_id, ds["dev"][5]["token"].word_id)
     assert LABEL_INDEX["Other"] == 0
@@ -142,18 +142,18 @@ def test_cache_is_keyed_by_options(semeval, shared_data):
 
 def test_bad_options(shared_data, tmp_path):
     with pytest.raises(ValueError, match="unknown split"):
-        SemEval2010Task8(tmp_path, "valid", data_dir=shared_data)
+        SemEval2010Task8("valid", root=shared_data, cache=tmp_path)
     with pytest.raises(ValueError, match="dev_size must be between"):
-        SemEval2010Task8(tmp_path, "dev", data_dir=shared_data, dev_size=0)
+        SemEval2010Task8("dev", root=shared_data, cache=tmp_path, dev_size=0)
 
 
 def test_own_files_instead_of_the_release(samples, tmp_path):
     train, test = samples / "relation" / "train.txt", samples / "relation" / "test.txt"
     if not train.is_file():
         pytest.skip("no relation sample set")
-    ds = {s: SemEval2010Task8(tmp_path, s, train_file=train, test_file=test, dev_size=10)
+    ds = {s: SemEval2010Task8(s, cache=tmp_path, train_file=train, test_file=test, dev_size=10)
           for s in ("train", "dev", "test")}
     n_train, n_test = len(read_semeval_file(train)), len(read_semeval_file(test))
     assert [len(ds[s]) for s in ("train", "dev", "test")] == [n_train - 10, 10, n_test]
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        SemEval2010Task8(tmp_path, "train", train_file=tmp_path / "none.txt", test_file=test)
+        SemEval2010Task8("train", cache=tmp_path, train_file=tmp_path / "none.txt", test_file=test)
