@@ -16,16 +16,17 @@ COMMON = ["train.epochs=1", "train.threads=1", "train.progress=false"]
 TINY = {
     "kbert/chnsenticorp_hownet_quick": [
         "model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
-        "model.max_position=64", "data.max_length=48", "data.limit=48", "data.limit_eval=16",
+        "model.max_position=64", "data.max_length=48", "data.limit.train=48", "data.limit.dev=16", "data.limit.test=16",
         "train.batch_size=16", "train.eval_batch_size=16"],
     "let/lcqmc_quick": [
-        "data.progress=false", "data.segmentation=jieba", "data.workers=1",
-        "data.limit=32", "data.dev_limit=16", "data.test_limit=16",
+        "data.segmentation=jieba", "data.workers=1",
+        "data.limit.train=32", "data.limit.dev=16", "data.limit.test=16",
         "model.encoder_hidden=16", "model.encoder_layers=1", "model.encoder_heads=2", "model.encoder_ffn=32",
         "model.hidden=16", "model.heads=2", "model.perspectives=4", "train.batch_size=8"],
     "relation/semeval_entity_attention_quick": [
         "model.embedding_dim=12", "model.hidden_size=10", "model.position_dim=4", "model.heads=2",
-        "model.attention_size=6", "train.limit_train=64", "train.limit_eval=32", "train.batch_size=16"],
+        "model.attention_size=6", "data.limit.train=64", "data.limit.dev=32", "data.limit.test=32",
+        "train.batch_size=16"],
 }
 
 #: what a run computes (its time and folder are not figures)

@@ -44,8 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
 
     kb = kinds.add_parser("kbert", help="K-BERT sentence trees: tokens, ids, soft positions, segments, visibility")
-    kb.add_argument("--kg", help="knowledge graph: hownet, medical or a .spo file (default: none, plain BERT input)")
-    kb.add_argument("--max-length", type=int, default=256, help="tokens kept after the tree is built (default: 256)")
+    kb.add_argument("--kg", help="knowledge graph: hownet, medical, wordnet or a .spo file "
+                    "(default: none, plain BERT input)")
+    kb.add_argument("--max-length", type=int, help="tokens kept after the tree is built (default: the builder's, 256)")
     kb.add_argument("--mode", choices=("default", "reference"), default="default",
                     help="reference reproduces the official K-BERT knowledge layer (default: default)")
     kb.add_argument("--max-entities", type=int, default=2, help="values injected per word (default: 2)")
@@ -86,7 +87,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def kbert_rows(
     lines: Iterable[str],
     *,
-    max_length: int,
+    max_length: int | None = None,
     kg: str | None = None,
     vocab: str | None = None,
     data_dir: str | None = None,
@@ -100,17 +101,18 @@ def kbert_rows(
 
     The options are ``inspect kbert``'s (``predicate=False`` is ``--no-predicate``); ``kg`` is
     a graph name or ``.spo`` file (:obj:`None`, ``"none"`` or ``"null"``: plain BERT input),
-    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``).
+    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``);
+    ``max_length`` :obj:`None` for the builder's.
     """
-    from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
+    from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
     builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
-        graph, tokenizer, max_length=max_length, max_entities=max_entities, predicate=predicate, mode=mode,
-        query=query, segmenter=segmenter, keep_text=True,
+        graph, tokenizer, max_length=max_length or DEFAULT_MAX_LENGTH, max_entities=max_entities, predicate=predicate,
+        mode=mode, query=query, segmenter=segmenter, keep_text=True,
     )
     seen = 0
     for lineno, line in enumerate(lines, 1):
@@ -154,7 +156,7 @@ def let_rows(
     comma list, :obj:`None` for the lattice of all three; ``max_length`` :obj:`None` for the
     builder's).
     """
-    from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
+    from graphmatch.graphs.let_core import ALL_SEGMENTERS, DEFAULT_MAX_LENGTH, LatticePairCore
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
@@ -163,7 +165,7 @@ def let_rows(
         tokenizer,
         load_lexicon(data_dir) if senses else None,
         segmenters=segmenters or ALL_SEGMENTERS,
-        max_length=max_length or 128,
+        max_length=max_length or DEFAULT_MAX_LENGTH,
         senses=senses,
         keep_text=True,
     )

@@ -52,7 +52,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("text_b", nargs="?", help="second text of a pair (needed by --kind let)")
     p.add_argument("--kind", required=True, choices=KINDS, help="which paper's graph to build")
     p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.html", help="picture to write")
-    p.add_argument("--kg", help="K-BERT knowledge graph: hownet, medical, a .spo file or none (default: hownet)")
+    p.add_argument("--kg", help="K-BERT knowledge graph: hownet, medical, wordnet, a .spo file or none "
+                   "(default: hownet)")
     p.add_argument("--max-length", type=int, help="most tokens in the graph (default: the builder's)")
     p.add_argument(
         "--segmenters", default="lattice", help="LET: lattice (all three), or a comma list of jieba,thulac,pkuseg"
