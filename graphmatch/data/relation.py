@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,15 @@ from graphmatch.graphs.relation import (
     tokenize_marked,
     with_markers,
 )
+from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")
+#: what a dataset does with a line the models cannot represent (:class:`UnrepresentableExample`)
+ON_BAD_LINE = ("error", "skip")
+#: line numbers a skip warning names
+SHOWN_BAD_LINES = 5
 
 
 def dev_ids(train: list[RelationExample], dev_size: int, seed: int) -> set[int]:
@@ -66,13 +72,18 @@ class RelationDataset(CachedDataset):
             of the tokenizer in ``pretrained``). (default: ``"words"``)
         pretrained (str, optional): a local checkpoint folder whose tokenizer gives the word pieces.
         max_distance (int): relative positions are clipped to ±``max_distance``. (default: 50)
-        max_length (int): tokens kept per sentence. (default: 90)
+        max_length (int or str): tokens kept per sentence, or ``"auto"``: the smallest length no
+            training sentence exceeds (markers and ``[CLS]``/``[SEP]`` included), chosen when
+            the graphs are built and kept as :attr:`max_length`. (default: 90)
         dev_size (int): training examples held out as dev when there is no dev file. (default: 800)
         split_seed (int): seed of the dev draw. (default: 1)
         min_freq (int): training count a token needs to enter the vocabulary. (default: 1)
         markers (bool): keep the entity markers as tokens. (default: True)
         position_anchor (str): relative positions to each entity's ``"span"`` (0 inside it) or
             to its ``"last"`` token. (default: ``"span"``)
+        on_bad_line (str): a line the models cannot represent (e.g. its entities further apart
+            than ``max_length``) stops with an ``"error"`` naming file and line, or is left out
+            (``"skip"``): one warning gives the count and the first lines. (default: ``"error"``)
         root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
         cache (str, optional): folder of processed graphs (default
             ``$GRAPHMATCH_CACHE/processed/relation``).
@@ -90,12 +101,13 @@ class RelationDataset(CachedDataset):
         tokenization: str = "words",
         pretrained: str | os.PathLike | None = None,
         max_distance: int = DEFAULT_MAX_DISTANCE,
-        max_length: int = DEFAULT_MAX_LENGTH,
+        max_length: int | str = DEFAULT_MAX_LENGTH,
         dev_size: int = 800,
         split_seed: int = 1,
         min_freq: int = 1,
         markers: bool = True,
         position_anchor: str = "span",
+        on_bad_line: str = "error",
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -110,6 +122,10 @@ class RelationDataset(CachedDataset):
         if position_anchor not in POSITION_ANCHORS:
             raise ValueError(f"unknown position_anchor {position_anchor!r}; choose one of "
                              f"{', '.join(POSITION_ANCHORS)}")
+        if on_bad_line not in ON_BAD_LINE:
+            raise ValueError(f"unknown on_bad_line {on_bad_line!r}; choose one of {', '.join(ON_BAD_LINE)}")
+        if max_length != "auto" and not isinstance(max_length, int):
+            raise ValueError(f"max_length must be a number of tokens or 'auto', got {max_length!r}")
         if train_file is None:
             raise ValueError("a relation dataset needs a training file (data.train_file)")
         self.split = split
@@ -118,10 +134,10 @@ class RelationDataset(CachedDataset):
         self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
         self.settings = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
                              dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
-                             position_anchor=position_anchor)
+                             position_anchor=position_anchor, on_bad_line=on_bad_line)
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
-        super().__init__(root, cache, transform=transform, force_reload=force_reload, log=True)
+        super().__init__(root, cache, transform=transform, force_reload=force_reload, log=False)
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
@@ -139,7 +155,8 @@ class RelationDataset(CachedDataset):
         o = self.settings
         held_out = self.files["dev"] is None
         return {"format": self.format, "min_freq": o["min_freq"],
-                "dev_size": o["dev_size"] if held_out else None, "split_seed": o["split_seed"] if held_out else None}
+                "dev_size": o["dev_size"] if held_out else None, "split_seed": o["split_seed"] if held_out else None,
+                "on_bad_line": o["on_bad_line"]}
 
     def stem(self) -> str:
         """Readable: the tokenization and the options."""
@@ -157,6 +174,8 @@ class RelationDataset(CachedDataset):
         meta = json.loads(Path(self.processed_dir, "meta.json").read_text(encoding="utf-8"))
         self.label_names: list[str] = meta["labels"]
         self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
+        #: the tokens kept per sentence (``max_length``, or the length ``"auto"`` chose)
+        self.max_length: int = meta.get("max_length", self.settings["max_length"])
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -184,25 +203,62 @@ class RelationDataset(CachedDataset):
         o = self.settings
         parts, labels = self.read_splits()
         index = {name: i for i, name in enumerate(labels)}
+        skipped: list[UnrepresentableExample] = []
         vocab = None
         if self.pieces is None:
             split = splitter(o["tokenization"])
             mark = with_markers if o["markers"] else (lambda sent: sent)
-            vocab = Vocab.build(
-                (mark(tokenize_marked(ex.sentence, split, self._where("train", ex))).tokens for ex in parts["train"]),
-                min_freq=o["min_freq"],
-            )
-        builder = make_builder(o, vocab, self.pieces)
+            tokens = []
+            for ex in parts["train"]:
+                try:
+                    tokens.append(mark(tokenize_marked(ex.sentence, split, self._where("train", ex))).tokens)
+                except UnrepresentableExample:
+                    if o["on_bad_line"] == "error":
+                        raise
+            vocab = Vocab.build(tokens, min_freq=o["min_freq"])
+        max_length = self.auto_length(parts["train"]) if o["max_length"] == "auto" else o["max_length"]
+        builder = make_builder({**o, "max_length": max_length}, vocab, self.pieces)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
             graphs = []
             for ex in parts[split]:
-                data = builder(ex.sentence, None if ex.label is None else index[ex.label], self._where(split, ex))
+                try:
+                    data = builder(ex.sentence, None if ex.label is None else index[ex.label], self._where(split, ex))
+                except UnrepresentableExample as err:
+                    self._bad_line(err, skipped)
+                    continue
                 data.sid = torch.tensor([ex.sid])
                 graphs.append(data)
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
-        meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos}
+        if skipped:
+            shown = ", ".join(err.where for err in skipped[:SHOWN_BAD_LINES])
+            warnings.warn(f"skipped {len(skipped)} line(s) the models cannot represent (data.on_bad_line=skip): "
+                          f"{shown}{', …' if len(skipped) > SHOWN_BAD_LINES else ''}; the first: {skipped[0].reason}",
+                          stacklevel=2)
+        meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos, "max_length": max_length,
+                "skipped": [err.where for err in skipped]}
         write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
+
+    def _bad_line(self, err: UnrepresentableExample, skipped: list[UnrepresentableExample]) -> None:
+        """Raise ``err`` (``on_bad_line: error``) or count it as skipped."""
+        if self.settings["on_bad_line"] == "error":
+            raise err
+        skipped.append(err)
+
+    def auto_length(self, train: list[RelationExample]) -> int:
+        """``max_length: auto``: the tokens of the longest training sentence, markers and the
+        tokenizer's ``[CLS]``/``[SEP]`` included (lines that cannot be tokenised aside)."""
+        o = self.settings
+        split = self.pieces.split if self.pieces is not None else splitter(o["tokenization"])
+        wrap = 2 if self.pieces is not None else 0
+        longest = 2
+        for ex in train:
+            try:
+                n = len(tokenize_marked(ex.sentence, split, self._where("train", ex)).tokens)
+            except UnrepresentableExample:
+                continue
+            longest = max(longest, n + 4 * o["markers"] + wrap)
+        return longest
 
     def _where(self, split: str, ex: RelationExample) -> str:
         source = self.files[split] if self.files[split] is not None else self.files["train"]

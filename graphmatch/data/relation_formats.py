@@ -57,6 +57,8 @@ SEMEVAL_LABELS = ("Other",) + tuple(f"{r}({d})" for r in SEMEVAL_RELATIONS for d
 NEGATIVE_LABELS = ("Other", "other", "no_relation", "NA", "N/A", "None", "none", "unknown", "无关系", "其他", "无")
 FORMATS = ("semeval", "tsv")
 _SENTENCE_LINE = re.compile(r"(\d+)\t\"(.*)\"")
+#: C0 control characters and DEL but tab, line feed and carriage return (line ends): never text
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,13 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise ValueError(f"{path}:{line}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
-    return text.removeprefix("\ufeff").splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise ValueError(f"{path}:{line}: control character U+{ord(bad.group()):04X} in the text "
+                         "(only tab is allowed); remove it")
+    return lines
 
 
 def read_semeval_file(path: str | os.PathLike, labelled: bool = True) -> list[RelationExample]:

@@ -86,6 +86,8 @@ class Train:
     deterministic: bool = key(False, "torch.use_deterministic_algorithms (Lightning's deterministic)")
     progress: bool = key(True, "progress bars (data building and training) and the model summary")
     resume: str | None = key(None, "a run folder or .ckpt to continue from (as --resume)")
+    monitor: str | None = key(None, "the dev metric that selects the checkpoint (higher is better); null = the "
+                                    "task's default")
     bucket: bool = key(False, "training batches of samples of similar size (token nodes): less padding")
 
 

@@ -36,6 +36,7 @@ class Setup:
     splits: dict[str, IndexedDataset]
     model: torch.nn.Module
     module: TaskModule
+    monitor: str
 
 
 def limited(datasets: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
@@ -66,6 +67,20 @@ def cache_keys(datasets: Mapping[str, Any]) -> dict[str, str]:
     return {split: str(key) for split, key in keys.items() if key is not None}
 
 
+def choose_monitor(task: Task, config: Mapping[str, Any]) -> str:
+    """The dev metric that selects the checkpoint: ``train.monitor``, one of the task's metrics,
+    else the task's default. Reading ``task.metrics`` here lets a task's metric options fail
+    before a run folder is made."""
+    names = [m if isinstance(m, str) else m[0] for m in task.metrics]
+    chosen = config["train"].get("monitor")
+    if chosen is None:
+        return task.monitor
+    if chosen not in names:
+        raise ValueError(f"train.monitor={chosen} is not a metric of task {task.name!r}; choose one of "
+                         f"{', '.join(names)}")
+    return chosen
+
+
 def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
     """Seed everything, build the task, its data and model (with the pretrained weights unless
     the run continues from a checkpoint) and the Lightning module. Any bad input fails here,
@@ -80,11 +95,12 @@ def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
                 f"task {task.name!r} gave no {split!r} split; the engine trains on train and selects "
                 "checkpoints on dev (never on test)"
             )
+    monitor = choose_monitor(task, config)
     splits = limited(datasets, config)
     model = task.build_model()
     if pretrained:
         task.load_pretrained(model)
-    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config))
+    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config), monitor)
 
 
 def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:
@@ -92,11 +108,11 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
     with it, and write the run's results into ``run_dir``: predictions, ``history.json``,
     ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.provenance.provenance`) and
     ``summary.md``. Returns the metrics in the process that wrote them (global rank 0), else ``None``."""
-    config, task, module, splits = setup.config, setup.task, setup.module, setup.splits
+    config, task, module, splits, monitor = setup.config, setup.task, setup.module, setup.splits, setup.monitor
     t = config["train"]
     data = datamodule(config, splits)
     shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
-    trainer = build_trainer(config, run_dir, task.monitor, callbacks, math.ceil(shard / t["batch_size"]))
+    trainer = build_trainer(config, run_dir, monitor, callbacks, math.ceil(shard / t["batch_size"]))
     trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
         raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
@@ -117,7 +133,7 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         "task": config["task"],
         "recipe": config["name"],
         "seed": t["seed"],
-        "monitor": task.monitor,
+        "monitor": monitor,
         "dev": module.metrics["dev"],
         "test": module.metrics.get("test"),
         "best_step": selected.get("step"),
@@ -134,7 +150,7 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         if split in module.rows:
             runs.write_predictions(task, run_dir, split, module.rows[split])
     runs.write_json(run_dir / "history.json", history)
-    runs.plot_curve({config["name"]: history}, task.monitor, run_dir / "curve.png",
+    runs.plot_curve({config["name"]: history}, monitor, run_dir / "curve.png",
                     {config["name"]: metrics["best_step"]})
     runs.write_json(run_dir / "metrics.json", metrics)
     runs.write_summary(run_dir, config, metrics)

@@ -57,6 +57,13 @@ MODELS: tuple[str, ...] = get_args(ModelName)
 _NO_L2 = ("embedding.", "position.")
 _SIZE = "[1, inf)"
 _DROPOUT = "[0, 1]"
+#: digits each label's probability keeps in a row's ``probs``
+PROBS_DIGITS = 6
+
+
+def _max_length(value: Any) -> str | None:
+    ok = value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 2)
+    return None if ok else "a count >= 2, or auto"
 
 
 @dataclass(frozen=True)
@@ -76,8 +83,12 @@ class RelationData:
                                                   "default list")
     limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
     max_distance: int = key(DEFAULT_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
-    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
-                                               "around the entities", interval="[2, inf)")
+    max_length: int | str = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
+                                                     "around the entities; auto = the longest training sentence",
+                                check=_max_length, allowed="a count >= 2, or auto")
+    on_bad_line: Literal["error", "skip"] = key("error", "a line the model cannot represent (entities further "
+                                                         "apart than max_length, no token) stops the run, or is "
+                                                         "skipped with one warning")
     dev_size: int = key(800, "dev sentences held out of train when there is no dev_file", interval="[0, inf)")
     split_seed: int = key(1, "seed of that hold-out")
     min_freq: int = key(1, "vocabulary: words seen at least this often in train", interval=_SIZE)
@@ -140,19 +151,37 @@ class RelationTask(Task):
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
         self._pieces: WordPieces | None = None
+        self._max_length: int | None = None  # what data.max_length=auto chose (the data's, or a checkpoint's)
 
     @property
     def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
-        """``semeval2010`` for SemEval's labels, else ``relation_f1`` without the negative labels;
-        both with ``accuracy``."""
-        if is_semeval(self.label_names()):
-            return ("semeval2010", "accuracy")
-        negative = self.data.negative_labels
-        return (("relation_f1", {"negative": list(NEGATIVE_LABELS if negative is None else negative)}), "accuracy")
+        """``semeval2010`` for SemEval's labels, else ``relation_f1`` (macro-F1); both with
+        ``accuracy`` and the relation corpora's figures over every label but the negative ones:
+        ``micro_precision``, ``micro_recall``, ``micro_f1`` and ``pr_auc`` (from each row's ``probs``)."""
+        negative = {"negative": self.negative_labels()}
+        micro = tuple((name, negative) for name in ("micro_precision", "micro_recall", "micro_f1"))
+        pr_auc = ("pr_auc", {**negative, "labels": self.label_names()})
+        first = "semeval2010" if is_semeval(self.label_names()) else ("relation_f1", negative)
+        return (first, "accuracy", *micro, pr_auc)
 
     @property
     def monitor(self) -> str:  # type: ignore[override]
-        return "semeval2010" if is_semeval(self.label_names()) else "relation_f1"
+        """SemEval's official metric for SemEval's labels, else ``micro_f1`` (``train.monitor`` overrides)."""
+        return "semeval2010" if is_semeval(self.label_names()) else "micro_f1"
+
+    def negative_labels(self) -> list[str]:
+        """``data.negative_labels`` (default :data:`NEGATIVE_LABELS`); labels named there that the
+        training file lacks are an error naming those it has (a typo would score the real negative
+        label as a relation)."""
+        negative = self.data.negative_labels
+        if negative is None:
+            return list(NEGATIVE_LABELS)
+        labels = self.label_names()
+        missing = [n for n in negative if n not in labels]
+        if missing:
+            raise ValueError(f"data.negative_labels: {', '.join(missing)} not in the label set; the labels are "
+                             f"{', '.join(labels)}")
+        return list(negative)
 
     # ----------------------------------------------------------------- data
     @property
@@ -165,7 +194,7 @@ class RelationTask(Task):
         options = dict(
             max_distance=d["max_distance"], max_length=d["max_length"], dev_size=d["dev_size"],
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
-            position_anchor=d["position_anchor"], tokenization=self.tokenization,
+            position_anchor=d["position_anchor"], on_bad_line=d["on_bad_line"], tokenization=self.tokenization,
             pretrained=self.pretrained_dir() if self.transformer else None,
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
@@ -196,6 +225,8 @@ class RelationTask(Task):
                 out[split] = dataset
         self.vocab = out["train"].vocab
         self.labels = list(out["train"].label_names)
+        if self.data.max_length == "auto":
+            print(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence", file=sys.stderr)
         return out
 
     def label_names(self) -> list[str]:
@@ -216,8 +247,16 @@ class RelationTask(Task):
             self._pieces = WordPieces.from_pretrained(self.pretrained_dir())
         return self._pieces
 
+    def max_length(self) -> int:
+        """``data.max_length``, or the length ``auto`` chose on the training split (or a checkpoint's)."""
+        if self.data.max_length != "auto":
+            return int(self.data.max_length)
+        if self._max_length is None:
+            self._max_length = int(self.train_split().max_length)
+        return self._max_length
+
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
-        options = {**self.data_cfg, "tokenization": self.tokenization}
+        options = {**self.data_cfg, "tokenization": self.tokenization, "max_length": self.max_length()}
         if self.transformer:
             return make_builder(options, None, self.pieces(), keep_text=keep_text)
         return make_builder(options, self._vocab(), keep_text=keep_text)
@@ -242,11 +281,15 @@ class RelationTask(Task):
         state: dict[str, Any] = {"labels": self.label_names()}
         if not self.transformer:
             state["vocab"] = self._vocab().itos
+        if self.data.max_length == "auto":
+            state["max_length"] = self.max_length()
         return state
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
         if "vocab" in state:
             self.vocab = Vocab(state["vocab"])
+        if "max_length" in state:
+            self._max_length = int(state["max_length"])
         from graphmatch.data.relation_formats import SEMEVAL_LABELS
 
         self.labels = list(state.get("labels", SEMEVAL_LABELS))  # checkpoints before labels were stored
@@ -335,19 +378,24 @@ class RelationTask(Task):
         return 0.5 * self.model.l2 * sum(p.pow(2).sum() for p in params)
 
     def decode(self, out: Tensor, batch: Batch) -> list[dict[str, Any]]:
+        """One row per sentence: ``pred``, ``gold``, ``prob`` (of ``pred``) and ``probs`` (every
+        label's probability in :meth:`label_names` order, rounded to :data:`PROBS_DIGITS` digits;
+        ``pr_auc`` reads them, :meth:`write_predictions` leaves them out)."""
         labels = self.label_names()
-        prob, pred = torch.softmax(out.detach().float(), dim=-1).max(dim=-1)
+        probs = torch.softmax(out.detach().float(), dim=-1)
+        prob, pred = probs.max(dim=-1)
         gold = batch.y.tolist() if "y" in batch else [None] * len(pred)
         ids = batch.sid.tolist() if "sid" in batch else [None] * len(pred)
+        every = probs.mul(10**PROBS_DIGITS).round().div(10**PROBS_DIGITS).tolist()
         return [
-            {"id": i, "pred": labels[p], "gold": None if g is None else labels[g], "prob": float(q)}
-            for i, p, g, q in zip(ids, pred.tolist(), gold, prob.tolist(), strict=True)
+            {"id": i, "pred": labels[p], "gold": None if g is None else labels[g], "prob": float(q), "probs": ps}
+            for i, p, g, q, ps in zip(ids, pred.tolist(), gold, prob.tolist(), every, strict=True)
         ]
 
     # -------------------------------------------------------------- outputs
     def write_predictions(self, path: str, rows: list[dict[str, Any]]) -> None:
         """JSON lines at ``path``, plus (SemEval labels) the official ``ID<TAB>LABEL`` answer file and key."""
-        super().write_predictions(path, rows)
+        super().write_predictions(path, [{k: v for k, v in r.items() if k != "probs"} for r in rows])
         if not is_semeval(self.label_names()):
             return
         stem = Path(path).with_suffix("")
