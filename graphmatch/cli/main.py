@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"graphmatch {args.command}: interrupted", file=sys.stderr)
             return INTERRUPTED
         except Exception as err:  # sorted into user errors and bugs below
+            status = getattr(err, "exit_status", None)  # a run stopped by a signal (engine.signals)
+            if isinstance(status, int) and not debug:
+                print(f"graphmatch {args.command}: {err}", file=sys.stderr)
+                return status
             message = user_error(err)
             if debug or message is None:
                 raise

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,8 @@ from graphmatch.graphs.relation import (
     tokenize_marked,
     with_markers,
 )
-from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
+from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")
@@ -44,6 +45,8 @@ SPLITS = ("train", "dev", "test")
 ON_BAD_LINE = ("error", "skip")
 #: line numbers a skip warning names
 SHOWN_BAD_LINES = 5
+#: unknown tokens or characters the training set's unknown share names
+SHOWN_UNKNOWN = 10
 
 
 def dev_ids(train: list[RelationExample], dev_size: int, seed: int) -> set[int]:
@@ -176,6 +179,8 @@ class RelationDataset(CachedDataset):
         self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
         #: the tokens kept per sentence (``max_length``, or the length ``"auto"`` chose)
         self.max_length: int = meta.get("max_length", self.settings["max_length"])
+        #: ``{"share": percent, "top": [[token, count], ...]}`` of unknown training tokens (see :meth:`unknown_share`)
+        self.unknown: dict[str, Any] | None = meta.get("unknown")
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -204,7 +209,7 @@ class RelationDataset(CachedDataset):
         parts, labels = self.read_splits()
         index = {name: i for i, name in enumerate(labels)}
         skipped: list[UnrepresentableExample] = []
-        vocab = None
+        vocab, tokens, unknown = None, None, None
         if self.pieces is None:
             split = splitter(o["tokenization"])
             mark = with_markers if o["markers"] else (lambda sent: sent)
@@ -228,6 +233,8 @@ class RelationDataset(CachedDataset):
                     continue
                 data.sid = torch.tensor([ex.sid])
                 graphs.append(data)
+            if split == "train":
+                unknown = self.unknown_share(graphs, parts["train"], vocab, tokens if vocab is not None else None)
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
         if skipped:
             shown = ", ".join(err.where for err in skipped[:SHOWN_BAD_LINES])
@@ -235,9 +242,27 @@ class RelationDataset(CachedDataset):
                           f"{shown}{', …' if len(skipped) > SHOWN_BAD_LINES else ''}; the first: {skipped[0].reason}",
                           stacklevel=2)
         meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos, "max_length": max_length,
-                "skipped": [err.where for err in skipped]}
+                "skipped": [err.where for err in skipped], "unknown": unknown}
         write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
+
+    def unknown_share(self, graphs: list[HeteroData], train: list[RelationExample], vocab: Vocab | None,
+                      tokens: list[list[str]] | None) -> dict[str, Any]:
+        """How much of the training set the model sees as unknown: ``share`` (percent of the
+        training graphs' tokens that are ``<unk>`` / ``[UNK]``) and ``top``, the most frequent
+        unknown tokens (a vocabulary's) or characters (a pretrained tokenizer's), with counts."""
+        unk = Vocab.unk_id if vocab is not None else self.pieces.tokenizer.unk_token_id
+        ids = [g["token"].word_id for g in graphs]
+        total = sum(int(i.numel()) for i in ids)
+        share = 100.0 * sum(int((i == unk).sum()) for i in ids) / total if total else 0.0
+        counts: Counter[str] = Counter()
+        if vocab is not None:
+            counts.update(t for toks in tokens or [] for t in toks if t not in vocab)
+        elif share:
+            chars = Counter(c for ex in train for c in ex.sentence.text if not c.isspace())
+            counts.update({c: n for c, n in chars.items()
+                           if unk in self.pieces.lookup(self.pieces.split(c) or [self.pieces.tokenizer.unk_token])})
+        return {"share": share, "top": counts.most_common(SHOWN_UNKNOWN)}
 
     def _bad_line(self, err: UnrepresentableExample, skipped: list[UnrepresentableExample]) -> None:
         """Raise ``err`` (``on_bad_line: error``) or count it as skipped."""

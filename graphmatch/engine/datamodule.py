@@ -281,7 +281,9 @@ class GraphDataModule(LightningDataset):
 
     def _batches_done(self) -> int:
         trainer = getattr(self, "trainer", None)
-        return 0 if trainer is None else trainer.fit_loop.epoch_loop.batch_progress.current.completed
+        # processed, not completed: a checkpoint saved at on_train_batch_end (a signal) has trained
+        # on the batch that Lightning counts as completed only when it resumes
+        return 0 if trainer is None else trainer.fit_loop.epoch_loop.batch_progress.current.processed
 
     def train_dataloader(self) -> DataLoader:
         world, rank = self._world()

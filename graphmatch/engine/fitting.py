@@ -20,6 +20,7 @@ from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.module import TaskModule
 from graphmatch.engine.provenance import provenance
+from graphmatch.engine.signals import StopOnSignal
 from graphmatch.engine.trainer import build_trainer
 from graphmatch.tasks.base import Task
 
@@ -112,8 +113,10 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
     t = config["train"]
     data = datamodule(config, splits)
     shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
-    trainer = build_trainer(config, run_dir, monitor, callbacks, math.ceil(shard / t["batch_size"]))
-    trainer.fit(module, datamodule=data, ckpt_path=ckpt)
+    stop = StopOnSignal(run_dir)
+    trainer = build_trainer(config, run_dir, monitor, [*callbacks, stop], math.ceil(shard / t["batch_size"]))
+    with stop.catching():
+        trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
         raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""

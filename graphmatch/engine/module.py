@@ -164,6 +164,8 @@ class TaskModule(pl.LightningModule):
             "history": self.history,
             "rng": rng_states(),
             "train_time_s": self.elapsed(),
+            # the training loss since the last dev evaluation (a checkpoint saved mid-epoch on a signal)
+            "train_loss": [None if self._loss_sum is None else float(self._loss_sum), self._loss_count],
         }
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
@@ -177,5 +179,7 @@ class TaskModule(pl.LightningModule):
         if self.trainer.state.fn == TrainerFn.FITTING:
             self.history = list(meta.get("history", []))
             self.time_offset = float(meta.get("train_time_s", 0.0))
+            loss_sum, self._loss_count = meta.get("train_loss", [None, 0])
+            self._loss_sum = None if loss_sum is None else torch.tensor(loss_sum, device=self.device)
             if meta.get("rng") is not None:  # continue the interrupted run's random stream
                 set_rng_states(meta["rng"])

@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import os
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,8 +216,25 @@ def resume_point(run_dir: Path) -> Path | None:
     return last if last.is_file() else None
 
 
+def check_writable(run_dir: Path) -> None:
+    """``run_dir`` (or the nearest folder above it that exists) must take a new file: a read-only
+    place is a one-line error before anything is built."""
+    place = run_dir
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    try:
+        with tempfile.TemporaryFile(dir=place):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot write the run folder {run_dir}: {place} is not writable ({err.strerror}); "
+                         "choose another --out") from None
+
+
 def check_free(run_dir: Path) -> None:
-    """A new run may write ``run_dir`` when it is missing, empty or saved nothing (rank 0 checks)."""
+    """A new run may write ``run_dir`` when it is missing, empty or saved nothing, in a place
+    that can be written (rank 0 checks)."""
+    if env_rank() == 0:
+        check_writable(run_dir)
     if env_rank() == 0 and run_dir.exists() and any(run_dir.iterdir()) and not nothing_saved(run_dir):
         raise ValueError(
             f"run folder {run_dir} already exists and is not empty; choose another --out, "

@@ -22,6 +22,7 @@ from lightning.pytorch.callbacks import Callback
 from graphmatch.engine import fitting, run_folder, runs
 from graphmatch.engine.restore import evaluate, load, predict, predict_graph
 from graphmatch.engine.run_folder import env_rank
+from graphmatch.engine.signals import TrainingStopped
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 
 __all__ = ["train", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads", "env_rank"]
@@ -58,9 +59,13 @@ def train(
     quiet(config["train"]["progress"])
     base = run_folder.choose_folder(config, plan.run_dir)
     with cpu_threads(config["train"]):
-        if plan.seeds == 1 and not run_folder.has_seeds(base):
-            return _train_one(config, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
-        return _train_seeds(config, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
+        try:
+            if plan.seeds == 1 and not run_folder.has_seeds(base):
+                return _train_one(config, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
+            return _train_seeds(config, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
+        except TrainingStopped as stopped:
+            stopped.run_dir = base  # a several-seed run resumes from its base folder
+            raise
 
 
 def _train_seeds(

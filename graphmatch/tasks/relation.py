@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -59,6 +60,8 @@ _SIZE = "[1, inf)"
 _DROPOUT = "[0, 1]"
 #: digits each label's probability keeps in a row's ``probs``
 PROBS_DIGITS = 6
+#: percent of unknown training tokens above which a run warns
+UNKNOWN_WARNING = 5
 
 
 def _max_length(value: Any) -> str | None:
@@ -138,6 +141,9 @@ class RelationTask(Task):
     def check_sections(cls, data: RelationData, model: RelationModel) -> None:
         if model.name in TRANSFORMER_MODELS and not model.pretrained:
             raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
+        if model.name in BILSTM_MODELS and model.pretrained:
+            raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
+                             "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
         if data.tokenization is not None:
             valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
             if data.tokenization not in valid:
@@ -227,7 +233,21 @@ class RelationTask(Task):
         self.labels = list(out["train"].label_names)
         if self.data.max_length == "auto":
             print(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence", file=sys.stderr)
+        self.report_unknown(getattr(out["train"], "unknown", None))
         return out
+
+    def report_unknown(self, unknown: dict[str, Any] | None) -> None:
+        """Log the share of unknown tokens of the training set; above :data:`UNKNOWN_WARNING` percent,
+        one warning naming the share and the most frequent unknown tokens or characters."""
+        if not unknown or not (unknown["share"] or self.transformer):
+            return
+        share, top = unknown["share"], unknown["top"]
+        what = f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer else "the vocabulary"
+        print(f"unknown tokens: {share:.1f} % of the training tokens are not in {what}", file=sys.stderr)
+        if share > UNKNOWN_WARNING:
+            shown = ", ".join(f"{t} ({n})" for t, n in top)
+            warnings.warn(f"{share:.1f} % of the training tokens are unknown to {what} (more than "
+                          f"{UNKNOWN_WARNING} %); most frequent unknown: {shown}", stacklevel=2)
 
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built

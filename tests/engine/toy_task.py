@@ -4,6 +4,8 @@ importable, e.g. on ``PYTHONPATH``)."""
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,8 @@ from graphmatch.recipe_keys import key
 from graphmatch.tasks.base import SampleLimits, Task, register
 
 FEATURES = 4
+#: seconds each training step sleeps, when this environment variable is set
+STEP_DELAY = "TOY_STEP_DELAY"
 
 
 def toy_graph(x: Tensor, word_sizes: list[int], y: int | None = None) -> HeteroData:
@@ -46,6 +50,8 @@ class ToyModel(torch.nn.Module):
         self.head = torch.nn.Linear(2 * hidden, num_classes)
 
     def forward(self, batch: Any) -> Tensor:
+        if self.training and os.environ.get(STEP_DELAY):  # a slow run, to be stopped by a signal in a test
+            time.sleep(float(os.environ[STEP_DELAY]))
         h = self.encoder(batch["token"].x).relu()
         for layer in self.encoder_stack:
             h = layer(h).relu()
