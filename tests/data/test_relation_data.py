@@ -84,3 +84,42 @@ def test_word_pieces_of_a_pretrained_tokenizer(tmp_path, zh):
         _ds(tmp_path, zh, tokenization="pieces")
     with pytest.raises(ValueError, match="unknown tokenization 'bpe'"):
         _ds(tmp_path, zh, tokenization="bpe")
+
+
+def _with_far_entities(tmp_path, zh):
+    """The sample's train file with two lines whose entities lie 30 characters apart (lines 41, 42): 38 tokens with the markers."""
+    far = "张三" + "很" * 30 + "北京"
+    train = tmp_path / "train.tsv"
+    train.write_text(zh["train"].read_text(encoding="utf-8") + f"张三\t北京\t位于\t{far}。\n" * 2, encoding="utf-8")
+    return {**zh, "train": train}
+
+
+def test_on_bad_line_error_or_skip_with_one_warning(tmp_path, zh):
+    files = _with_far_entities(tmp_path, zh)
+    with pytest.raises(ValueError, match=f"^{files['train']}:41: the entities span 38 tokens, more than max_length=20"):
+        _ds(tmp_path / "a", files, tokenization="chars", max_length=20)
+    with pytest.warns(UserWarning, match=rf"^skipped 2 line\(s\) .*: {files['train']}:41, {files['train']}:42; "
+                                         r"the first: the entities span 38"):
+        ds = _ds(tmp_path / "b", files, tokenization="chars", max_length=20, on_bad_line="skip")
+    assert len(ds) == 40 and 41 not in torch.cat([g.sid for g in ds]).tolist()
+    with pytest.raises(ValueError, match="unknown on_bad_line 'drop'"):
+        _ds(tmp_path / "c", files, tokenization="chars", on_bad_line="drop")
+
+
+def test_max_length_auto_is_the_longest_training_sentence(tmp_path, zh):
+    files = _with_far_entities(tmp_path, zh)
+    ds = _ds(tmp_path, files, tokenization="chars", max_length="auto")
+    longest = max(g["token"].num_nodes for g in ds)
+    assert ds.max_length == longest == 35 + 4 and len(ds) == 42  # 35 characters and 4 markers: none cut
+    dev = _ds(tmp_path, files, "dev", tokenization="chars", max_length="auto")
+    assert dev.max_length == ds.max_length and len(dev) == 20
+
+
+def test_unknown_share_of_the_training_tokens(tmp_path, zh):
+    ds = _ds(tmp_path, zh, tokenization="chars", min_freq=2)
+    ids = torch.cat([g["token"].word_id for g in ds])
+    assert ds.unknown["share"] == pytest.approx(100 * float((ids == 1).float().mean()))
+    assert ds.unknown["share"] > 5 and len(ds.unknown["top"]) == 10
+    token, count = ds.unknown["top"][0]
+    assert token not in ds.vocab and count >= ds.unknown["top"][-1][1]
+    assert _ds(tmp_path, zh, tokenization="chars").unknown == {"share": 0.0, "top": []}

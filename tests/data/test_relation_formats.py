@@ -112,3 +112,15 @@ def test_readers_import_no_torch():
             "assert 'torch' not in sys.modules, 'torch imported'; print(len(f.SEMEVAL_LABELS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "19", out.stderr
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x1b", "\x7f"])
+def test_control_characters_name_file_and_line(tmp_path, char):
+    path = tmp_path / "train.tsv"
+    path.write_text(f"故宫\t北京\t位于\t故宫位于北京。\n长城\t北京\t位于\t长城{char}位于北京。\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:2: control character U\+{ord(char):04X} in the text"):
+        read_relation_file(path)
+    semeval = tmp_path / "train.txt"
+    semeval.write_text(f'1\t"The <e1>a</e1>{char} b <e2>c</e2>"\nOther\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{semeval}:1: control character"):
+        read_relation_file(semeval)
