@@ -1,0 +1,115 @@
+"""Relation classification as Chinese corpora need it, through the command line: the corpora's
+metrics and ``train.monitor``, ``max_length: auto``, and the checks that catch silent mistakes
+(each one line, exit 2, no run folder)."""
+
+import json
+import os
+
+import pytest
+
+from graphmatch.cli.main import main as cli
+from graphmatch.engine import load, resolve
+
+QUICK = ["train.epochs=2", "train.threads=1", "train.progress=false", "model.embedding_dim=16",
+         "model.hidden_size=16"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("relation_zh_cache"))
+
+
+def _train(tmp_path, cache, *sets, recipe="relation/sample_zh_att_blstm"):
+    run = tmp_path / "run"
+    code = cli(["train", recipe, "--out", str(run), "--set", f"data.cache_dir={cache}", *QUICK, *sets])
+    return code, run
+
+
+def test_corpus_metrics_in_metrics_json_summary_and_evaluate(tmp_path, cache, capsys):
+    code, run = _train(tmp_path, cache)
+    assert code == 0
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    names = {"relation_f1", "accuracy", "micro_precision", "micro_recall", "micro_f1", "pr_auc"}
+    assert metrics["monitor"] == "micro_f1" and set(metrics["test"]) == names
+    summary = (run / "summary.md").read_text(encoding="utf-8")
+    assert all(name in summary for name in names) and "`micro_f1`" in summary
+    rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows and all("probs" not in r and 0 <= r["prob"] <= 1 for r in rows)
+    capsys.readouterr()
+    assert cli(["evaluate", str(run)]) == 0
+    assert "micro_f1" in capsys.readouterr().out
+
+
+def test_train_monitor_selects_the_checkpoint(tmp_path, cache, capsys):
+    code, run = _train(tmp_path, cache, "train.monitor=micro_precision")
+    assert code == 0
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["monitor"] == "micro_precision"
+    history = json.loads((run / "history.json").read_text(encoding="utf-8"))
+    best = max(history, key=lambda h: h["dev"]["micro_precision"])
+    assert metrics["best_step"] == best["step"]
+    code, bad = _train(tmp_path / "b", cache, "train.monitor=f1")
+    assert code == 2 and not bad.exists()
+    assert capsys.readouterr().err.strip().endswith(
+        "train.monitor=f1 is not a metric of task 'relation'; choose one of relation_f1, accuracy, "
+        "micro_precision, micro_recall, micro_f1, pr_auc")
+    assert resolve("relation/semeval_att_blstm")["train"]["monitor"] is None  # SemEval: semeval2010
+
+
+@pytest.mark.parametrize(("sets", "message"), [
+    (["data.negative_labels=[无关糸]"],
+     "data.negative_labels: 无关糸 not in the label set; the labels are 位于, 出生于, 创办, 无关系, 毕业于"),
+    (["model.pretrained=minilm"], "model.pretrained=minilm: model.name=att_blstm takes no pretrained encoder"),
+    (["model.name=entity_attention", "model.pretrained=minilm"],
+     "model.pretrained=minilm: model.name=entity_attention takes no pretrained encoder"),
+    (["data.max_length=1"], "data.max_length"),
+    (["data.on_bad_line=drop"], "data.on_bad_line"),
+])
+def test_silent_mistakes_are_one_line_errors(tmp_path, cache, capsys, sets, message):
+    code, run = _train(tmp_path, cache, *sets)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and not run.exists()
+    assert err[-1].startswith("graphmatch train: error: ") and message in err[-1]
+
+
+def test_negative_labels_that_exist_change_the_score(tmp_path, cache):
+    code, run = _train(tmp_path, cache, "data.negative_labels=[无关系]")
+    assert code == 0 and json.loads((run / "metrics.json").read_text(encoding="utf-8"))["monitor"] == "micro_f1"
+
+
+def test_an_out_folder_that_cannot_be_written(tmp_path, cache, capsys):
+    if os.geteuid() == 0:  # root writes anywhere but in a read-only file system
+        out = "/sys/graphmatch-run"
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        out = str(locked / "run")
+    code = cli(["train", "relation/sample_zh_att_blstm", "--out", out, "--set", f"data.cache_dir={cache}", *QUICK])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and not os.path.exists(out)
+    assert err[0].startswith(f"graphmatch train: error: cannot write the run folder {out}: ") and "--out" in err[0]
+
+
+def test_chinese_recipes_choose_max_length_from_the_data(tmp_path, cache, capsys):
+    for name in ("zh_att_blstm", "zh_entity_attention"):
+        config = resolve(f"relation/{name}")
+        assert (config["data"]["max_length"], config["data"]["tokenization"]) == ("auto", "chars")
+        assert config["data"]["on_bad_line"] == "skip" and config["train"]["monitor"] == "micro_f1"
+    code, run = _train(tmp_path, cache, "model.position_dim=4", "model.heads=2", "model.attention_size=6",
+                       recipe="relation/zh_entity_attention")
+    assert code == 0
+    assert "data.max_length=auto: 23 tokens, the longest training sentence" in capsys.readouterr().err
+    task, _ = load(run)
+    assert task.max_length() == 23
+    assert cli(["predict", str(run), "故宫\t北京\t故宫位于北京市中心。"]) == 0
+    assert capsys.readouterr().out.split("\t")[0] in task.label_names()
+
+
+def test_unknown_pieces_are_logged_and_warned_about(tmp_path, cache, capsys):
+    code, _ = _train(tmp_path, cache, "model.name=transformer_entity_attention", "model.pretrained=minilm",
+                     "data.tokenization=null", "train.max_steps=1")
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "unknown tokens: 36.3 % of the training tokens are not in model.pretrained=minilm's vocabulary" in err
+    warning = [line for line in err.splitlines() if line.startswith("graphmatch train: warning: 36.3 %")]
+    assert len(warning) == 1 and "most frequent unknown: 于 (19), " in warning[0]
