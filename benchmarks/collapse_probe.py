@@ -45,7 +45,9 @@ class Probe(pl.Callback):
         delta = sum(float((p - b).norm() ** 2) for p, b in zip(params, self.before, strict=True)) ** 0.5
         self.step.append(delta / sum(float(p.norm() ** 2) for p in params) ** 0.5)
 
-    def on_validation_epoch_end(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+    def on_validation_end(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        if trainer.state.fn != "fit":
+            return
         rows = module.rows.get("dev") or []
         preds = Counter(r["pred"] for r in rows)
         entropy = None

@@ -2,8 +2,8 @@
 training file resampled so that the negative label ``Other`` is ``--negative-share`` of it (all
 ``Other`` sentences kept, the relation sentences drawn at random), as in the Chinese corpora
 where an NA label dominates. Dev is held out of the result by the recipe (``data.dev_size``);
-test is SemEval's test file without the labels the training file lacks. Sentences whose head or tail occurs twice in them are left
-out (the TSV format locates an entity by its first occurrence).
+test is SemEval's test file without the labels the training file lacks. Sentences whose head or
+tail occurs twice in them are left out (the TSV format locates an entity by its first occurrence).
 
     PYTHONPATH=. python benchmarks/imbalanced_relation.py --data-dir $GRAPHMATCH_DATA --out runs/imbalanced
     # writes runs/imbalanced/train.tsv and test.tsv

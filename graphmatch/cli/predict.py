@@ -31,14 +31,16 @@ def run(args: argparse.Namespace) -> int:
     prob = row.get("prob")
     print(f"{label}\t{prob:.4f}" if isinstance(prob, (int, float)) else label)
     if args.show:
+        from graphmatch.viz.titles import input_title
+
         if Path(args.show).suffix.lower() in (".html", ".htm"):
             from graphmatch.viz import write_html
 
-            write_html(data, args.show, title=args.text)
+            write_html(data, args.show, title=input_title(args.text, args.text_b))
         else:
             from graphmatch.viz import draw_graph
 
-            draw_graph(data, args.show, title=args.text)
+            draw_graph(data, args.show, title=input_title(args.text, args.text_b))
         print(f"input graph: {args.show}")
     if args.explain:
         from graphmatch.viz.attention import draw_token_attention

@@ -7,7 +7,12 @@ input graph of one text (or text pair) as a PNG picture or a standalone interact
 - ``let``: LET's lattice pair graph of two texts with HowNet senses and sememes; the dense
   reachability closures are left out of the PNG (``--closures`` draws them) and hidden in the
   HTML page.
-- ``relation``: the relation graph of a sentence marked ``… <e1>x</e1> … <e2>y</e2> …``.
+- ``relation``: the relation graph of a sentence marked ``… <e1>x</e1> … <e2>y</e2> …``, or of
+  a ``head<TAB>tail[<TAB>relation]<TAB>sentence`` line, over the tokens the model sees
+  (``--tokenization``; default characters for Chinese text, else words).
+
+Titles show the fields of a pair or a tab-separated line with visible separators
+(:func:`graphmatch.viz.titles.input_title`).
 
 ``-`` as the text reads it from stdin: one line ``text`` or ``text_a<TAB>text_b``, or two lines
 ``text_a`` and ``text_b`` (UTF-8; a byte-order mark is ignored). ``--kg none`` draws a K-BERT
@@ -48,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("text", help="the input (- reads it from stdin); for --kind relation marked with <e1>…</e1> "
-                   "and <e2>…</e2>")
+                   "and <e2>…</e2>, or head<TAB>tail[<TAB>relation]<TAB>sentence")
     p.add_argument("text_b", nargs="?", help="second text of a pair (needed by --kind let)")
     p.add_argument("--kind", required=True, choices=KINDS, help="which paper's graph to build")
     p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.html", help="picture to write")
@@ -65,6 +70,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
     p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else downloads where allowed)")
     p.add_argument("--title", help="title of the picture (default: the input text)")
+    p.add_argument("--tokenization", help="relation: the tokens the model sees, words, chars, jieba, thulac or "
+                   "pkuseg (default: chars for Chinese text, else words)")
     p.set_defaults(func=run)
 
 
@@ -97,6 +104,9 @@ def read_stdin_texts(args: argparse.Namespace) -> None:
     from graphmatch.datafiles import iter_lines
 
     lines = [line for line in iter_lines("-") if line.strip()]
+    if args.kind == "relation" and len(lines) == 1:  # a head<TAB>tail<TAB>… line is one input
+        args.text = lines[0]
+        return
     fields = lines[0].split("\t") if len(lines) == 1 else lines
     if not fields:
         raise ValueError("no input: stdin holds no text")
@@ -140,14 +150,34 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         closures = [et for et in LET_CLOSURES if et in data.edge_types]
         drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
         return data, {"edge_types": drawn, "hidden_edge_types": closures}
-    from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+    return relation_graph(text, text_b, args.tokenization, length), {}
+
+
+def relation_graph(text: str, text_b: str | None, tokenization: str | None, length: dict[str, int]) -> Any:
+    """The relation graph of a marked sentence or of a ``head<TAB>tail[<TAB>relation]<TAB>sentence``
+    line, over the tokens the model sees with ``tokenization`` (default: characters for Chinese
+    text, else words)."""
+    from graphmatch.graphs.relation import RelationGraphBuilder, splitter, tokenize_marked
+    from graphmatch.graphs.relation_markup import locate_entities, parse_markup
     from graphmatch.text.vocab import Vocab
 
     if text_b is not None:
-        raise ValueError("--kind relation takes one marked sentence, not a pair")
-    sentence = parse_relation(text)
-    data = RelationGraphBuilder(Vocab.build([sentence.tokens]), keep_text=True, **length)(sentence)
-    return data, {}
+        raise ValueError("--kind relation takes one marked sentence (or a head<TAB>tail<TAB>sentence line), "
+                         "not a pair")
+    fields = [f.strip() for f in text.strip("\r\n").split("\t")]
+    if len(fields) in (3, 4):  # head, tail, (relation,) sentence
+        marked = locate_entities(fields[-1], fields[0], fields[1])
+    elif len(fields) == 1:
+        marked = parse_markup(text)
+    else:
+        raise ValueError(f"--kind relation: expected a marked sentence or head<TAB>tail[<TAB>relation]<TAB>sentence, "
+                         f"got {len(fields)} tab-separated fields")
+    if tokenization is None:
+        tokenization = "chars" if any("\u4e00" <= c <= "\u9fff" for c in marked.text) else "words"
+    split = splitter(tokenization)
+    sentence = tokenize_marked(marked, split)
+    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), keep_text=True, split=split, **length)
+    return builder(sentence)
 
 
 def _branch_visibility(data: Any, visible: Any) -> Any:
@@ -159,10 +189,13 @@ def _branch_visibility(data: Any, visible: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from graphmatch.viz import HTML_SUFFIXES, PNG_SUFFIXES, draw_visibility, save_picture
+    from graphmatch.viz.titles import input_title
 
     out = Path(args.output)
     if out.suffix.lower() not in PNG_SUFFIXES + HTML_SUFFIXES:
         raise ValueError(f"cannot tell the picture format of {args.output!r}: name it .png or .html")
+    if args.tokenization is not None and args.kind != "relation":
+        raise ValueError("--tokenization applies to --kind relation only")
     if args.matrix and args.kind != "kbert":
         raise ValueError("--matrix draws K-BERT's visible matrix: use it with --kind kbert")
     if args.matrix and Path(args.matrix).suffix.lower() not in PNG_SUFFIXES:
@@ -171,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"--data-dir {args.data_dir!r} is not a folder")
     read_stdin_texts(args)
     data, options = build_graph(args)
-    title = args.title or (args.text if args.text_b is None else f"{args.text}  |  {args.text_b}")
+    title = args.title or input_title(args.text, args.text_b)
     is_png = out.suffix.lower() in PNG_SUFFIXES
     visible = None
     if args.kind == "kbert":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from graphmatch.viz.titles import input_title
+
 
 def draw_token_attention(
     tokens: list[str],
@@ -20,6 +22,14 @@ def draw_token_attention(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from graphmatch.viz.fonts import font_families
+
+    with plt.rc_context({"font.family": font_families()}):  # the CJK font of every other picture
+        _draw(plt, tokens, weights, entity_tokens, type_weights, input_title(title), path)
+
+
+def _draw(plt, tokens: list[str], weights: list[float], entity_tokens: list[list[int]],
+          type_weights: list[list[float]] | None, title: str, path: str | os.PathLike) -> None:
     n = len(tokens)
     rows = 2 if type_weights is not None else 1
     fig = plt.figure(figsize=(max(6.0, 0.42 * n + 1.5), 3.2 + 1.9 * (rows - 1)))

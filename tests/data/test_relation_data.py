@@ -87,7 +87,8 @@ def test_word_pieces_of_a_pretrained_tokenizer(tmp_path, zh):
 
 
 def _with_far_entities(tmp_path, zh):
-    """The sample's train file with two lines whose entities lie 30 characters apart (lines 41, 42): 38 tokens with the markers."""
+    """The sample's train file and two lines whose entities lie 30 characters apart (lines 41, 42;
+    38 tokens with the markers)."""
     far = "张三" + "很" * 30 + "北京"
     train = tmp_path / "train.tsv"
     train.write_text(zh["train"].read_text(encoding="utf-8") + f"张三\t北京\t位于\t{far}。\n" * 2, encoding="utf-8")
