@@ -125,6 +125,9 @@ class RelationModel:
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
     pretrained: str | None = key(None, "the transformer's local checkpoint folder, or minilm")
     pack: bool = key(True, "two sentences per encoder row (transformers)")
+    class_weight: Literal["none", "balanced", "sqrt"] = key("none", "cross-entropy weight of label c: none (1), "
+                                                                    "balanced (N / (C n_c) over the training labels) "
+                                                                    "or its square root")
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
                                   interval=_SIZE)
 
@@ -157,6 +160,7 @@ class RelationTask(Task):
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
         self._pieces: WordPieces | None = None
+        self._class_weights: Tensor | None = None
         self._max_length: int | None = None  # what data.max_length=auto chose (the data's, or a checkpoint's)
 
     @property
@@ -386,8 +390,22 @@ class RelationTask(Task):
         print(f"word vectors: {int(found.sum())} of {len(found)} vocabulary words found in {path}", file=sys.stderr)
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
-        """Cross-entropy (the engine adds :meth:`penalty`)."""
-        return F.cross_entropy(out, batch.y)
+        """Cross-entropy, weighted per label as ``model.class_weight`` says (the engine adds :meth:`penalty`)."""
+        weight = self.class_weights()
+        return F.cross_entropy(out, batch.y, weight=None if weight is None else weight.to(out))
+
+    def class_weights(self) -> Tensor | None:
+        r"""``model.class_weight``: ``balanced`` weighs label :math:`c` by :math:`w_c = N / (C\,n_c)`
+        (:math:`n_c` of the :math:`N` training examples, :math:`C` labels; a label without an
+        example gets weight 0), ``sqrt`` by :math:`\sqrt{w_c}`, so that a dominant negative label
+        cannot win by numbers alone; ``none``: None (every label 1)."""
+        if self.model.class_weight == "none":
+            return None
+        if self._class_weights is None:
+            counts = torch.bincount(self.train_split()._data.y, minlength=len(self.label_names())).double()
+            w = torch.where(counts > 0, counts.sum() / (len(counts) * counts.clamp_min(1)), 0.0)
+            self._class_weights = (w.sqrt() if self.model.class_weight == "sqrt" else w).float()
+        return self._class_weights
 
     def penalty(self, model: torch.nn.Module) -> Tensor | None:
         r"""The L2 term :math:`\lambda \cdot \tfrac12 \sum \lVert \theta \rVert^2` over

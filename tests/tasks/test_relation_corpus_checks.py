@@ -6,6 +6,8 @@ import json
 import os
 
 import pytest
+import torch
+from torch_geometric.data import Batch
 
 from graphmatch.cli.main import main as cli
 from graphmatch.engine import load, resolve
@@ -113,3 +115,26 @@ def test_unknown_pieces_are_logged_and_warned_about(tmp_path, cache, capsys):
     assert "unknown tokens: 36.3 % of the training tokens are not in model.pretrained=minilm's vocabulary" in err
     warning = [line for line in err.splitlines() if line.startswith("graphmatch train: warning: 36.3 %")]
     assert len(warning) == 1 and "most frequent unknown: 于 (19), " in warning[0]
+
+
+def test_class_weight_balances_the_labels_in_the_loss(cache):
+    from graphmatch.tasks.base import get_task
+
+    def task(weight):
+        return get_task("relation")(resolve("relation/sample_zh_att_blstm", [
+            f"data.cache_dir={cache}", f"model.class_weight={weight}", "data.dev_file=null", "data.dev_size=13"]))
+
+    balanced = task("balanced")
+    y = balanced.train_split()._data.y  # 27 of the 40 balanced lines: the labels are not balanced any more
+    counts = torch.bincount(y, minlength=5).float()
+    assert len(y) == 27 and counts.min() < counts.max()
+    assert torch.allclose(balanced.class_weights(), 27 / (5 * counts))
+    assert torch.allclose(task("sqrt").class_weights(), (27 / (5 * counts)).sqrt())
+    assert task("none").class_weights() is None
+    logits = torch.randn(len(y), 5, generator=torch.Generator().manual_seed(0))
+    batch = Batch(y=y)
+    expected = torch.nn.functional.cross_entropy(logits, y, weight=27 / (5 * counts))
+    assert torch.allclose(balanced.loss(logits, batch), expected)
+    assert not torch.allclose(task("none").loss(logits, batch), expected)
+    with pytest.raises(ValueError, match="model.class_weight"):
+        resolve("relation/sample_zh_att_blstm", ["model.class_weight=inverse"])
