@@ -241,9 +241,10 @@ class RelationTask(Task):
         return out
 
     def report_unknown(self, unknown: dict[str, Any] | None) -> None:
-        """Log the share of unknown tokens of the training set; above :data:`UNKNOWN_WARNING` percent,
-        one warning naming the share and the most frequent unknown tokens or characters."""
-        if not unknown or not (unknown["share"] or self.transformer):
+        """Log the share of unknown tokens of the training set (when there are any); above
+        :data:`UNKNOWN_WARNING` percent, one warning naming the share and the most frequent
+        unknown tokens or characters."""
+        if not unknown or not unknown["share"]:
             return
         share, top = unknown["share"], unknown["top"]
         what = f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer else "the vocabulary"
