@@ -97,6 +97,7 @@ def test_chinese_recipes_choose_max_length_from_the_data(tmp_path, cache, capsys
         config = resolve(f"relation/{name}")
         assert (config["data"]["max_length"], config["data"]["tokenization"]) == ("auto", "chars")
         assert config["data"]["on_bad_line"] == "skip" and config["train"]["monitor"] == "micro_f1"
+        assert config["model"]["class_weight"] == "sqrt"
     code, run = _train(tmp_path, cache, "model.position_dim=4", "model.heads=2", "model.attention_size=6",
                        recipe="relation/zh_entity_attention")
     assert code == 0
