@@ -75,6 +75,8 @@ class KBertModel:
     sparse_threshold: float = key(0.02, "visible fraction below which auto attention goes sparse",
                                   interval="[0, 1]")
     attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
+    layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
+                                                             "K-BERT/UER checkpoint, else bert (ours only)")
 
 
 @register
@@ -218,6 +220,8 @@ class KBertTask(Task):
         m = self.model
         overrides = dict(hidden_dropout_prob=m.dropout, attention_probs_dropout_prob=m.attention_dropout,
                          attention_mode=m.attention_mode, sparse_threshold=m.sparse_threshold)
+        if m.layer_norm != "auto":
+            overrides["layer_norm"] = m.layer_norm
         if self.pretrained is not None:  # UER: its LayerNorm (layer_norm="uer") comes with the config
             config = MaskTransformerConfig.from_pretrained(self.pretrained, **overrides)
         else:
@@ -263,7 +267,11 @@ class KBertTask(Task):
         if self.kind == "ner" and self.model.tag_prior:
             model.init_output_bias(self.tag_log_prior())
         if self.pretrained is not None:
-            model.encoder.load_hf(self.pretrained.checkpoint())
+            ckpt = self.pretrained.checkpoint()
+            if ckpt.format == "uer" and _has_uer_head(model, ckpt.state):
+                model.load_uer(ckpt)  # a classifier (tagger) fine-tuned by the official code: its head too
+            else:
+                model.encoder.load_hf(ckpt)
 
     def tag_log_prior(self) -> torch.Tensor:
         """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.
@@ -324,6 +332,15 @@ class KBertTask(Task):
         return [{"pred": [labels[t] for t in p.tolist()],
                  "gold": [labels[t] for t in g.tolist()] if g is not None else None,
                  "prob": float(c)} for p, g, c in zip(preds, golds, mean_conf.tolist(), strict=True)]
+
+
+def _has_uer_head(model: KBert, state: dict[str, torch.Tensor]) -> bool:
+    """Whether ``state`` holds the model's head under the official code's names, shapes included."""
+    if model.head != "uer":
+        return False
+    own = model.state_dict()
+    head = {ours: name for ours, name in model.uer_names().items() if not ours.startswith("encoder.")}
+    return bool(head) and all(name in state and state[name].shape == own[ours].shape for ours, name in head.items())
 
 
 def _count_lines(path: Path) -> int:

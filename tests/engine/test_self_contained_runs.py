@@ -17,7 +17,8 @@ from graphmatch.engine.predictor import Predictor
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "samples" / "relation"
 LINES = ["The <e1>fire</e1> caused <e2>smoke</e2>.", "The <e1>wheel</e1> of the <e2>car</e2> broke.",
-         "8001\t\"The <e1>fire</e1> caused a lot of <e2>smoke</e2> in the city.\"", "fire\tsmoke\tThe fire caused smoke."]
+         "8001\t\"The <e1>fire</e1> caused a lot of <e2>smoke</e2> in the city.\"",
+         "fire\tsmoke\tThe fire caused smoke."]
 
 
 def _texts():
@@ -31,7 +32,8 @@ def trained(tmp_path_factory):
     bert = tiny_bert_folder(tmp / "bert", _texts())
     run = tmp / "run"
     assert cli(["train", "relation/semeval_minilm_entity_start", "--out", str(run), "--set",
-                f"model.pretrained={bert}", f"data.cache_dir={tmp / 'cache'}", f"data.train_file={SAMPLE / 'train.txt'}",
+                f"model.pretrained={bert}", f"data.cache_dir={tmp / 'cache'}",
+                f"data.train_file={SAMPLE / 'train.txt'}",
                 f"data.test_file={SAMPLE / 'test.txt'}", "data.dev_size=10", "train.epochs=2", "train.batch_size=8",
                 "optim.lr=3e-3", "optim.encoder_lr=1e-3", "train.progress=false", "train.threads=1"]) == 0
     return run, bert
@@ -40,7 +42,8 @@ def trained(tmp_path_factory):
 def test_a_moved_run_predicts_the_same_without_its_pretrained_folder(trained, tmp_path, capsys):
     run, bert = trained
     stored = run / "pretrained"
-    assert {"config.json", "vocab.txt", "tokenizer_config.json", "pretrained.json"} <= {p.name for p in stored.iterdir()}
+    names = {p.name for p in stored.iterdir()}
+    assert {"config.json", "vocab.txt", "tokenizer_config.json", "pretrained.json"} <= names
     assert not list(stored.glob("*.safetensors")) and not list(stored.glob("*.bin"))  # never the weights again
     inputs = json.loads((run / "inputs.json").read_text())
     assert inputs["pretrained"]["path"] == str(bert)

@@ -361,3 +361,29 @@ def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys)
     assert main(["evaluate", str(run), "--set", "data.dataset=chnsenticorp"]) == 2
     err = capsys.readouterr().err
     assert "the checkpoint holds a model of pair data; data.dataset='chnsenticorp' is classification data" in err
+
+
+@pytest.mark.parametrize("head", [None, "classifier"])
+def test_official_kbert_checkpoint_as_model_pretrained(tmp_path, shared_data, head, capsys):
+    """An official K-BERT/UER folder: its google_vocab.txt, its sizes, UER's LayerNorm chosen
+    automatically, and a classifier fine-tuned by the official code loaded with its head."""
+    from uer_checkpoints import CONFIG, VOCAB, uer_folder, uer_state
+
+    vocab = [*VOCAB, *"这家酒店很好太差了"]
+    state = uer_state(vocab_size=len(vocab), head=head, labels=2)
+    folder = uer_folder(tmp_path / "uer", state, vocab=vocab)
+    limits = ["data.limit.train=20", "data.limit.dev=4", "data.limit.test=4"]
+    task = _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}"]))
+    assert task.pretrained.format == "uer" and task.vocab_path() == folder / "google_vocab.txt"
+    model = task.build_model()
+    assert model.encoder.config.layer_norm == "uer" and model.encoder.config.hidden_size == CONFIG["hidden_size"]
+    task.load_pretrained(model)
+    assert torch.equal(model.encoder.embeddings.word.weight, state["embedding.word_embedding.weight"])
+    if head == "classifier":
+        assert torch.equal(model.classifier.weight, state["output_layer_2.weight"])
+    bert_norm = _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}",
+                                                            "model.layer_norm=bert"]))
+    assert bert_norm.build_model().encoder.config.layer_norm == "bert"
+    with pytest.raises(ValueError, match="no .uer. LayerNorm"):
+        _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}",
+                                                    "model.backend=hf"])).build_model()
