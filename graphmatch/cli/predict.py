@@ -48,7 +48,7 @@ def run_file(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine import load, predict_graph
+    from graphmatch.engine.restore import load, predict_graph
 
     if args.input is not None:
         return run_file(args)

@@ -1,6 +1,7 @@
 """A trained model back from its run folder or checkpoint: :func:`load`, :func:`evaluate` and
-:func:`predict`. The task and model are rebuilt from the checkpoint's own configuration and the
-task's stored state (label names, vocabularies)."""
+:func:`predict` (``load`` and ``predict`` without importing Lightning). The task and model are
+rebuilt from the checkpoint's own configuration and the task's stored state (label names,
+vocabularies), the pretrained encoder from the run folder's stored files."""
 
 from __future__ import annotations
 
@@ -15,11 +16,8 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
-from graphmatch.engine.fitting import datamodule, limited
-from graphmatch.engine.module import TaskModule
 from graphmatch.engine.run_files import older_run_error, with_stored_encoder
 from graphmatch.engine.run_folder import check_complete, has_seeds
-from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 from graphmatch.tasks.base import Task
 
 
@@ -94,6 +92,10 @@ def evaluate(
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
         predictions: also write the rows to this JSONL file (and the task's official formats).
     """
+    from graphmatch.engine.fitting import datamodule, limited  # Lightning: not needed by load / predict
+    from graphmatch.engine.module import TaskModule
+    from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, got {split!r}")
     if predictions is not None and Path(predictions).is_dir():
