@@ -141,7 +141,8 @@ def main() -> None:
                     a != b for a, b in zip(labels[None], labels[quantize], strict=True)) / len(lines), 2)
             results.append(result)
             print(json.dumps(result, ensure_ascii=False), flush=True)
-    (args.work / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    out = args.work / f"results_{args.only or 'all'}_{args.lines}.json"
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,10 @@ class Predictor:
         self.task, self.batch_size = task, batch_size
         self.model = model.eval()
         if quantize == "int8":
-            self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear}, dtype=torch.qint8)
+            with warnings.catch_warnings():  # torch's notice that its quantized tensor API will move
+                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
+                self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear},
+                                                                    dtype=torch.qint8)
 
     @classmethod
     def from_run(cls, run_or_ckpt: str | os.PathLike, batch_size: int = 64, quantize: str | None = None) -> Predictor:

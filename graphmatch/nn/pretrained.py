@@ -651,8 +651,18 @@ def _stored(folder: Path) -> Pretrained:
         raise FileNotFoundError(f"stored encoder {folder} lacks {', '.join(missing)}")
     info = read_json(folder / STORED_FILE)
     vocab = folder / info["vocab"] if info.get("vocab") else None
+    config = read_json(folder / "config.json")
+    size = tokenizer_size(folder) if vocab is None or vocab.name == "vocab.txt" else _lines(vocab)
+    if size is not None and config.get("vocab_size") not in (None, size):
+        raise ValueError(f"stored encoder {folder}: its tokenizer has {size} entries but its config.json says "
+                         f"vocab_size {config['vocab_size']} (the checkpoint's embedding rows); they must agree")
     return Pretrained(str(info.get("source", folder)), folder, str(info.get("format", "hf")),
-                      read_json(folder / "config.json"), vocab, (), _tokenizer_files(folder))
+                      config, vocab, (), _tokenizer_files(folder))
+
+
+def _lines(path: Path) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)
 
 
 def hub_cache() -> Path:

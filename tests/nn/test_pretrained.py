@@ -226,6 +226,10 @@ def test_resolved_once_and_stored_without_weights(tmp_path):
     assert again.bert_config().hidden_size == 16
     with pytest.raises(ValueError, match="not pretrained weights"):
         again.checkpoint()
+    (stored / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"tokenizer has {len(VOCAB) + 1} entries but its config.json says "
+                                         rf"vocab_size {len(VOCAB)}"):
+        pretrained.pretrained(stored)
     (stored / "vocab.txt").unlink()
     with pytest.raises(FileNotFoundError, match=r"lacks vocab.txt"):
         pretrained.pretrained(stored)
