@@ -237,7 +237,7 @@ class LETTask(Task):
         m, d = self.model, self.data_cfg
         if self.pretrained is not None:
             model.encoder.load_hf(self.pretrained.checkpoint())
-            print(f"LET: character encoder loaded from {self.pretrained.source}", file=sys.stderr)
+            print(f"LET: character encoder loaded from {self.pretrained.path}", file=sys.stderr)
         if model.config.senses and m.pretrained_sememes:
             vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
             if vectors.vectors.shape[1] != model.config.sememe_dim:
