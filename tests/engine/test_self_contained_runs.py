@@ -112,3 +112,20 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
     assert row["label"] in row["probabilities"]
     quantized = Predictor.from_run(run, quantize="int8")
     assert any("quantized" in type(m).__module__ for m in quantized.model.modules())
+
+
+def test_the_command_in_a_fresh_process(trained, tmp_path):
+    """``graphmatch predict --input`` as the console script runs it (its deferred imports, no Lightning)."""
+    import os
+    import subprocess
+    import sys
+
+    run, _ = trained
+    (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "predict", str(run), "--input",
+                           str(tmp_path / "in.tsv"), "--batch-size", "3", "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = Predictor.from_run(run, batch_size=3).predict(LINES)
+    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
