@@ -387,3 +387,24 @@ def test_official_kbert_checkpoint_as_model_pretrained(tmp_path, shared_data, he
     with pytest.raises(ValueError, match="no .uer. LayerNorm"):
         _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}",
                                                     "model.backend=hf"])).build_model()
+
+
+def test_batch_prediction_reports_the_injected_entities(tmp_path, shared_data):
+    """``Predictor`` over a K-BERT model: label, probabilities and HowNet's injected branches, in input
+    order; the pair model takes two columns."""
+    from graphmatch.engine.predictor import Predictor
+
+    task = _task(_config(tmp_path, shared_data))
+    task.set_extra_state({"labels": ["0", "1"], "kind": "classification"})
+    data, extra = task.encode_for_prediction("房间号和服务费都写在这里")
+    assert extra["entities"] and all(isinstance(e, str) for e in extra["entities"])
+    assert all("text" not in store for store in data.node_stores)
+    texts = ["房间号和服务费都写在这里", "好", "这家酒店的服务很好，房间也很干净"]
+    rows = Predictor(task, task.build_model(), batch_size=2).predict(texts)
+    assert [r["entities"] for r in rows] == [task.encode_for_prediction(t)[1]["entities"] for t in texts]
+    assert all(set(r["probabilities"]) == {"0", "1"} and r["label"] in ("0", "1") for r in rows)
+    assert task.input_fields(["我在北京"]) == ("我在北京",)
+    with pytest.raises(ValueError, match="2 columns; this classification model takes 1"):
+        task.input_fields(["a", "b"])
+    pair = _task(_config(tmp_path, shared_data, "kbert/lcqmc_hownet_quick"))
+    assert pair.input_fields(["a", "b"]) == ("a", "b")
