@@ -7,6 +7,11 @@ and only warns; a checkpoint that lost a tensor then trains as if nothing were w
 pretrained path of graphmatch (K-BERT's ``ours`` and ``hf`` backends, LET's character encoder,
 the relation classifier's encoder) goes through this module instead:
 
+* :func:`pretrained` — ``model.pretrained`` resolved once into a :class:`Pretrained` (folder,
+  format, config, vocabulary, weight and tokenizer files) that the task passes down; besides the
+  sources below it takes a HuggingFace hub id (:func:`hub_snapshot`: the cache first,
+  ``HF_HUB_OFFLINE`` honoured) and a run's stored encoder (:meth:`Pretrained.store`: config and
+  tokenizer files, no weights);
 * :func:`resolve_pretrained` — a checkpoint folder, or a short name of a packaged checkpoint
   (:data:`SHORT_NAMES`: ``minilm``), checked to be a HuggingFace checkpoint whose tokenizer and
   embedding table have the same number of rows; or a UER checkpoint (the official K-BERT's
