@@ -1,28 +1,72 @@
-"""``graphmatch predict RUN_OR_CKPT "text" ["text_b"]``: label and probability of one input."""
+"""``graphmatch predict RUN_OR_CKPT "text" ["text_b"]``: label and probability of one input;
+``graphmatch predict RUN_OR_CKPT --input FILE [--output OUT.jsonl]``: one JSON line per input line
+(:class:`graphmatch.engine.predictor.Predictor`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "predict",
-        help="predict the label of one text (or text pair) with a trained run",
-        description="Prints the predicted label and its probability (tags for tagging tasks).",
+        help="predict the label of one text (or text pair), or of every line of a file, with a trained run",
+        description="Prints the predicted label and its probability (tags for tagging tasks); with --input, "
+                    "one JSON line per input line (label, probabilities and, for K-BERT, the injected entities).",
     )
     p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
-    p.add_argument("text")
+    p.add_argument("text", nargs="?")
     p.add_argument("text_b", nargs="?", help="second text of a pair")
     p.add_argument("--show", metavar="OUT.png", help="also draw the input graph (PNG, or HTML for .html)")
     p.add_argument("--explain", metavar="OUT.png", help="also draw what the model attends to (task.explain)")
+    p.add_argument("--input", metavar="FILE", help="TSV/CSV/JSONL file of inputs (the task's columns), or - for stdin")
+    p.add_argument("--output", metavar="OUT.jsonl", help="where the JSON lines go (written whole or not at all); "
+                                                         "default stdout")
+    p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (length-sorted; default 64)")
+    p.add_argument("--quantize", choices=["int8"], help="int8 dynamic quantization of the linear layers (CPU)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="progress bar on stderr (default on)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine import load, predict_graph
+def run_file(args: argparse.Namespace) -> int:
+    """``--input``: every line predicted in length-sorted batches, written in input order."""
+    import torch
 
+    from graphmatch.engine.predictor import Predictor, read_inputs, write_jsonl
+
+    if args.text is not None or args.show or args.explain:
+        raise ValueError("--input predicts a file: give no text, --show or --explain with it")
+    if args.output is not None and args.output != "-" and Path(args.output).is_dir():
+        raise ValueError(f"--output {args.output} is a folder; give the file to write (e.g. OUT.jsonl)")
+    predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize)
+    inputs = read_inputs(args.input, predictor.task.input_fields)
+    torch.set_grad_enabled(False)
+    write_jsonl(predictor.predict(inputs, progress=args.progress), args.output)
+    return 0
+
+
+def _load_dynamo() -> None:
+    """Load ``torch._dynamo`` now if the command deferred it (:mod:`graphmatch.cli.lazy_imports`):
+    transformers' models import DTensor, which reaches torch._dynamo half-way through its own import
+    (a circular import when torch._dynamo is loaded only then). Training gets it from Lightning."""
+    import torch_geometric  # noqa: F401 - binds torch._dynamo (deferred by the command)
+
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        getattr(dynamo, "config", None)
+
+
+def run(args: argparse.Namespace) -> int:
+    _load_dynamo()
+    from graphmatch.engine.restore import load, predict_graph
+
+    if args.input is not None:
+        return run_file(args)
+    if args.text is None:
+        raise ValueError("give a text to predict, or --input FILE")
     task, model = load(args.run)
     data = task.encode(args.text, args.text_b)
     row = predict_graph(task, model, data)

@@ -17,22 +17,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from graphmatch.datafiles import write_atomically
 from graphmatch.models.renamed_keys import upgrade_state_dict
 
 META = "graphmatch"
 PREFIX = "model."
-
-
-class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
-    so a crash never leaves a truncated checkpoint under the real name."""
-
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
-        save = super().save_checkpoint
-        write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
 
 
 def find_checkpoint(run_or_ckpt: str | os.PathLike, which: str = "best") -> Path:

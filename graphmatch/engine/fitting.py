@@ -20,6 +20,7 @@ from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.module import TaskModule
 from graphmatch.engine.provenance import provenance
+from graphmatch.engine.run_files import store_run_files
 from graphmatch.engine.signals import StopOnSignal
 from graphmatch.engine.trainer import build_trainer
 from graphmatch.tasks.base import Task
@@ -131,6 +132,7 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         trainer.test(module, datamodule=data, ckpt_path=best, verbose=False)
     if not trainer.is_global_zero:
         return None
+    store_run_files(task, run_dir)  # the encoder's config and tokenizer, the input files' identity
 
     metrics = {
         "task": config["task"],

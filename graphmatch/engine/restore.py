@@ -1,6 +1,7 @@
 """A trained model back from its run folder or checkpoint: :func:`load`, :func:`evaluate` and
-:func:`predict`. The task and model are rebuilt from the checkpoint's own configuration and the
-task's stored state (label names, vocabularies)."""
+:func:`predict` (``load`` and ``predict`` without importing Lightning). The task and model are
+rebuilt from the checkpoint's own configuration and the task's stored state (label names,
+vocabularies), the pretrained encoder from the run folder's stored files."""
 
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
-from graphmatch.engine.fitting import datamodule, limited
-from graphmatch.engine.module import TaskModule
+from graphmatch.engine.run_files import older_run_error, with_stored_encoder
 from graphmatch.engine.run_folder import check_complete, has_seeds
-from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 from graphmatch.tasks.base import Task
 
 
@@ -32,8 +31,17 @@ def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:
     return find_checkpoint(path, "best")
 
 
-def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool) -> tuple[Task, dict[str, Any]]:
-    task = task_class(config["task"])(config)
+def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
+             run_dir: Path) -> tuple[Task, dict[str, Any]]:
+    """The task of a checkpoint, its pretrained encoder taken from the run folder's stored files
+    (:mod:`graphmatch.engine.run_files`); an older run folder without them needs the original."""
+    config, missing = with_stored_encoder(config, run_dir)
+    try:
+        task = task_class(config["task"])(config)
+    except (FileNotFoundError, ValueError) as err:
+        if missing:
+            raise older_run_error(run_dir, config["model"]["pretrained"], missing, err) from err
+        raise
     if meta.get("task_state") is not None:
         task.set_extra_state(meta["task_state"])
     data = task.datasets() if with_data or meta.get("task_state") is None else {}
@@ -62,7 +70,7 @@ def load(run_or_ckpt: str | os.PathLike) -> tuple[Task, torch.nn.Module]:
     path = checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False)
+    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False, run_dir=path.parent)
     return task, _model_from(ckpt, task, path)
 
 
@@ -84,6 +92,10 @@ def evaluate(
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
         predictions: also write the rows to this JSONL file (and the task's official formats).
     """
+    from graphmatch.engine.fitting import datamodule, limited  # Lightning: not needed by load / predict
+    from graphmatch.engine.module import TaskModule
+    from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, got {split!r}")
     if predictions is not None and Path(predictions).is_dir():
@@ -98,7 +110,7 @@ def evaluate(
     check_accelerator(config["train"])
     quiet(config["train"]["progress"])
     with cpu_threads(config["train"]):
-        task, data = _restore(meta, config, with_data=True)
+        task, data = _restore(meta, config, with_data=True, run_dir=path.parent)
         if data.get(split) is None:
             raise ValueError(f"task {task.name!r} has no {split!r} split")
         module = TaskModule(task, _model_from(ckpt, task, path), config)

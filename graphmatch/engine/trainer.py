@@ -14,8 +14,19 @@ import lightning.pytorch as pl
 import torch
 from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, TQDMProgressBar
+from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from graphmatch.engine.checkpoint import AtomicCheckpointIO
+from graphmatch.datafiles import write_atomically
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
+    so a crash never leaves a truncated checkpoint under the real name."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        save = super().save_checkpoint
+        write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
+
 
 _QUIET = (
     r".*does not have many workers.*",

@@ -53,7 +53,7 @@ from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
-from graphmatch.nn.pretrained import bert_config, resolve_pretrained
+from graphmatch.nn.pretrained import Pretrained, pretrained
 from graphmatch.nn.sagt import SaGT
 from graphmatch.nn.sememe_attention import SememeAttention
 from graphmatch.ragged import batch_vector
@@ -76,8 +76,9 @@ class LETConfig:
 
     #: ``"transformer"`` (own character transformer, trained from scratch) or ``"bert"``
     encoder: Encoder = "transformer"
-    #: local HuggingFace BERT directory or ``minilm`` (``encoder="bert"``); its config fixes the encoder sizes
-    bert_path: str | None = None
+    #: the BERT checkpoint (``encoder="bert"``): resolved (:class:`~graphmatch.nn.pretrained.Pretrained`, as the
+    #: task passes it), or a local directory, ``minilm`` or a hub id; its config fixes the encoder sizes
+    bert_path: str | Pretrained | None = None
     vocab_size: int = 21128
     encoder_hidden: int = 128
     encoder_layers: int = 2
@@ -117,7 +118,9 @@ class LETConfig:
     def encoder_config(self) -> MaskTransformerConfig:
         """The character encoder's configuration (read from ``bert_path`` for LET-BERT)."""
         if self.encoder == "bert":
-            return MaskTransformerConfig.from_hf(bert_config(resolve_pretrained(self.bert_path, "bert_path")))
+            source = self.bert_path
+            return MaskTransformerConfig.from_pretrained(
+                source if isinstance(source, Pretrained) else pretrained(str(source), "bert_path"))
         return MaskTransformerConfig(
             vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
             num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,

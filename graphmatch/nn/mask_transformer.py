@@ -29,11 +29,13 @@ from graphmatch.nn.pretrained import (
     ALLOW_UNEXPECTED,
     Checkpoint,
     LoadReport,
+    Pretrained,
     bert_config,
     checkpoint_config,
     layer_groups,
     load_state_strict,
     normalise_names,
+    pretrained,
     read_checkpoint,
     read_json,
 )
@@ -125,9 +127,10 @@ class MaskTransformerConfig:
         return cls.from_dict(uer_config(values, vocab_size, max_positions, source=source))
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, **overrides: Any) -> MaskTransformerConfig:
-        """The config of a HuggingFace or UER checkpoint (:func:`~graphmatch.nn.pretrained.checkpoint_config`),
-        ``overrides`` replacing fields."""
+    def from_pretrained(cls, path: str | os.PathLike | Pretrained, **overrides: Any) -> MaskTransformerConfig:
+        """The config of a HuggingFace or UER checkpoint, or of a resolved
+        :class:`~graphmatch.nn.pretrained.Pretrained` (its config, not read again), ``overrides``
+        replacing fields."""
         values = checkpoint_config(path)
         # a UER checkpoint's config is already in our names (with layer_norm); a HF one goes through BertConfig
         config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(bert_config(path))
@@ -287,7 +290,7 @@ class MaskTransformerEncoder(nn.Module):
         return load_state_strict(self, state, source=source, name_map=uer_names(self.config.num_hidden_layers),
                                  allow_missing=allow_missing, allow_unexpected=allow_unexpected)
 
-    def load_checkpoint(self, source: str | os.PathLike | Checkpoint, log: bool = True) -> LoadReport:
+    def load_checkpoint(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
         """The weights of a local HF BERT checkpoint folder or of a UER checkpoint (folder or file;
         recognised by :func:`~graphmatch.nn.pretrained.read_checkpoint`), or of an already read
         :class:`~graphmatch.nn.pretrained.Checkpoint`, strictly; the report goes to stderr when ``log``."""
@@ -340,17 +343,16 @@ class MaskTransformerEncoder(nn.Module):
         return cls.from_pretrained(source, log=log, **overrides)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, log: bool = True, **overrides: Any) -> MaskTransformerEncoder:
+    def from_pretrained(cls, path: str | os.PathLike | Pretrained, log: bool = True,
+                        **overrides: Any) -> MaskTransformerEncoder:
         """An encoder built from the config of a local HF BERT checkpoint folder or of a UER checkpoint
         (``layer_norm="uer"`` then) and loaded with its weights strictly (:meth:`load_checkpoint`).
 
         ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
         """
-        ckpt = read_checkpoint(path)
-        config = MaskTransformerConfig.from_dict(ckpt.config) if ckpt.format == "uer" \
-            else MaskTransformerConfig.from_hf(bert_config(path))
-        encoder = cls(dataclasses.replace(config, **overrides))
-        encoder.load_checkpoint(ckpt, log=log)
+        source = path if isinstance(path, Pretrained) else pretrained(path)
+        encoder = cls(MaskTransformerConfig.from_pretrained(source, **overrides))
+        encoder.load_checkpoint(source.checkpoint(), log=log)
         return encoder
 
 

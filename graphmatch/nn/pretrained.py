@@ -7,6 +7,11 @@ and only warns; a checkpoint that lost a tensor then trains as if nothing were w
 pretrained path of graphmatch (K-BERT's ``ours`` and ``hf`` backends, LET's character encoder,
 the relation classifier's encoder) goes through this module instead:
 
+* :func:`pretrained` — ``model.pretrained`` resolved once into a :class:`Pretrained` (folder,
+  format, config, vocabulary, weight and tokenizer files) that the task passes down; besides the
+  sources below it takes a HuggingFace hub id (:func:`hub_snapshot`: the cache first,
+  ``HF_HUB_OFFLINE`` honoured) and a run's stored encoder (:meth:`Pretrained.store`: config and
+  tokenizer files, no weights);
 * :func:`resolve_pretrained` — a checkpoint folder, or a short name of a packaged checkpoint
   (:data:`SHORT_NAMES`: ``minilm``), checked to be a HuggingFace checkpoint whose tokenizer and
   embedding table have the same number of rows; or a UER checkpoint (the official K-BERT's
@@ -45,6 +50,8 @@ import fnmatch
 import importlib.util
 import json
 import os
+import re
+import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,22 +254,7 @@ def resolve_pretrained(name_or_path: str | os.PathLike, key: str = "model.pretra
             (the message says what to install).
         ValueError: not a HuggingFace checkpoint, or tokenizer and weights disagree.
     """
-    text = os.fspath(name_or_path)
-    if text in SHORT_NAMES:
-        path = _package_folder(text, key)
-    else:
-        path = Path(text).expanduser()
-        if not path.exists():
-            names = ", ".join(SHORT_NAMES)
-            raise FileNotFoundError(f"{key}: no checkpoint folder {path} (give a local HuggingFace checkpoint "
-                                    f"folder, a UER (official K-BERT) checkpoint or one of the packaged names: "
-                                    f"{names})")
-        if (files := uer_files(path)) is not None:
-            _uer_config(files, _load_file(files.weights, mmap=True))
-            return path
-    read_config(path)
-    check_vocabulary(path, weight_files(path))
-    return path
+    return pretrained(name_or_path, key).path
 
 
 # ------------------------------------------------------------------------------ UER checkpoints
@@ -377,9 +369,13 @@ def normalise_names(state: Mapping[str, Tensor], prefix: str = "bert.") -> dict[
     return out
 
 
-def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
+def read_checkpoint(path: str | os.PathLike | Pretrained | Checkpoint) -> Checkpoint:
     """Config and weights of a checkpoint folder, or of a UER folder or file (checked as in
-    :func:`resolve_pretrained`)."""
+    :func:`resolve_pretrained`), or of an already resolved :class:`Pretrained`."""
+    if isinstance(path, Checkpoint):
+        return path
+    if isinstance(path, Pretrained):
+        return path.checkpoint()
     path = Path(path)
     if (uer_ckpt := uer_files(path)) is not None:
         state = _load_file(uer_ckpt.weights)
@@ -397,9 +393,11 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
     return Checkpoint(path, config, normalise_names(state), source, "hf", vocab)
 
 
-def checkpoint_config(path: str | os.PathLike) -> dict[str, Any]:
+def checkpoint_config(path: str | os.PathLike | Pretrained) -> dict[str, Any]:
     """The config of a HuggingFace or UER checkpoint in ``transformers.BertConfig`` names, without
     reading the weights (a UER checkpoint's are memory-mapped for their shapes)."""
+    if isinstance(path, Pretrained):
+        return dict(path.config)
     if (files := uer_files(path)) is not None:
         return _uer_config(files, _load_file(files.weights, mmap=True))
     return read_config(path)
@@ -502,12 +500,14 @@ def layer_groups(embeddings: nn.Module, layers: Iterable[nn.Module], top: nn.Mod
     return groups
 
 
-def bert_config(path: str | os.PathLike, **overrides: Any):
-    """The ``transformers.BertConfig`` of a checkpoint folder (``overrides`` replace fields,
-    e.g. ``hidden_dropout_prob`` or ``attn_implementation``). A checkpoint of another model type
-    is a :class:`ValueError`."""
+def bert_config(path: str | os.PathLike | Pretrained, **overrides: Any):
+    """The ``transformers.BertConfig`` of a checkpoint folder or :class:`Pretrained` (``overrides``
+    replace fields, e.g. ``hidden_dropout_prob`` or ``attn_implementation``). A checkpoint of another
+    model type is a :class:`ValueError`."""
     from transformers import BertConfig
 
+    if isinstance(path, Pretrained):
+        return path.bert_config(**overrides)
     if uer_files(path) is not None:
         raise ValueError(f"pretrained checkpoint {path} is a UER (official K-BERT) checkpoint: transformers' BertModel "
                          "cannot compute its LayerNorm; load it into the mask-transformer encoder (K-BERT's 'ours' "
@@ -541,3 +541,195 @@ def load_bert(
     report = load_state_strict(bert, ckpt.state, source=ckpt.source, allow_missing=allow_missing,
                                allow_unexpected=allow_unexpected)
     return bert, report
+
+
+# ------------------------------------------------------------------------------ resolved once
+#: tokenizer files kept with a trained model (``tokenizer.json`` only when there is no vocabulary file)
+TOKENIZER_FILES = ("vocab.txt", uer.VOCAB_FILE, "tokenizer_config.json", "special_tokens_map.json",
+                   "added_tokens.json")
+#: the file that marks a stored encoder folder (:meth:`Pretrained.store`)
+STORED_FILE = "pretrained.json"
+#: files a hub snapshot needs (weights in one format: safetensors when the repo has them)
+_HUB_PATTERNS = ["*.json", "*.txt", "model.safetensors*", "pytorch_model.bin*"]
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+@dataclass(frozen=True)
+class Pretrained:
+    """A pretrained encoder, resolved once from ``model.pretrained`` (:func:`pretrained`) and passed
+    down: nothing below the task reads its ``config.json`` or resolves its name again.
+
+    Attributes:
+        source: what the recipe said (a folder, ``minilm``, a hub id; a stored encoder: the original's).
+        path: the checkpoint folder (a UER checkpoint: its folder or weight file; a stored encoder: the
+            run's ``pretrained/`` folder).
+        format: ``"hf"`` or ``"uer"``.
+        config: the config in ``transformers.BertConfig`` names (UER: with ``layer_norm="uer"``).
+        vocab: the vocabulary file (``vocab.txt``; UER: ``google_vocab.txt``), ``None`` when absent.
+        weights: the weight files; empty for a stored encoder (its weights are in the run's checkpoint).
+        tokenizer_files: the tokenizer files beside the config.
+    """
+
+    source: str
+    path: Path
+    format: str
+    config: Mapping[str, Any]
+    vocab: Path | None
+    weights: tuple[Path, ...]
+    tokenizer_files: tuple[Path, ...]
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the config and tokenizer files."""
+        return self.path if self.path.is_dir() else self.path.parent
+
+    @property
+    def stored(self) -> bool:
+        """Whether this is a run's stored encoder (config and tokenizer, no weights)."""
+        return not self.weights
+
+    def bert_config(self, **overrides: Any):
+        """The ``transformers.BertConfig`` (``overrides`` replace fields); a UER or non-BERT config is a
+        :class:`ValueError`."""
+        from transformers import BertConfig
+
+        if self.format == "uer":
+            raise ValueError(f"pretrained checkpoint {self.source} is a UER (official K-BERT) checkpoint: "
+                             "transformers' BertModel cannot compute its LayerNorm; load it into the "
+                             "mask-transformer encoder (K-BERT's 'ours' backend)")
+        kind = self.config.get("model_type", "bert")
+        if kind != "bert":
+            raise ValueError(f"pretrained checkpoint {self.source} is a {kind!r} model; this encoder loads BERT "
+                             "checkpoints (model_type 'bert')")
+        return BertConfig.from_dict({**self.config, **overrides})
+
+    def checkpoint(self) -> Checkpoint:
+        """The weights (names normalised) with the config; a stored encoder has none (:class:`ValueError`)."""
+        if self.stored:
+            raise ValueError(f"{self.path} holds a trained model's encoder config and tokenizer, not pretrained "
+                             "weights (they are in the run's checkpoint)")
+        if self.format == "uer":
+            state = uer.normalise_uer(_load_file(self.weights[0]), str(self.weights[0]))
+        else:
+            state = {}
+            for file in self.weights:
+                state.update(_load_file(file))
+            state = normalise_names(state)
+        source = str(self.weights[0]) if len(self.weights) == 1 else f"{self.path} ({len(self.weights)} shards)"
+        return Checkpoint(self.path, dict(self.config), state, source, self.format, self.vocab)
+
+    def store(self, folder: str | os.PathLike) -> Path:
+        """Write the config (``config.json``; UER: in ``BertConfig`` names), the tokenizer files and
+        :data:`STORED_FILE` (source, format) into ``folder``, never the weights; returns ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text(json.dumps(dict(self.config), indent=2, ensure_ascii=False),
+                                            encoding="utf-8")
+        for file in self.tokenizer_files:
+            if file.resolve() != (folder / file.name).resolve():
+                shutil.copyfile(file, folder / file.name)
+        info = {"source": self.source, "format": self.format, "vocab": self.vocab.name if self.vocab else None,
+                "files": ["config.json", *(f.name for f in self.tokenizer_files)]}
+        (folder / STORED_FILE).write_text(json.dumps(info, indent=2, ensure_ascii=False), encoding="utf-8")
+        return folder
+
+
+def _tokenizer_files(folder: Path) -> tuple[Path, ...]:
+    files = [folder / n for n in TOKENIZER_FILES if (folder / n).is_file()]
+    if not any(f.name in ("vocab.txt", uer.VOCAB_FILE) for f in files) and (folder / "tokenizer.json").is_file():
+        files.append(folder / "tokenizer.json")
+    return tuple(files)
+
+
+def stored_files(folder: str | os.PathLike) -> list[str]:
+    """The files of a stored encoder folder that are missing (all of them when there is no folder)."""
+    folder = Path(folder)
+    if not (folder / STORED_FILE).is_file():
+        return [STORED_FILE, "config.json", "vocab.txt (or another tokenizer file)"]
+    info = read_json(folder / STORED_FILE)
+    return [name for name in info.get("files", []) if not (folder / name).is_file()]
+
+
+def _stored(folder: Path) -> Pretrained:
+    missing = stored_files(folder)
+    if missing:
+        raise FileNotFoundError(f"stored encoder {folder} lacks {', '.join(missing)}")
+    info = read_json(folder / STORED_FILE)
+    vocab = folder / info["vocab"] if info.get("vocab") else None
+    config = read_json(folder / "config.json")
+    size = tokenizer_size(folder) if vocab is None or vocab.name == "vocab.txt" else _lines(vocab)
+    if size is not None and config.get("vocab_size") not in (None, size):
+        raise ValueError(f"stored encoder {folder}: its tokenizer has {size} entries but its config.json says "
+                         f"vocab_size {config['vocab_size']} (the checkpoint's embedding rows); they must agree")
+    return Pretrained(str(info.get("source", folder)), folder, str(info.get("format", "hf")),
+                      config, vocab, (), _tokenizer_files(folder))
+
+
+def _lines(path: Path) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def hub_cache() -> Path:
+    """The HuggingFace hub cache folder, as ``huggingface_hub`` finds it (read when called)."""
+    env = os.environ
+    cache = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE")
+    if cache:
+        return Path(cache).expanduser()
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` can be a HuggingFace hub model id (``bert-base-chinese``, ``hfl/chinese-roberta-wwm-ext``)."""
+    return bool(_HUB_ID.match(name)) and ".." not in name
+
+
+def hub_snapshot(name: str, key: str = "model.pretrained") -> Path:
+    """The local snapshot folder of hub model ``name`` (``huggingface_hub.snapshot_download``: the
+    cache first; no download with ``HF_HUB_OFFLINE=1``). Not cached and not reachable: one-line
+    :class:`FileNotFoundError` naming the id and the cache folder."""
+    from huggingface_hub import snapshot_download
+
+    cache, offline = hub_cache(), _hub_offline()
+    try:
+        return Path(snapshot_download(name, cache_dir=str(cache), local_files_only=offline,
+                                      allow_patterns=_HUB_PATTERNS))
+    except Exception as err:  # not cached, offline, no network, no such repository
+        why = "HF_HUB_OFFLINE is set" if offline else f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"
+        raise FileNotFoundError(f"{key} {name!r}: no local folder of that name, and the HuggingFace hub model "
+                                f"{name!r} is not in the cache {cache} and cannot be downloaded ({why})") from err
+
+
+def pretrained(name_or_path: str | os.PathLike, key: str = "model.pretrained") -> Pretrained:
+    """Resolve ``model.pretrained`` once: a local HuggingFace checkpoint folder, a UER checkpoint
+    (folder or weight file), a stored encoder folder (:meth:`Pretrained.store`), a packaged short name
+    (:data:`SHORT_NAMES`) or a HuggingFace hub id (:func:`hub_snapshot`); checked as in
+    :func:`resolve_pretrained`, config read once."""
+    text = os.fspath(name_or_path)
+    local = Path(text).expanduser()
+    if local.is_dir() and (local / STORED_FILE).is_file():
+        return _stored(local)
+    if text in SHORT_NAMES:
+        path = _package_folder(text, key)
+    elif not local.exists() and is_hub_id(text):
+        path = hub_snapshot(text, key)
+    elif local.exists():
+        path = local
+    else:
+        raise FileNotFoundError(f"{key}: no checkpoint folder {local} (give a local HuggingFace checkpoint folder, a "
+                                f"UER (official K-BERT) checkpoint, a HuggingFace hub id or one of the packaged "
+                                f"names: {', '.join(SHORT_NAMES)})")
+    if (files := uer_files(path)) is not None:
+        config = _uer_config(files, _load_file(files.weights, mmap=True))
+        return Pretrained(text, path, "uer", config, files.vocab, (files.weights,),
+                          _tokenizer_files(files.weights.parent) if files.vocab else ())
+    config = read_config(path)
+    weights = tuple(weight_files(path))
+    check_vocabulary(path, weights)
+    vocab = path / "vocab.txt" if (path / "vocab.txt").is_file() else None
+    return Pretrained(text, path, "hf", config, vocab, weights, _tokenizer_files(path))

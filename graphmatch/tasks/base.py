@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.nn.pretrained import Pretrained
 from graphmatch.recipe_keys import Renamed, build, key
 
 _REGISTRY: dict[str, type[Task]] = {}
@@ -119,6 +120,9 @@ class Task(abc.ABC):
     defaults: ClassVar[dict[str, dict[str, Any]]] = {"data": {}, "model": {}}
     metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
     monitor: str = "accuracy"
+    #: the pretrained encoder, resolved once from ``model.pretrained`` in ``__init__`` (None without one);
+    #: its config and tokenizer files are stored in the run folder (:meth:`Pretrained.store`)
+    pretrained: Pretrained | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -168,6 +172,17 @@ class Task(abc.ABC):
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """One raw input as the graph the model is given (used by ``graphmatch predict``)."""
 
+    def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
+        """One line of a ``predict --input`` file (its columns) as :meth:`encode`'s arguments: one
+        column (text) or two (text, text_b); a ValueError saying what is expected otherwise."""
+        if len(fields) not in (1, 2):
+            raise ValueError(f"{len(fields)} columns; expected 1 (text) or 2 (text, text_b)")
+        return tuple(fields)
+
+    def encode_for_prediction(self, text: str, text_b: str | None = None) -> tuple[HeteroData, dict[str, Any]]:
+        """:meth:`encode`, and what a prediction row reports about the input (default nothing)."""
+        return self.encode(text, text_b), {}
+
     # ---------------------------------------------------------------- model
     @abc.abstractmethod
     def build_model(self) -> torch.nn.Module:
@@ -183,6 +198,11 @@ class Task(abc.ABC):
         ``encoder_lr × layer_decay^(L − k)``. Every listed parameter must be among
         :meth:`encoder_parameters`; default: none (the task does not support layer decay)."""
         return []
+
+    def input_files(self) -> dict[str, str]:
+        """Input files besides the datasets whose identity a run records (e.g. ``{"kg": path}``);
+        default none."""
+        return {}
 
     def load_pretrained(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Load pretrained weights named in the config into a fresh model (optional)."""

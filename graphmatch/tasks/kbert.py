@@ -8,6 +8,7 @@ values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.models.kbert import Head, KBert, Pooling
 from graphmatch.nn.mask_attention import MODES
-from graphmatch.nn.pretrained import bert_config, resolve_pretrained
+from graphmatch.nn.pretrained import pretrained
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
 
@@ -56,8 +57,8 @@ class KBertModel:
     """K-BERT's encoder and head."""
 
     backend: Literal["ours", "hf"] = key("ours", "the mask-transformer: ours, or hf (transformers.BertModel)")
-    pretrained: str | None = key(None, "a local BERT checkpoint folder, or minilm; its config.json sets the sizes "
-                                       "(loaded strictly)")
+    pretrained: str | None = key(None, "a local BERT checkpoint folder, an official K-BERT/UER checkpoint, minilm "
+                                       "or a HuggingFace hub id; its config sets the sizes (loaded strictly)")
     hidden_size: int = key(768, "encoder width (without model.pretrained)", interval=_SIZE)
     num_layers: int = key(12, "encoder layers (without model.pretrained)", interval=_SIZE)
     num_heads: int = key(12, "attention heads (without model.pretrained)", interval=_SIZE)
@@ -74,6 +75,8 @@ class KBertModel:
     sparse_threshold: float = key(0.02, "visible fraction below which auto attention goes sparse",
                                   interval="[0, 1]")
     attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
+    layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
+                                                             "K-BERT/UER checkpoint, else bert (ours only)")
 
 
 @register
@@ -89,8 +92,8 @@ class KBertTask(Task):
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         m, d = self.model, self.data
-        # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.pretrained = resolve_pretrained(m.pretrained) if m.pretrained is not None else None
+        # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
+        self.pretrained = pretrained(m.pretrained) if m.pretrained is not None else None
         self.kind = dataset_kind(d.dataset, d.root)
         if self.kind == "ner":
             self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
@@ -109,8 +112,8 @@ class KBertTask(Task):
         d = self.data_cfg
         if d["vocab"] is not None:
             return Path(d["vocab"])
-        if self.pretrained is not None and (self.pretrained / "vocab.txt").is_file():
-            return self.pretrained / "vocab.txt"
+        if self.pretrained is not None and self.pretrained.vocab is not None:
+            return self.pretrained.vocab
         return locate("kbert/vocab/google_vocab.txt", d["root"])
 
     def _common(self) -> dict[str, Any]:
@@ -178,12 +181,34 @@ class KBertTask(Task):
                                          keep_text=keep_text)
         return self._builder
 
-    def encode(self, text: str, text_b: str | None = None) -> HeteroData:
+    def input_files(self) -> dict[str, str]:
+        """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
+        kg = resolve_kg(self.data_cfg["kg"], self.data_cfg["root"])
+        return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
+
+    def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
+        """Two columns (text_a, text_b) for a pair model, else one (the text)."""
+        expected = 2 if self.kind == "pair" else 1
+        if len(fields) != expected:
+            raise ValueError(f"{len(fields)} columns; this {self.kind} model takes "
+                             f"{'2 (text_a, text_b)' if expected == 2 else '1 (the text)'}")
+        return tuple(fields)
+
+    def encode_for_prediction(self, text: str, text_b: str | None = None) -> tuple[HeteroData, dict[str, Any]]:
+        """The graph, and the branches K-BERT injected into it (``entities``)."""
+        data = self.encode(text, text_b, keep_text=True)
+        entities = list(data["entity"].text) if "text" in data["entity"] else []
+        for store in data.node_stores:
+            if "text" in store:
+                del store["text"]
+        return data, {"entities": entities}
+
+    def encode(self, text: str, text_b: str | None = None, keep_text: bool = False) -> HeteroData:
         if self.kind == "pair" and text_b is None:
             raise ValueError("this K-BERT model classifies sentence pairs: give text_b too")
         if self.kind != "pair" and text_b is not None:
             raise ValueError(f"this K-BERT model ({self.kind}) takes one text, not a pair")
-        data = self.builder()(text, text_b)
+        data = self.builder(keep_text)(text, text_b)
         if self.kind == "ner":
             data.num_chars = torch.tensor([len(text)])
         return data
@@ -195,10 +220,10 @@ class KBertTask(Task):
         m = self.model
         overrides = dict(hidden_dropout_prob=m.dropout, attention_probs_dropout_prob=m.attention_dropout,
                          attention_mode=m.attention_mode, sparse_threshold=m.sparse_threshold)
-        if self.pretrained is not None:
-            config = MaskTransformerConfig.from_hf(bert_config(self.pretrained))
-            for key, value in overrides.items():
-                setattr(config, key, value)
+        if m.layer_norm != "auto":
+            overrides["layer_norm"] = m.layer_norm
+        if self.pretrained is not None:  # UER: its LayerNorm (layer_norm="uer") comes with the config
+            config = MaskTransformerConfig.from_pretrained(self.pretrained, **overrides)
         else:
             config = MaskTransformerConfig(
                 vocab_size=_count_lines(self.vocab_path()), hidden_size=m.hidden_size,
@@ -242,7 +267,11 @@ class KBertTask(Task):
         if self.kind == "ner" and self.model.tag_prior:
             model.init_output_bias(self.tag_log_prior())
         if self.pretrained is not None:
-            model.encoder.load_hf(self.pretrained)
+            ckpt = self.pretrained.checkpoint()
+            if ckpt.format == "uer" and _has_uer_head(model, ckpt.state):
+                model.load_uer(ckpt)  # a classifier (tagger) fine-tuned by the official code: its head too
+            else:
+                model.encoder.load_hf(ckpt)
 
     def tag_log_prior(self) -> torch.Tensor:
         """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.
@@ -303,6 +332,15 @@ class KBertTask(Task):
         return [{"pred": [labels[t] for t in p.tolist()],
                  "gold": [labels[t] for t in g.tolist()] if g is not None else None,
                  "prob": float(c)} for p, g, c in zip(preds, golds, mean_conf.tolist(), strict=True)]
+
+
+def _has_uer_head(model: KBert, state: dict[str, torch.Tensor]) -> bool:
+    """Whether ``state`` holds the model's head under the official code's names, shapes included."""
+    if model.head != "uer":
+        return False
+    own = model.state_dict()
+    head = {ours: name for ours, name in model.uer_names().items() if not ours.startswith("encoder.")}
+    return bool(head) and all(name in state and state[name].shape == own[ours].shape for ours, name in head.items())
 
 
 def _count_lines(path: Path) -> int:

@@ -34,7 +34,7 @@ from graphmatch.models.let import (
     match_loss,
     match_probability,
 )
-from graphmatch.nn.pretrained import resolve_pretrained
+from graphmatch.nn.pretrained import pretrained
 from graphmatch.nn.sagt import UPDATES
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
@@ -128,8 +128,7 @@ class LETTask(Task):
         super().__init__(config)
         m = self.model
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.bert_dir = (resolve_pretrained(m.pretrained)
-                         if m.encoder == "bert" and m.pretrained is not None else None)
+        self.pretrained = pretrained(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
         self._tokenizer: CharTokenizer | None = None
         self._builder: LatticePairBuilder | None = None
@@ -140,8 +139,8 @@ class LETTask(Task):
             vocab = self.data_cfg["vocab"]
             if vocab:
                 self._tokenizer = CharTokenizer(vocab)
-            elif self.bert_dir is not None:
-                self._tokenizer = CharTokenizer.from_pretrained(self.bert_dir)
+            elif self.pretrained is not None:
+                self._tokenizer = CharTokenizer.from_pretrained(self.pretrained.folder)
             else:
                 self._tokenizer = CharTokenizer.default(self.data_cfg["root"])
         return self._tokenizer
@@ -211,11 +210,11 @@ class LETTask(Task):
     # ---------------------------------------------------------------- model
     def config_of_model(self) -> LETConfig:
         m = self.model
-        if m.encoder == "bert" and self.bert_dir is None:
+        if m.encoder == "bert" and self.pretrained is None:
             raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, or minilm)")
         return LETConfig(
             **{k: getattr(m, k) for k in _MODEL_KEYS},
-            bert_path=None if self.bert_dir is None else str(self.bert_dir),
+            bert_path=self.pretrained,
             vocab_size=self.tokenizer().vocab_size,
             senses=m.senses and self.data.senses,
             num_sememes=len(self.sememe_names()),
@@ -236,9 +235,9 @@ class LETTask(Task):
         """BERT weights from ``model.pretrained`` (strictly: a missing or unexpected weight is an
         error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
         m, d = self.model, self.data_cfg
-        if self.bert_dir is not None:
-            model.encoder.load_hf(self.bert_dir)
-            print(f"LET: character encoder loaded from {self.bert_dir}", file=sys.stderr)
+        if self.pretrained is not None:
+            model.encoder.load_hf(self.pretrained.checkpoint())
+            print(f"LET: character encoder loaded from {self.pretrained.path}", file=sys.stderr)
         if model.config.senses and m.pretrained_sememes:
             vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
             if vectors.vectors.shape[1] != model.config.sememe_dim:

@@ -46,7 +46,7 @@ from graphmatch.graphs.relation import (
 )
 from graphmatch.models.att_blstm import Init, RnnDropoutOn
 from graphmatch.models.entity_attention import ENTITY_STATES
-from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, resolve_pretrained
+from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, pretrained
 from graphmatch.recipe_keys import key
 from graphmatch.tasks.base import SampleLimits, Task, register
 from graphmatch.text.vocab import Vocab, load_word_vectors
@@ -123,7 +123,7 @@ class RelationModel:
     l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
     l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
-    pretrained: str | None = key(None, "the transformer's local checkpoint folder, or minilm")
+    pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm or a HuggingFace hub id")
     pack: bool = key(True, "two sentences per encoder row (transformers)")
     class_weight: Literal["none", "balanced", "sqrt"] = key("none", "cross-entropy weight of label c: none (1), "
                                                                     "balanced (N / (C n_c) over the training labels) "
@@ -156,6 +156,8 @@ class RelationTask(Task):
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         self.transformer = self.model.name in TRANSFORMER_MODELS
+        # the transformer's checkpoint, resolved once (a folder, minilm, a hub id or a run's stored encoder)
+        self.pretrained = pretrained(self.model.pretrained) if self.transformer else None
         self.vocab: Vocab | None = None
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
@@ -302,6 +304,13 @@ class RelationTask(Task):
             data.sid = torch.tensor([int(sid)])
         return data
 
+    def input_fields(self, fields: list[str]) -> tuple[str, ...]:
+        """A marked sentence, ``ID<TAB>"sentence"`` or ``head<TAB>tail<TAB>sentence`` (one :meth:`encode` text)."""
+        if len(fields) not in (1, 2, 3):
+            raise ValueError(f"{len(fields)} columns; expected a marked sentence, ID and sentence, or head, tail "
+                             "and sentence")
+        return ("\t".join(fields),)
+
     def get_extra_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"labels": self.label_names()}
         if not self.transformer:
@@ -329,7 +338,7 @@ class RelationTask(Task):
 
             from graphmatch.models.relation_transformer import RelationTransformer
 
-            encoder = BertModel(bert_config(self.pretrained_dir()), add_pooling_layer=False)
+            encoder = BertModel(bert_config(self.pretrained), add_pooling_layer=False)
             return RelationTransformer(
                 encoder, num_classes, head=m.name.removeprefix("transformer_"), dropout=m.dropout,
                 num_positions=num_positions, position_dim=m.position_dim, latent_types=m.latent_types,
@@ -371,14 +380,21 @@ class RelationTask(Task):
         return layer_groups(model.encoder.embeddings, model.encoder.encoder.layer)
 
     def pretrained_dir(self) -> Path:
-        return resolve_pretrained(self.model.pretrained)
+        """The folder of the transformer's config and tokenizer."""
+        assert self.pretrained is not None
+        return self.pretrained.folder
+
+    def input_files(self) -> dict[str, str]:
+        """The word vectors, when a BiLSTM starts from them."""
+        return {"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {}
 
     def load_pretrained(self, model: torch.nn.Module) -> None:
         """The transformer's pretrained weights (strictly), or word vectors for a BiLSTM's
         embeddings (vocabulary words found in ``model.word_vectors``; others stay random)."""
         if self.transformer:
             # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
-            load_pretrained(model.encoder, self.pretrained_dir(), allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
+            load_pretrained(model.encoder, self.pretrained.checkpoint(),
+                            allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
             return
         path = self.model.word_vectors
         if not path:

@@ -123,7 +123,7 @@ def test_no_private_names_are_imported_across_modules() -> None:
 def test_a_checkpoint_that_fails_to_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-    from graphmatch.engine.checkpoint import AtomicCheckpointIO
+    from graphmatch.engine.trainer import AtomicCheckpointIO
 
     target = tmp_path / "best.ckpt"
     AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 1}, target)

@@ -170,3 +170,66 @@ def test_packaged_minilm(minilm, capsys):
     assert report.ignored == {"embeddings.position_ids": ["embeddings.position_ids"]}  # a legacy buffer
     reference = BertModel.from_pretrained(minilm).state_dict()
     assert all(torch.equal(v, reference[k]) for k, v in bert.state_dict().items())
+
+
+def _hub_cache(cache, repo_id, source, revision="0123abcd"):
+    """``source``'s files laid out as huggingface_hub lays a download out in its cache."""
+    import shutil
+
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / revision
+    shutil.copytree(source, snapshot)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(revision)
+    return snapshot
+
+
+@pytest.mark.parametrize("repo_id", ["graphmatch-test/tiny-bert", "tiny-bert-chinese"])
+def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_id):
+    from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+
+    folder = bert_folder(tmp_path / "bert", VOCAB)
+    snapshot = _hub_cache(tmp_path / "hub", repo_id, folder)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.chdir(tmp_path)
+    found = pretrained.pretrained(repo_id)
+    assert found.path == snapshot and found.source == repo_id and found.format == "hf"
+    assert found.config["hidden_size"] == 16 and found.vocab == snapshot / "vocab.txt"
+    loaded = MaskTransformerEncoder.from_pretrained(repo_id, log=False).hf_state_dict()
+    saved = read_checkpoint(folder).state
+    assert all(torch.equal(loaded[k], saved[k]) for k in loaded if k in saved) and len(loaded) > 10
+    monkeypatch.delenv("HF_HUB_CACHE")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # HF_HOME/hub is the cache then
+    (tmp_path / "hub").rename(tmp_path / "hub2")
+    with pytest.raises(FileNotFoundError) as err:
+        pretrained.pretrained(repo_id)
+    message = str(err.value)
+    assert "\n" not in message and repr(repo_id) in message and str(tmp_path / "hub") in message
+    assert "HF_HUB_OFFLINE" in message
+
+
+def test_a_name_that_is_no_folder_nor_hub_id_keeps_its_error(tmp_path):
+    for name in (str(tmp_path / "missing"), "a b c", "../x/y/z"):
+        with pytest.raises(FileNotFoundError, match="no checkpoint folder"):
+            pretrained.pretrained(name)
+
+
+def test_resolved_once_and_stored_without_weights(tmp_path):
+    folder = bert_folder(tmp_path / "bert", VOCAB)
+    found = pretrained.pretrained(folder)
+    assert found.weights == (folder / "model.safetensors",) and not found.stored
+    stored = found.store(tmp_path / "run" / "pretrained")
+    assert sorted(p.name for p in stored.iterdir()) == ["config.json", "pretrained.json", "vocab.txt"]
+    again = pretrained.pretrained(stored)
+    assert again.stored and again.source == str(folder) and dict(again.config) == dict(found.config)
+    assert again.bert_config().hidden_size == 16
+    with pytest.raises(ValueError, match="not pretrained weights"):
+        again.checkpoint()
+    (stored / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"tokenizer has {len(VOCAB) + 1} entries but its config.json says "
+                                         rf"vocab_size {len(VOCAB)}"):
+        pretrained.pretrained(stored)
+    (stored / "vocab.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"lacks vocab.txt"):
+        pretrained.pretrained(stored)

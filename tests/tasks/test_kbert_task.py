@@ -361,3 +361,50 @@ def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys)
     assert main(["evaluate", str(run), "--set", "data.dataset=chnsenticorp"]) == 2
     err = capsys.readouterr().err
     assert "the checkpoint holds a model of pair data; data.dataset='chnsenticorp' is classification data" in err
+
+
+@pytest.mark.parametrize("head", [None, "classifier"])
+def test_official_kbert_checkpoint_as_model_pretrained(tmp_path, shared_data, head, capsys):
+    """An official K-BERT/UER folder: its google_vocab.txt, its sizes, UER's LayerNorm chosen
+    automatically, and a classifier fine-tuned by the official code loaded with its head."""
+    from uer_checkpoints import CONFIG, VOCAB, uer_folder, uer_state
+
+    vocab = [*VOCAB, *"这家酒店很好太差了"]
+    state = uer_state(vocab_size=len(vocab), head=head, labels=2)
+    folder = uer_folder(tmp_path / "uer", state, vocab=vocab)
+    limits = ["data.limit.train=20", "data.limit.dev=4", "data.limit.test=4"]
+    task = _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}"]))
+    assert task.pretrained.format == "uer" and task.vocab_path() == folder / "google_vocab.txt"
+    model = task.build_model()
+    assert model.encoder.config.layer_norm == "uer" and model.encoder.config.hidden_size == CONFIG["hidden_size"]
+    task.load_pretrained(model)
+    assert torch.equal(model.encoder.embeddings.word.weight, state["embedding.word_embedding.weight"])
+    if head == "classifier":
+        assert torch.equal(model.classifier.weight, state["output_layer_2.weight"])
+    bert_norm = _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}",
+                                                            "model.layer_norm=bert"]))
+    assert bert_norm.build_model().encoder.config.layer_norm == "bert"
+    with pytest.raises(ValueError, match="no .uer. LayerNorm"):
+        _task(_config(tmp_path, shared_data, extra=[*limits, f"model.pretrained={folder}",
+                                                    "model.backend=hf"])).build_model()
+
+
+def test_batch_prediction_reports_the_injected_entities(tmp_path, shared_data):
+    """``Predictor`` over a K-BERT model: label, probabilities and HowNet's injected branches, in input
+    order; the pair model takes two columns."""
+    from graphmatch.engine.predictor import Predictor
+
+    task = _task(_config(tmp_path, shared_data))
+    task.set_extra_state({"labels": ["0", "1"], "kind": "classification"})
+    data, extra = task.encode_for_prediction("房间号和服务费都写在这里")
+    assert extra["entities"] and all(isinstance(e, str) for e in extra["entities"])
+    assert all("text" not in store for store in data.node_stores)
+    texts = ["房间号和服务费都写在这里", "好", "这家酒店的服务很好，房间也很干净"]
+    rows = Predictor(task, task.build_model(), batch_size=2).predict(texts)
+    assert [r["entities"] for r in rows] == [task.encode_for_prediction(t)[1]["entities"] for t in texts]
+    assert all(set(r["probabilities"]) == {"0", "1"} and r["label"] in ("0", "1") for r in rows)
+    assert task.input_fields(["我在北京"]) == ("我在北京",)
+    with pytest.raises(ValueError, match="2 columns; this classification model takes 1"):
+        task.input_fields(["a", "b"])
+    pair = _task(_config(tmp_path, shared_data, "kbert/lcqmc_hownet_quick"))
+    assert pair.input_fields(["a", "b"]) == ("a", "b")

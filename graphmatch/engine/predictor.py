@@ -1,0 +1,196 @@
+r"""Batch prediction with a trained run: :class:`Predictor` (the model built once) and
+:func:`read_inputs` (TSV, CSV or JSONL lines in the task's own columns).
+
+Inputs are encoded one by one (``task.encode``), sorted by length into batches of
+``batch_size`` graphs (little padding), run without gradients, and returned in input order, one
+row per input::
+
+    {"label": "1", "prob": 0.93, "probabilities": {"0": 0.07, "1": 0.93}, "entities": [...]}
+
+``probabilities`` is there when the model gives one score vector per input (classification);
+``entities`` is what K-BERT injected (``Task.encode_for_prediction``). ``quantize="int8"``
+replaces every ``nn.Linear`` by its dynamically quantized version
+(:func:`torch.ao.quantization.quantize_dynamic`: int8 weights, activations quantized per batch),
+for prediction on a CPU.
+
+Example::
+
+    from graphmatch.engine.predictor import Predictor
+
+    rows = Predictor.from_run("runs/kbert_chnsenticorp").predict(["这家酒店很好", "太差了"])
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch_geometric.data import Batch
+
+from graphmatch.engine import runs
+from graphmatch.tasks.base import Task
+
+QUANTIZE = ("int8",)
+Input = str | tuple[str, ...] | Sequence[str]
+
+
+class Predictor:
+    """A task and its model, loaded once, predicting batches of raw inputs."""
+
+    def __init__(self, task: Task, model: torch.nn.Module, batch_size: int = 64, quantize: str | None = None):
+        if quantize not in (None, *QUANTIZE):
+            raise ValueError(f"--quantize must be one of {', '.join(QUANTIZE)}, got {quantize!r}")
+        if batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
+        self.task, self.batch_size = task, batch_size
+        self.model = model.eval()
+        if quantize == "int8":
+            with warnings.catch_warnings():  # torch's notice that its quantized tensor API will move
+                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
+                self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear},
+                                                                    dtype=torch.qint8)
+
+    @classmethod
+    def from_run(cls, run_or_ckpt: str | os.PathLike, batch_size: int = 64, quantize: str | None = None) -> Predictor:
+        """The predictor of a run folder (its ``best.ckpt``) or checkpoint file (:func:`graphmatch.engine.load`)."""
+        from graphmatch.engine.restore import load
+
+        task, model = load(run_or_ckpt)
+        return cls(task, model, batch_size=batch_size, quantize=quantize)
+
+    def encode(self, inputs: Iterable[Input]) -> tuple[list[Any], list[dict[str, Any]]]:
+        """Each input's graph and what the task reports about it (e.g. K-BERT's injected entities)."""
+        graphs, extras = [], []
+        for item in inputs:
+            text, text_b = _fields(item)
+            data, extra = self.task.encode_for_prediction(text, text_b)
+            graphs.append(data)
+            extras.append(extra)
+        return graphs, extras
+
+    def batches(self, graphs: Sequence[Any]) -> list[tuple[list[int], Batch]]:
+        """Length-sorted batches (positions in ``graphs``, the batch)."""
+        order = sorted(range(len(graphs)), key=lambda i: _size(graphs[i]))
+        chunks = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        return [(chunk, Batch.from_data_list([graphs[i] for i in chunk])) for chunk in chunks]
+
+    def predict(self, inputs: Iterable[Input], progress: bool = False) -> list[dict[str, Any]]:
+        """One row per input, in input order: ``label``, ``prob`` (its probability), ``probabilities``
+        (every class, for classification) and the task's extras (K-BERT: ``entities``). An input is a
+        text, or a tuple of the task's fields (a pair: ``(text, text_b)``)."""
+        graphs, extras = self.encode(inputs)
+        rows: list[dict[str, Any] | None] = [None] * len(graphs)
+        batches = self.batches(graphs)
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(graphs), desc="predict", unit="input", file=sys.stderr, disable=not progress,
+                   dynamic_ncols=True)
+        labels = self.task.label_names()
+        with torch.inference_mode(), bar:
+            for positions, batch in batches:
+                out = self.model(batch)
+                decoded = self.task.decode(out, batch)
+                probs = _class_probabilities(out, len(positions), len(labels))
+                for j, i in enumerate(positions):
+                    row = {"label": decoded[j]["pred"], "prob": decoded[j].get("prob")}
+                    if probs is not None:
+                        row["probabilities"] = dict(zip(labels, probs[j], strict=True))
+                    rows[i] = runs.to_plain({**row, **extras[i]})
+                bar.update(len(positions))
+        return rows  # type: ignore[return-value]
+
+
+def _fields(item: Input) -> tuple[str, str | None]:
+    if isinstance(item, str):
+        return item, None
+    fields = list(item)
+    return fields[0], (fields[1] if len(fields) > 1 else None)
+
+
+def _size(data: Any) -> int:
+    """How long an input is (its token or word nodes, else all nodes), for length-sorted batches."""
+    for kind in ("token", "word", "char"):
+        if kind in getattr(data, "node_types", ()):
+            return int(data[kind].num_nodes)
+    return int(data.num_nodes)
+
+
+def _class_probabilities(out: Any, num_inputs: int, num_classes: int) -> list[list[float]] | None:
+    if isinstance(out, torch.Tensor) and out.dim() == 2 and tuple(out.shape) == (num_inputs, num_classes):
+        return out.float().softmax(-1).tolist()
+    return None
+
+
+def read_inputs(path: str | os.PathLike, columns: Any) -> list[tuple[str, ...]]:
+    """The inputs of a TSV, CSV or JSONL file (``-``: stdin; the format from the suffix, TSV otherwise),
+    each a tuple of fields checked by ``columns(fields)`` (``Task.input_fields``). A JSONL line is a
+    string, a list of fields or an object with ``text`` (and ``text_b``).
+
+    Raises:
+        ValueError: ``file:line`` and what is wrong with the line, or an input without lines.
+    """
+    name = "<stdin>" if str(path) == "-" else str(path)
+    suffix = Path(name).suffix.lower()
+    if str(path) == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            if suffix in (".jsonl", ".json"):
+                fields = _json_fields(line)
+            elif suffix == ".csv":
+                fields = next(csv.reader([line]))
+            else:
+                fields = line.split("\t")
+            out.append(tuple(columns(fields)))
+        except ValueError as err:
+            raise ValueError(f"{name}:{number}: {err}") from None
+    if not out:
+        raise ValueError(f"{name}: no input lines (one input per line: the task's columns, tab-separated)")
+    return out
+
+
+def _json_fields(line: str) -> list[str]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not a JSON value ({err.msg})") from None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return [value["text"], *([value["text_b"]] if value.get("text_b") is not None else [])]
+    raise ValueError('a JSONL input is a string, a list of strings or an object with "text" (and "text_b")')
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike | None) -> None:
+    """JSON lines to ``path`` (written beside it and renamed: never half-written) or to stdout (``None``/``-``)."""
+    if path is None or str(path) == "-":
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"--output {path} is a folder; give the file to write (e.g. OUT.jsonl)")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

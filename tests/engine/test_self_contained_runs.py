@@ -1,0 +1,131 @@
+"""A run folder carries what rebuilds its model: trained from a ``save_pretrained`` folder, it
+predicts the same after that folder is deleted and the run is moved; batch prediction
+(``graphmatch predict --input``, :class:`~graphmatch.engine.predictor.Predictor`) and its bad input."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tiny_bert import tiny_bert_folder
+
+from graphmatch.cli.main import main as cli
+from graphmatch.data.relation_formats import read_semeval_file
+from graphmatch.engine import load
+from graphmatch.engine.predictor import Predictor
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "datasets" / "samples" / "relation"
+LINES = ["The <e1>fire</e1> caused <e2>smoke</e2>.", "The <e1>wheel</e1> of the <e2>car</e2> broke.",
+         "8001\t\"The <e1>fire</e1> caused a lot of <e2>smoke</e2> in the city.\"",
+         "fire\tsmoke\tThe fire caused smoke."]
+
+
+def _texts():
+    return [e.sentence.text for f in ("train.txt", "test.txt") for e in read_semeval_file(SAMPLE / f)]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A relation transformer trained from a tiny checkpoint folder, and that folder."""
+    tmp = tmp_path_factory.mktemp("travel")
+    bert = tiny_bert_folder(tmp / "bert", _texts())
+    run = tmp / "run"
+    assert cli(["train", "relation/semeval_minilm_entity_start", "--out", str(run), "--set",
+                f"model.pretrained={bert}", f"data.cache_dir={tmp / 'cache'}",
+                f"data.train_file={SAMPLE / 'train.txt'}",
+                f"data.test_file={SAMPLE / 'test.txt'}", "data.dev_size=10", "train.epochs=2", "train.batch_size=8",
+                "optim.lr=3e-3", "optim.encoder_lr=1e-3", "train.progress=false", "train.threads=1"]) == 0
+    return run, bert
+
+
+def test_a_moved_run_predicts_the_same_without_its_pretrained_folder(trained, tmp_path, capsys):
+    run, bert = trained
+    stored = run / "pretrained"
+    names = {p.name for p in stored.iterdir()}
+    assert {"config.json", "vocab.txt", "tokenizer_config.json", "pretrained.json"} <= names
+    assert not list(stored.glob("*.safetensors")) and not list(stored.glob("*.bin"))  # never the weights again
+    inputs = json.loads((run / "inputs.json").read_text())
+    assert inputs["pretrained"]["path"] == str(bert)
+    before = Predictor.from_run(run, batch_size=3).predict(LINES)
+    assert [r["label"] for r in before] and all(abs(sum(r["probabilities"].values()) - 1) < 1e-5 for r in before)
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy / "run")
+    shutil.copytree(bert, tmp_path / "bert_backup")
+    shutil.rmtree(bert)
+    try:
+        moved = copy / "run"
+        assert Predictor.from_run(moved, batch_size=3).predict(LINES) == before
+        task, _ = load(moved)
+        assert task.pretrained.stored and task.pretrained.path == moved / "pretrained"
+        (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+        capsys.readouterr()
+        assert cli(["predict", str(moved), "--input", str(tmp_path / "in.tsv"), "--output", str(tmp_path / "o.jsonl"),
+                    "--batch-size", "3"]) == 0
+        assert "predict: 100%" in capsys.readouterr().err  # the progress bar
+        rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert rows == before
+        assert cli(["evaluate", str(moved), "--split", "dev"]) == 0
+
+        # a run folder from before the encoder files were stored: one line, then works with the original back
+        shutil.rmtree(moved / "pretrained")
+        capsys.readouterr()
+        assert cli(["predict", str(moved), LINES[0]]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "lacks the stored encoder files pretrained/pretrained.json" in err
+        assert f"the original model.pretrained {str(bert)!r} is needed" in err
+    finally:
+        shutil.copytree(tmp_path / "bert_backup", bert)
+    assert Predictor.from_run(moved, batch_size=3).predict(LINES) == before
+
+
+def test_bad_input_files_are_one_line_errors(trained, tmp_path, capsys):
+    run, _ = trained
+    out = tmp_path / "out.jsonl"
+    cases = {"cols.tsv": ("a <e1>b</e1> <e2>c</e2>\nw\tx\ty\tz\n", "cols.tsv:2: 4 columns"),
+             "empty.tsv": ("\n", "empty.tsv: no input lines"),
+             "bad.jsonl": ('"The <e1>fire</e1> caused <e2>smoke</e2>."\n{"x": 1}\n', "bad.jsonl:2: a JSONL input")}
+    for name, (text, expect) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        capsys.readouterr()
+        assert cli(["predict", str(run), "--input", str(tmp_path / name), "--output", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and expect in err, err
+        assert not out.exists() and not list(tmp_path.glob(".out.jsonl*"))
+
+
+def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
+    import io
+
+    run, _ = trained
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(LINES[:2]) + "\n"))
+    capsys.readouterr()
+    assert cli(["predict", str(run), "--input", "-", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = Predictor.from_run(run).predict(LINES[:2])
+    assert [r["label"] for r in rows] == [r["label"] for r in expected]
+    assert rows[0]["probabilities"] == pytest.approx(expected[0]["probabilities"], abs=1e-6)
+    (tmp_path / "in.csv").write_text('fire,smoke,"The fire caused smoke, a lot."\n', encoding="utf-8")
+    assert cli(["predict", str(run), "--input", str(tmp_path / "in.csv"), "--quantize", "int8", "--no-progress"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["label"] in row["probabilities"]
+    quantized = Predictor.from_run(run, quantize="int8")
+    assert any("quantized" in type(m).__module__ for m in quantized.model.modules())
+
+
+def test_the_command_in_a_fresh_process(trained, tmp_path):
+    """``graphmatch predict --input`` as the console script runs it (its deferred imports, no Lightning)."""
+    import os
+    import subprocess
+    import sys
+
+    run, _ = trained
+    (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "predict", str(run), "--input",
+                           str(tmp_path / "in.tsv"), "--batch-size", "3", "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = Predictor.from_run(run, batch_size=3).predict(LINES)
+    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
