@@ -43,6 +43,7 @@ _SEMEVAL = (
 )
 _THUNLP = "https://raw.githubusercontent.com/thunlp/"
 _LET = "https://raw.githubusercontent.com/lbe0613/LET/master/"
+_SST2 = "https://raw.githubusercontent.com/forest-snow/alps/master/data/SST-2/"
 
 #: relative path → (public URL or None, sha256 of the released file)
 REGISTRY: dict[str, tuple[str | None, str]] = {
@@ -250,6 +251,9 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
         _SEMEVAL + "SemEval2010_task8_scorer-v1.2/semeval2010_task8_scorer-v1.2.pl",
         "186e6bee0ade9255758a000fc27efc473494ac630f3c332b99cdf9221d481397",
     ),
+    "sst2/dev.tsv": (_SST2 + "dev.tsv", "92353770071a2a889f75d000a38a9e541ea8f0a5499e50f040b17917a5cbf66f"),
+    "sst2/test.tsv": (_SST2 + "test.tsv", "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0"),
+    "sst2/train.tsv": (_SST2 + "train.tsv", "920e317b2c52e12cd22db1da2c6708312bd7dc4f3712b9bbf1b50ee6c2c792ba"),
 }
 
 LCQMC_NOTE = (

