@@ -81,6 +81,14 @@ def checkpoint_vocab(folder: str | os.PathLike) -> Path:
     return vocab
 
 
+def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "auto",
+                         key: str = "--pretrained") -> CharTokenizer | WordPieceTokenizer:
+    """The K-BERT tokenizer of a checkpoint folder or short name: its ``vocab.txt`` as
+    :func:`tokenizer_for` says, uncased as its ``tokenizer_config.json`` says."""
+    folder = checkpoint_folder(name_or_path, key)
+    return tokenizer_for(checkpoint_vocab(folder), tokenization, WordPieceTokenizer.lowercase_of(folder))
+
+
 def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
                   lowercase: bool = True) -> CharTokenizer | WordPieceTokenizer:
     """The K-BERT tokenizer of a vocabulary: characters or word pieces (:func:`tokenization_of`)."""
@@ -89,5 +97,5 @@ def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
     return CharTokenizer(vocab)
 
 
-__all__ = ["SHORT_NAMES", "TOKENIZATIONS", "checkpoint_folder", "checkpoint_vocab",
+__all__ = ["SHORT_NAMES", "TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab",
            "is_wordpiece_vocab", "package_folder", "tokenization_of", "tokenizer_for"]
