@@ -83,12 +83,12 @@ def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
                 "checkpoints on dev (never on test)"
             )
     splits = limited(datasets, config)
-    report = task.report(dict(datasets))
-    for line in report:
-        print(line, file=sys.stderr)
     model = task.build_model()
     if pretrained:
         task.load_pretrained(model)
+    report = task.report(dict(datasets))  # once every input has been accepted
+    for line in report:
+        print(line, file=sys.stderr)
     return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config), report)
 
 

@@ -169,8 +169,9 @@ class KBertTask(Task):
         coverage = {split: collated_coverage(ds.slices) for split, ds in datasets.items() if ds is not None}
         parts = [f"{split} {100 * c.share:.1f} % of {c.inputs:,} with a branch, {c.per_input:.2f} branches per "
                  f"sentence" for split, c in coverage.items()]
-        lines = [f"knowledge coverage ({self.data.kg}): " + "; ".join(parts)]
-        warning = coverage["train"].warning(str(self.data.kg)) if "train" in coverage else None
+        kg = Path(str(self.data.kg)).name  # a built-in name, or the .spo file's
+        lines = [f"knowledge coverage ({kg}): " + "; ".join(parts)]
+        warning = coverage["train"].warning(kg) if "train" in coverage else None
         return lines + ([f"warning: {warning}"] if warning else [])
 
     def label_names(self) -> list[str]:
