@@ -106,19 +106,19 @@ def kbert_rows(
 
     The options are ``inspect kbert``'s (``predicate=False`` is ``--no-predicate``); ``kg`` is
     a graph name or ``.spo`` file (:obj:`None`, ``"none"`` or ``"null"``: plain BERT input),
-    ``vocab`` a vocabulary (default: Google's Chinese BERT under ``data_dir``), ``pretrained`` a
+    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``), ``pretrained`` a
     checkpoint folder or short name whose vocabulary is used instead (word pieces for an English
     one); ``max_length`` and ``query`` :obj:`None` for the builder's.
     """
     from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
-    from graphmatch.text.checkpoint import checkpoint_tokenizer, tokenizer_for
+    from graphmatch.text.checkpoint import checkpoint_tokenizer
 
     if pretrained:
         tokenizer = checkpoint_tokenizer(pretrained)
     else:
-        tokenizer = tokenizer_for(vocab) if vocab else CharTokenizer.default(data_dir)
+        tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
     builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
         graph, tokenizer, max_length=max_length or DEFAULT_MAX_LENGTH, max_entities=max_entities, predicate=predicate,

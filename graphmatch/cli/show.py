@@ -13,7 +13,7 @@ input graph of one text (or text pair) as a PNG picture or a standalone interact
 ``text_a`` and ``text_b`` (UTF-8; a byte-order mark is ignored). ``--kg none`` draws a K-BERT
 input without knowledge.
 
-The vocabulary is ``--pretrained``'s (a checkpoint folder, or ``minilm``), else ``--vocab``, else
+The vocabulary is ``--pretrained``'s (a checkpoint folder, or ``minilm``), else ``--vocab`` (characters), else
 Google's Chinese BERT vocabulary under the data root when it is there, else one made from the
 input's own characters (ids then differ from a real model's; the picture does not). A word-piece
 vocabulary (an English checkpoint's, :func:`graphmatch.text.checkpoint.tokenization_of`) builds
@@ -78,12 +78,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretrained: str | None = None) -> Any:
     from graphmatch.datafiles import DataFileMissing, locate
     from graphmatch.text import CharTokenizer
-    from graphmatch.text.checkpoint import checkpoint_tokenizer, tokenizer_for
+    from graphmatch.text.checkpoint import checkpoint_tokenizer
 
     if pretrained:
         return checkpoint_tokenizer(pretrained)
     if vocab:
-        return tokenizer_for(vocab)
+        return CharTokenizer(vocab)
     try:
         return CharTokenizer(locate(VOCAB_FILE, data_dir, download=False))
     except DataFileMissing:
