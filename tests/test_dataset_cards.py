@@ -12,7 +12,7 @@ DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 SAMPLES = DATASETS / "samples"
 CARDS = [
     "semeval2010_task8", "kbert_kgs", "kbert_vocab", "book_review", "chnsenticorp", "shopping",
-    "medical_ner", "msra_ner", "lcqmc", "hownet", "bq", "wordnet",
+    "medical_ner", "msra_ner", "lcqmc", "hownet", "bq", "wordnet", "sst2",
 ]  # fmt: skip
 
 

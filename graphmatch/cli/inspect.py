@@ -35,6 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Print, for every input line, the graph input a model is given, as one JSON object.",
         epilog=(
             "examples:  graphmatch inspect kbert --kg hownet --mode reference sentences.txt\n"
+            "           echo 'Geese eat corn.' | graphmatch inspect kbert --kg wordnet --pretrained minilm -\n"
             "           printf '南京市长江大桥\\t长江大桥在南京\\n' | graphmatch inspect let -\n"
             "           graphmatch inspect relation --max-distance 30 marked.txt\n"
             "           graphmatch inspect relation --tokenization chars head_tail.tsv"
@@ -51,8 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help="reference reproduces the official K-BERT knowledge layer (default: default)")
     kb.add_argument("--max-entities", type=int, default=2, help="values injected per word (default: 2)")
     kb.add_argument("--no-predicate", action="store_true", help="inject the object alone (K-BERT's NER input)")
-    kb.add_argument("--query", choices=("trie", "words"), default="trie",
-                    help="K-Query by longest subject match, or by the words of --segmenter (default: trie)")
+    kb.add_argument("--query", choices=("trie", "words"), default=None,
+                    help="K-Query by longest subject match, or by the words of --segmenter (default: trie; "
+                    "word pieces: their words)")
+    kb.add_argument("--pretrained", metavar="DIR", help="a checkpoint folder (or minilm) whose vocab.txt gives the "
+                    "tokens; an English one's word pieces")
     kb.add_argument("--segmenter", default="jieba", help="segmenter for --query words (default: jieba)")
     _common(kb)
     kb.set_defaults(func=run)
@@ -94,21 +98,27 @@ def kbert_rows(
     mode: str = "default",
     max_entities: int = 2,
     predicate: bool = True,
-    query: str = "trie",
+    query: str | None = None,
     segmenter: str = "jieba",
+    pretrained: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One dict per non-blank line ``text`` or ``text_a<TAB>text_b``; errors name the line.
 
     The options are ``inspect kbert``'s (``predicate=False`` is ``--no-predicate``); ``kg`` is
     a graph name or ``.spo`` file (:obj:`None`, ``"none"`` or ``"null"``: plain BERT input),
-    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``);
-    ``max_length`` :obj:`None` for the builder's.
+    ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``), ``pretrained`` a
+    checkpoint folder or short name whose vocabulary is used instead (word pieces for an English
+    one); ``max_length`` and ``query`` :obj:`None` for the builder's.
     """
     from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
+    from graphmatch.text.checkpoint import checkpoint_tokenizer
 
-    tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
+    if pretrained:
+        tokenizer = checkpoint_tokenizer(pretrained)
+    else:
+        tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
     builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
         graph, tokenizer, max_length=max_length or DEFAULT_MAX_LENGTH, max_entities=max_entities, predicate=predicate,
@@ -314,7 +324,7 @@ def row_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.kind == "kbert":
         return dict(max_length=args.max_length, kg=args.kg, vocab=args.vocab, data_dir=args.data_dir, mode=args.mode,
                     max_entities=args.max_entities, predicate=not args.no_predicate, query=args.query,
-                    segmenter=args.segmenter)
+                    segmenter=args.segmenter, pretrained=args.pretrained)
     if args.kind == "let":
         return dict(segmenters=args.segmenters, senses=not args.no_senses, max_length=args.max_length,
                     vocab=args.vocab, data_dir=args.data_dir)

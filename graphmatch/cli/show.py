@@ -18,9 +18,12 @@ Titles show the fields of a pair or a tab-separated line with visible separators
 ``text_a`` and ``text_b`` (UTF-8; a byte-order mark is ignored). ``--kg none`` draws a K-BERT
 input without knowledge.
 
-The character vocabulary is ``--vocab``, else Google's Chinese BERT vocabulary under the data
-root when it is there, else one made from the input's own characters (ids then differ from a
-real model's; the picture does not).
+The vocabulary is ``--pretrained``'s (a checkpoint folder, or ``minilm``), else ``--vocab`` (characters), else
+Google's Chinese BERT vocabulary under the data root when it is there, else one made from the
+input's own characters (ids then differ from a real model's; the picture does not). A word-piece
+vocabulary (an English checkpoint's, :func:`graphmatch.text.checkpoint.tokenization_of`) builds
+the tree over word pieces: ``show "The companies sold ice creams." --kind kbert --kg wordnet
+--pretrained minilm``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
         epilog=(
             'examples:  graphmatch show "洗手间很干净，离火车站很近" --kind kbert --kg hownet -o tree.png\n'
+            '           graphmatch show "The companies sold ice creams." --kind kbert --kg wordnet --pretrained minilm '
+            '-o tree.png\n'
             '           graphmatch show "南京市长江大桥" "长江大桥在南京" --kind let -o lattice.html\n'
             '           graphmatch show "The <e1>storm</e1> caused <e2>floods</e2>." --kind relation -o rel.png'
         ),
@@ -68,6 +73,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix beside the tree")
     p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
+    p.add_argument("--pretrained", metavar="DIR", help="K-BERT: a checkpoint folder (or minilm) whose vocab.txt "
+                   "gives the tokens; an English one's word pieces")
     p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else downloads where allowed)")
     p.add_argument("--title", help="title of the picture (default: the input text)")
     p.add_argument("--tokenization", help="relation: the tokens the model sees, words, chars, jieba, thulac or "
@@ -75,10 +82,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str]) -> Any:
+def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretrained: str | None = None) -> Any:
     from graphmatch.datafiles import DataFileMissing, locate
     from graphmatch.text import CharTokenizer
+    from graphmatch.text.checkpoint import checkpoint_tokenizer
 
+    if pretrained:
+        return checkpoint_tokenizer(pretrained)
     if vocab:
         return CharTokenizer(vocab)
     try:
@@ -132,7 +142,7 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
         no_kg = (args.kg or "").lower() in ("none", "null")
         kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
-        tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg))
+        tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
         data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, **length)(text, text_b)
         return data, {}
     if kind == "let":

@@ -2,7 +2,8 @@
 
 Three file formats, each a TSV with a header row naming its columns:
 
-* sentence classification (``book_review``, ``chnsenticorp``, ``shopping``): ``label  text_a``;
+* sentence classification (``book_review``, ``chnsenticorp``, ``shopping``, ``sst2``): ``label  text_a``
+  (GLUE's ``sentence`` column is read as ``text_a``);
 * sentence pairs (``lcqmc``): ``text_a  text_b  label``;
 * NER (``msra_ner``, ``medical_ner``): ``text_a  label``, space-separated characters and as many
   space-separated BIO tags.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,10 +35,10 @@ from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
+from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, STOP_WORDS
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
-from graphmatch.text import CharTokenizer
+from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
 FORMAT_VERSION = 1
@@ -46,6 +48,7 @@ DATASETS: dict[str, tuple[str, str]] = {
     "book_review": ("kbert/datasets/book_review/{split}.tsv", "classification"),
     "chnsenticorp": ("kbert/datasets/chnsenticorp/{split}.tsv", "classification"),
     "shopping": ("kbert/datasets/shopping/{split}.tsv", "classification"),
+    "sst2": ("sst2/{split}.tsv", "classification"),
     "lcqmc": ("lcqmc/{split}.tsv", "pair"),
     "msra_ner": ("kbert/datasets/msra_ner/{split}.tsv", "ner"),
     "medical_ner": ("kbert/datasets/medical_ner/{split}.tsv", "ner"),
@@ -93,6 +96,8 @@ def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dic
     if not lines:
         raise ValueError(f"{path}: empty file (expected a header with columns {', '.join(required)})")
     columns = {name.strip(): i for i, name in enumerate(lines[0].split("\t"))}
+    if "sentence" in columns and "text_a" not in columns:  # GLUE's name of the text column
+        columns["text_a"] = columns.pop("sentence")
     missing = [c for c in required if c not in columns]
     if missing:
         raise ValueError(f"{path}:1: header {lines[0]!r} lacks column(s) {', '.join(missing)}")
@@ -114,6 +119,11 @@ class KBertDataset(CachedDataset):
         max_length (int): tokens kept after injection. (default: :data:`DEFAULT_MAX_LENGTH`)
         max_entities (int): branches per word. (default: 2)
         vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
+        tokenization (str): ``"chars"`` (Chinese characters), ``"wordpiece"`` (an English
+            checkpoint's word pieces; classification and pairs only) or ``"auto"``, which reads
+            the vocabulary (:func:`graphmatch.text.checkpoint.tokenization_of`). (default: ``"auto"``)
+        lowercase (bool): word pieces of an uncased vocabulary (the checkpoint's ``do_lower_case``).
+            (default: :obj:`True`)
         labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the
             file (do that for train only and pass train's labels to dev and test).
         limit (int, optional): read only the first ``limit`` data lines (quick runs).
@@ -138,7 +148,7 @@ class KBertDataset(CachedDataset):
                  max_length: int = DEFAULT_MAX_LENGTH, max_entities: int = 2, vocab: str | os.PathLike | None = None,
                  labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
                  transform=None, force_reload: bool = False, progress: bool = True,
-                 builder: SentenceTreeBuilder | None = None):
+                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto", lowercase: bool = True):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -152,13 +162,14 @@ class KBertDataset(CachedDataset):
         self.given_labels = list(labels) if labels is not None else None
         self.labels: list[str] = list(labels) if labels is not None else []
         self._given, self._builder = builder is not None, builder
-        self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode)
+        self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode,
+                                          tokenization_of(self.vocab_path, tokenization), lowercase)
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
         options = (self._tree_options if not self._given
-                   else {name: getattr(self._builder, name) for name in self._tree_options})
+                   else builder_options(self._builder, self._tree_options))
         return {"name": f"{SentenceTreeBuilder.__module__}.{SentenceTreeBuilder.__qualname__}",
                 "format": GRAPHS_FORMAT, "options": options}
 
@@ -356,10 +367,20 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
 
 
 def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entities: int,
-                 mode: str = "default") -> dict[str, Any]:
+                 mode: str = "default", tokenization: str = "chars", lowercase: bool = True) -> dict[str, Any]:
     """The :class:`SentenceTreeBuilder` options of a dataset kind. The NER rule, as K-BERT's NER
-    script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``."""
+    script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``.
+    ``tokenization="wordpiece"`` (English word pieces, uncased when ``lowercase``) adds the
+    tokenizer, its case and K-Query's stop words and longest match; NER is refused (its tags are
+    one per character)."""
     ner = kind == "ner"
+    if tokenization == "wordpiece":
+        if ner:
+            raise ValueError("K-BERT NER tags characters; word pieces (an English checkpoint) take classification "
+                             "and pair data only")
+        return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "predicate": True,
+                "add_cls": True, "tokenizer": "wordpiece", "lowercase": lowercase, "stop_words": sorted(STOP_WORDS),
+                "max_words": 3}
     return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
             "segmenter": "jieba", "predicate": not ner, "add_cls": not ner,
             "tag_to_id": {t: i for i, t in enumerate(labels)} if ner and labels is not None else None}
@@ -370,7 +391,16 @@ def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
     with :func:`tree_options` (the one place K-BERT's builder is made)."""
     kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
-    return SentenceTreeBuilder(kg, CharTokenizer(vocab_path), keep_text=keep_text, **options)
+    options = dict(options)
+    tokenizer = tokenizer_for(vocab_path, options.pop("tokenizer", "chars"), options.pop("lowercase", True))
+    return SentenceTreeBuilder(kg, tokenizer, keep_text=keep_text, **options)
+
+
+def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
+    """The :func:`tree_options` ``names`` of a builder, as they key a cache."""
+    derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "chars",
+               "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words)}
+    return {name: derived[name]() if name in derived else getattr(builder, name) for name in names}
 
 
 def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,

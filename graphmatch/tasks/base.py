@@ -183,6 +183,12 @@ class Task(abc.ABC):
         """:meth:`encode`, and what a prediction row reports about the input (default nothing)."""
         return self.encode(text, text_b), {}
 
+    def report(self, datasets: dict[str, Dataset]) -> list[str]:
+        """Lines about the built ``datasets`` that a run reports (e.g. K-BERT's knowledge coverage):
+        the engine prints each on stderr once the data are built and lists them in ``summary.md``;
+        default none."""
+        return []
+
     # ---------------------------------------------------------------- model
     @abc.abstractmethod
     def build_model(self) -> torch.nn.Module:

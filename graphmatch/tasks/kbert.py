@@ -22,11 +22,14 @@ from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
+from graphmatch.graphs.kbert_corpus import collated_coverage
 from graphmatch.models.kbert import Head, KBert, Pooling
 from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import pretrained
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.text.checkpoint import tokenization_of
+from graphmatch.text.wordpiece import WordPieceTokenizer
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
@@ -37,14 +40,17 @@ _DROPOUT = "[0, 1]"
 class KBertData:
     """K-BERT's data: the dataset, the knowledge graph and how sentence trees are built."""
 
-    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, lcqmc, msra_ner, medical_ner, or a "
-                                       "folder of {train,dev,test}.tsv")
+    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, sst2, lcqmc, msra_ner, medical_ner, or "
+                                       "a folder of {train,dev,test}.tsv")
     root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
     cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
-    kg: str | None = key("hownet", "hownet, medical or a .spo file; null = no knowledge")
+    kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
     max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
     max_entities: int = key(2, "branches injected per word", interval="[0, inf)")
     vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
+    tokenization: Literal["auto", "chars", "wordpiece"] = key(
+        "auto", "chars (Chinese characters), wordpiece (an English checkpoint's word pieces; no NER), or auto: word "
+                "pieces when under half of the vocabulary's entries are CJK characters")
     limit: SampleLimits = key(SampleLimits(), "samples used per split; a count reads only the first N lines "
                                               "(graphs are built for them only)")
     mode: Literal["default", "reference"] = key("default", "the tree builder's mode (reference = the official "
@@ -114,13 +120,27 @@ class KBertTask(Task):
             return Path(d["vocab"])
         if self.pretrained is not None and self.pretrained.vocab is not None:
             return self.pretrained.vocab
+        if self.pretrained is not None:
+            raise FileNotFoundError(f"model.pretrained: no vocab.txt in the checkpoint folder {self.pretrained.folder} "
+                                    "(K-BERT reads a BERT vocabulary; or give data.vocab)")
         return locate("kbert/vocab/google_vocab.txt", d["root"])
+
+    def tokenization(self) -> tuple[str, bool]:
+        """``("chars" | "wordpiece", lowercase)``: ``data.tokenization`` (``auto``: what the vocabulary
+        is, :func:`~graphmatch.text.checkpoint.tokenization_of`); lower case as the checkpoint's
+        ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error."""
+        kind = tokenization_of(self.vocab_path(), self.data.tokenization)
+        if kind == "wordpiece" and self.kind == "ner":
+            raise ValueError(f"data.tokenization: {self.vocab_path()} is a word-piece vocabulary, and K-BERT NER "
+                             f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
+        return kind, WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
 
     def _common(self) -> dict[str, Any]:
         d = self.data_cfg
+        tokenization, lowercase = self.tokenization()
         return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
                     max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
-                    progress=self.config["train"]["progress"])
+                    progress=self.config["train"]["progress"], tokenization=tokenization, lowercase=lowercase)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once; its labels are the task's."""
@@ -140,6 +160,21 @@ class KBertTask(Task):
             out[split] = KINDS[self.kind](self.data.dataset, split, labels=labels,
                                           limit=self.data.limit.count(split), **self._common())
         return out
+
+    def report(self, datasets: dict[str, Dataset]) -> list[str]:
+        """The knowledge coverage of each split, one line: the share of sentences with at least one
+        branch and the branches per sentence (:func:`~graphmatch.graphs.kbert_corpus.collated_coverage`);
+        and a second line, :meth:`Coverage.warning <graphmatch.graphs.kbert_core.Coverage.warning>`,
+        when the graph matched almost nothing of the training split (the wrong language?)."""
+        if self.data.kg is None or str(self.data.kg).lower() in ("none", "null", "") or self.data.max_entities == 0:
+            return []
+        coverage = {split: collated_coverage(ds.slices) for split, ds in datasets.items() if ds is not None}
+        parts = [f"{split} {100 * c.share:.1f} % of {c.inputs:,} with a branch, {c.per_input:.2f} branches per "
+                 f"sentence" for split, c in coverage.items()]
+        kg = Path(str(self.data.kg)).name  # a built-in name, or the .spo file's
+        lines = [f"knowledge coverage ({kg}): " + "; ".join(parts)]
+        warning = coverage["train"].warning(kg) if "train" in coverage else None
+        return lines + ([f"warning: {warning}"] if warning else [])
 
     def label_names(self) -> list[str]:
         """The labels (tags) of a checkpoint (:meth:`set_extra_state`), else of the training split
@@ -176,7 +211,8 @@ class KBertTask(Task):
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
-            options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"])
+            options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"],
+                                   *self.tokenization())
             self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
                                          keep_text=keep_text)
         return self._builder

@@ -76,14 +76,19 @@ class WordPieceTokenizer:
         vocab = path / "vocab.txt"
         if not vocab.is_file():
             raise FileNotFoundError(f"no vocab.txt (a WordPiece vocabulary) in {path}")
-        config = path / "tokenizer_config.json"
-        lowercase = True
-        if config.is_file():
-            try:
-                lowercase = bool(json.loads(config.read_text(encoding="utf-8")).get("do_lower_case", True))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{config}: not JSON ({err.msg}, line {err.lineno})") from None
+        lowercase = cls.lowercase_of(path)
         return cls(vocab, lowercase=lowercase)
+
+    @staticmethod
+    def lowercase_of(folder: str | os.PathLike) -> bool:
+        """``do_lower_case`` of ``folder/tokenizer_config.json`` (default :obj:`True`, also without the file)."""
+        config = Path(folder) / "tokenizer_config.json"
+        if not config.is_file():
+            return True
+        try:
+            return bool(json.loads(config.read_text(encoding="utf-8")).get("do_lower_case", True))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{config}: not JSON ({err.msg}, line {err.lineno})") from None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self.vocab)} pieces, lowercase={self.lowercase})"

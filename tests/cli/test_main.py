@@ -153,8 +153,9 @@ def test_deferring_twice_adds_one_finder(monkeypatch):
 
 @pytest.mark.parametrize(("argv", "stdin"), [
     (["inspect", "kbert", "--kg", "hownet", "-"], "中国的首都是北京\n"),
+    (["inspect", "kbert", "--kg", "wordnet", "--pretrained", "minilm", "-"], "The companies sold ice creams.\n"),
     (["inspect", "let", "--segmenters", "jieba,thulac", "-"], "南京市长江大桥\t长江大桥在南京\n"),
-], ids=["kbert", "let"])
+], ids=["kbert", "kbert-word-pieces", "let"])
 def test_inspect_starts_without_torch(shared_data, argv, stdin):
     """``inspect kbert|let`` build with the NumPy cores (``kbert_core``, ``let_core``): torch, the
     slowest import, is never loaded, and the output is the full graph."""

