@@ -60,8 +60,7 @@ from typing import Any, TextIO
 import torch
 from torch import Tensor, nn
 
-from graphmatch.datafiles import SHORT_NAMES
-from graphmatch.datafiles import packaged_checkpoint
+from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint
 from graphmatch.nn import uer
 
 #: weight files, in the order they are looked for
