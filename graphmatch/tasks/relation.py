@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.data.kbert import resolve_kg
 from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
@@ -43,6 +44,8 @@ from graphmatch.graphs.relation import (
     split_input_line,
     tokens_of,
 )
+from graphmatch.graphs.relation_kbert import INJECT
+from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.att_blstm import Init, RnnDropoutOn
 from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, resolve_pretrained
@@ -84,6 +87,12 @@ class RelationData:
     markers: bool = key(True, "keep <e1> </e1> <e2> </e2> as tokens")
     position_anchor: str = key("span", "relative positions to the entity span or to its last token",
                                choices=POSITION_ANCHORS)
+    kg: str | None = key(None, "knowledge graph whose values hang on the sentence as K-BERT branches (transformers): "
+                               "wordnet, another built-in name or a .spo file; null = no knowledge")
+    inject: str = key("entities", "with data.kg: branches on the two entities' head words, or on every matched word",
+                      choices=INJECT)
+    max_entities: int = key(2, "with data.kg: branches (values) per matched word", interval="[0, inf)")
+    predicate: bool = key(True, "with data.kg: a branch is predicate and object (type group), or the object alone")
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,8 @@ class RelationTask(Task):
     def check_sections(cls, data: RelationData, model: RelationModel) -> None:
         if model.name in TRANSFORMER_MODELS and not model.pretrained:
             raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
+        if data.kg is not None and model.name not in TRANSFORMER_MODELS:
+            raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
         if data.tokenization is not None:
             valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
             if data.tokenization not in valid:
@@ -140,6 +151,8 @@ class RelationTask(Task):
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
         self._pieces: WordPieces | None = None
+        self._kg: KnowledgeGraph | None = None
+        self._trees: dict[bool, RelationGraphBuilder] = {}
 
     @property
     def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
@@ -167,6 +180,7 @@ class RelationTask(Task):
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
             position_anchor=d["position_anchor"], tokenization=self.tokenization,
             pretrained=self.pretrained_dir() if self.transformer else None,
+            kg=d["kg"], inject=d["inject"], max_entities=d["max_entities"], predicate=d["predicate"],
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
                  for key in ("train_file", "dev_file", "test_file")}
@@ -216,8 +230,19 @@ class RelationTask(Task):
             self._pieces = WordPieces.from_pretrained(self.pretrained_dir())
         return self._pieces
 
+    def knowledge_graph(self) -> KnowledgeGraph | None:
+        """The knowledge graph of ``data.kg`` (read once), :obj:`None` without one."""
+        path = resolve_kg(self.data.kg, self.data.root) if self._kg is None else None
+        if path is not None:
+            self._kg = KnowledgeGraph.from_spo(path)
+        return self._kg
+
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         options = {**self.data_cfg, "tokenization": self.tokenization}
+        if self.transformer and self.data.kg is not None:  # made once: its K-Query memoises lemmas and values
+            if keep_text not in self._trees:
+                self._trees[keep_text] = make_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
+            return self._trees[keep_text]
         if self.transformer:
             return make_builder(options, None, self.pieces(), keep_text=keep_text)
         return make_builder(options, self._vocab(), keep_text=keep_text)
