@@ -224,12 +224,12 @@ class RelationDataset(CachedDataset):
         kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
         builder = make_builder(o, vocab, self.pieces, kg=kg)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
-            labels = [None if ex.label is None else index[ex.label] for ex in parts[split]]
+            ys = [None if ex.label is None else index[ex.label] for ex in parts[split]]
             wheres = [self._where(split, ex) for ex in parts[split]]
             if isinstance(builder, RelationTreeBuilder):  # the trees of a split at once
-                graphs = builder.graphs([ex.sentence for ex in parts[split]], labels, wheres)
+                graphs = builder.graphs([ex.sentence for ex in parts[split]], ys, wheres)
             else:
-                graphs = [builder(ex.sentence, y, where) for ex, y, where in zip(parts[split], labels, wheres,
+                graphs = [builder(ex.sentence, y, where) for ex, y, where in zip(parts[split], ys, wheres,
                                                                                   strict=True)]
             for ex, data in zip(parts[split], graphs, strict=True):
                 data.sid = torch.tensor([ex.sid])

@@ -10,7 +10,9 @@ point (vocabulary ids, :func:`fold`) go through tables over all of Unicode that 
 fills as it meets new characters.
 
 1. **Layout.** Every input is written out as one string, ``[CLS]a`` or
-   ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), and all of them are laid end to
+   ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), or with :meth:`TreeCore.build_parts`
+   as any sequence of texts and tags (a relation sentence: ``[CLS]``, its text cut at the entity
+   boundaries with the markers between, ``[SEP]``), and all of them are laid end to
    end as one array of code points. Each character knows its input, its offset in its own
    text (-1 inside an added tag) and its segment (0 up to the first ``[SEP]`` included, 1 for
    text b and the final ``[SEP]``).
@@ -29,6 +31,8 @@ fills as it meets new characters.
      (:data:`STOP_WORDS`) never makes a run alone, nor starts or ends one unless glued to
      its neighbour in the run (``a-list``): function words get no branch. The tags are the
      added ``[CLS]``/``[SEP]``.
+   * :meth:`TreeCore.build_parts` sets the K-Query of each text part (:data:`QUERIES`):
+     every match, only the match that ends where the part's text ends (its head word), or none.
    * ``mode="reference"``: pkuseg's forced-word scan of each whitespace-free piece of the
      whole string over the stripped subjects and :data:`SPECIAL_TAGS`. From offset
      :math:`i` the trie walk stops after :math:`r_i` characters; if it passed a complete
@@ -53,7 +57,9 @@ fills as it meets new characters.
            + k, \qquad \text{position } e_w - 1 + k'
 
    with :math:`k` counted from 0 over the word's branch tokens and :math:`k'` from 1 within
-   its value; a branch token takes the segment of its word's last token. A branch token is a
+   its value; a branch token takes the segment of its word's last token. With ``hang_after``
+   tags, :math:`e_w` in the index (not in the position) moves past such tags right after the
+   word: a branch follows a closing entity marker. A branch token is a
    character of the value, or in word-piece mode a piece of the value tokenized as a text
    (predicate, a space, object: ``is a institution`` → ``is a institution``).
 5. **Cut.** Every token at index :math:`\ge` ``max_length`` goes. A value (entity) stays while

@@ -210,7 +210,20 @@ class RelationTask(Task):
                 out[split] = dataset
         self.vocab = out["train"].vocab
         self.labels = list(out["train"].label_names)
+        self.report_coverage(out)
         return out
+
+    def report_coverage(self, datasets: dict[str, Dataset]) -> None:
+        """With ``data.kg``: one line per split on stderr, how much knowledge its sentences got
+        (:meth:`RelationDataset.coverage <graphmatch.data.relation.RelationDataset.coverage>`),
+        and a warning when the graph matched almost nothing of the training split (another language)."""
+        for split, dataset in datasets.items():
+            coverage = dataset.coverage() if isinstance(dataset, RelationDataset) else None
+            if coverage is not None:
+                print(f"{split} {coverage}", file=sys.stderr)
+                warning = coverage.knowledge.warning(str(self.data.kg)) if split == "train" else None
+                if warning is not None:
+                    print(f"warning: {warning}", file=sys.stderr)
 
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built

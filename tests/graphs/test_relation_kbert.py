@@ -220,3 +220,18 @@ def test_parse_relation_round_trip_keeps_spans(pieces, kg):
         src, dst = data["token", "in", "entity"].edge_index
         assert src[dst == k].tolist() == inside
         assert not data["token"].branch[inside].any()
+
+
+def test_core_parts_refuse_bad_parts(pieces, kg):
+    from graphmatch.graphs.kbert_core import Part, TreeCore
+    from graphmatch.text import CharTokenizer
+
+    core = _builder(pieces, kg).core
+    with pytest.raises(ValueError, match="a part's query must be one of all, head, none"):
+        core.build_parts([[Part("company", query="some")]])
+    with pytest.raises(ValueError, match="a tag part needs its tag"):
+        core.build_parts([[Part("", tag=True)]])
+    reference = TreeCore(kg, CharTokenizer({t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]",
+                                                                        "[MASK]"])}), mode="reference")
+    with pytest.raises(ValueError, match="build_parts needs mode='default'"):
+        reference.build_parts([[Part("故宫")]])
