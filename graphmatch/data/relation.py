@@ -4,10 +4,12 @@
 SemEval markup or ``head<TAB>tail<TAB>relation<TAB>sentence``), takes the label set from the
 training file, tokenises as asked (English words, Chinese characters, a segmenter's words, or a
 pretrained tokenizer's word pieces) and builds one :mod:`graphmatch.graphs.relation` graph per
-example. Without a dev file, ``dev_size`` training examples drawn with ``split_seed`` are held
-out as dev. The vocabulary (not for word pieces) is built on the train split only. Processed
-graphs, the labels and the vocabulary are cached as :mod:`graphmatch.data.cached` says (keyed by
-every option that changes them, the builder's format version and the files' sha256).
+example; with a knowledge graph (``kg``, word pieces only) a
+:mod:`graphmatch.graphs.relation_kbert` graph with K-BERT branches. Without a dev file,
+``dev_size`` training examples drawn with ``split_seed`` are held out as dev. The vocabulary
+(not for word pieces) is built on the train split only. Processed graphs, the labels and the
+vocabulary are cached as :mod:`graphmatch.data.cached` says (keyed by every option that changes
+them, the builder's format version and the files' sha256: the knowledge graph's too).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import torch
 from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
+from graphmatch.data.kbert import resolve_kg
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
 from graphmatch.datafiles import write_atomically
 from graphmatch.graphs.relation import (
@@ -37,7 +40,10 @@ from graphmatch.graphs.relation import (
     with_markers,
 )
 from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
+from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
+from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
+from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")
@@ -87,6 +93,14 @@ class RelationDataset(CachedDataset):
         on_bad_line (str): a line the models cannot represent (e.g. its entities further apart
             than ``max_length``) stops with an ``"error"`` naming file and line, or is left out
             (``"skip"``): one warning gives the count and the first lines. (default: ``"error"``)
+        kg (str, optional): a knowledge graph (``"wordnet"``, another name of
+            :data:`~graphmatch.knowledge.BUILTIN_KGS` or a ``.spo`` file) whose values are hung
+            on the sentences as K-BERT branches (word pieces only); :obj:`None` = none.
+        inject (str): with ``kg``: branches on the entities' head words (``"entities"``) or on
+            every matched word (``"all"``). (default: ``"entities"``)
+        max_entities (int): with ``kg``: values per matched word. (default: 2)
+        predicate (bool): with ``kg``: a value is its predicate and object (``type group``), or
+            its object alone (``group``). (default: :obj:`True`)
         root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
         cache (str, optional): folder of processed graphs (default
             ``$GRAPHMATCH_CACHE/processed/relation``).
@@ -111,6 +125,10 @@ class RelationDataset(CachedDataset):
         markers: bool = True,
         position_anchor: str = "span",
         on_bad_line: str = "error",
+        kg: str | os.PathLike | None = None,
+        inject: str = "entities",
+        max_entities: int = 2,
+        predicate: bool = True,
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -131,13 +149,19 @@ class RelationDataset(CachedDataset):
             raise ValueError(f"max_length must be a number of tokens or 'auto', got {max_length!r}")
         if train_file is None:
             raise ValueError("a relation dataset needs a training file (data.train_file)")
+        if inject not in INJECT:
+            raise ValueError(f"unknown inject {inject!r}; choose one of {', '.join(INJECT)}")
+        self.kg_path = resolve_kg(kg, root)
+        if self.kg_path is not None and tokenization != "pieces":
+            raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
         self.split = split
         self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
         self.format = format
         self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
         self.settings = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
                              dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
-                             position_anchor=position_anchor, on_bad_line=on_bad_line)
+                             position_anchor=position_anchor, on_bad_line=on_bad_line, inject=inject,
+                             max_entities=max_entities, predicate=predicate)
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
         super().__init__(root, cache, transform=transform, force_reload=force_reload, log=False)
@@ -148,11 +172,14 @@ class RelationDataset(CachedDataset):
         options = {k: o[k] for k in ("tokenization", "max_distance", "max_length", "markers", "position_anchor")}
         if self.pieces is not None:
             options["pieces"] = self.pieces.digest
-        return {"name": f"{RelationGraphBuilder.__module__}.{RelationGraphBuilder.__qualname__}",
-                "format": GRAPHS_FORMAT, "options": options}
+        builder, version = RelationGraphBuilder, GRAPHS_FORMAT
+        if self.kg_path is not None:  # the knowledge graph itself is an input file
+            options.update(inject=o["inject"], max_entities=o["max_entities"], predicate=o["predicate"])
+            builder, version = RelationTreeBuilder, {"graphs": GRAPHS_FORMAT, "trees": TREES_FORMAT}
+        return {"name": f"{builder.__module__}.{builder.__qualname__}", "format": version, "options": options}
 
     def input_files(self) -> dict[str, Path | None]:
-        return dict(self.files)
+        return dict(self.files) if self.kg_path is None else {**self.files, "kg": self.kg_path}
 
     def options(self) -> dict[str, Any]:
         o = self.settings
@@ -166,8 +193,10 @@ class RelationDataset(CachedDataset):
         o = self.settings
         tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
         dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
+        kg = "" if self.kg_path is None else (f"_kg-{self.kg_path.name.split('.')[0]}-{o['inject']}{o['max_entities']}"
+                                              f"{'' if o['predicate'] else '-objects'}")
         return (f"{tok}_d{o['max_distance']}_l{o['max_length']}_{dev}_f{o['min_freq']}"
-                f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}")
+                f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}{kg}")
 
     def stored_files(self) -> list[str]:
         return [f"{s}.pt" for s in self.splits] + ["meta.json"]
@@ -222,17 +251,26 @@ class RelationDataset(CachedDataset):
                         raise
             vocab = Vocab.build(tokens, min_freq=o["min_freq"])
         max_length = self.auto_length(parts["train"]) if o["max_length"] == "auto" else o["max_length"]
-        builder = make_builder({**o, "max_length": max_length}, vocab, self.pieces)
+        kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
+        builder = make_builder({**o, "max_length": max_length}, vocab, self.pieces, kg=kg)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
-            graphs = []
-            for ex in parts[split]:
-                try:
-                    data = builder(ex.sentence, None if ex.label is None else index[ex.label], self._where(split, ex))
-                except UnrepresentableExample as err:
-                    self._bad_line(err, skipped)
-                    continue
-                data.sid = torch.tensor([ex.sid])
-                graphs.append(data)
+            if isinstance(builder, RelationTreeBuilder) and o["on_bad_line"] == "error":  # a split's trees at once
+                graphs = builder.graphs([ex.sentence for ex in parts[split]],
+                                        [None if ex.label is None else index[ex.label] for ex in parts[split]],
+                                        [self._where(split, ex) for ex in parts[split]])
+                for ex, data in zip(parts[split], graphs, strict=True):
+                    data.sid = torch.tensor([ex.sid])
+            else:
+                graphs = []
+                for ex in parts[split]:
+                    try:
+                        data = builder(ex.sentence, None if ex.label is None else index[ex.label],
+                                       self._where(split, ex))
+                    except UnrepresentableExample as err:
+                        self._bad_line(err, skipped)
+                        continue
+                    data.sid = torch.tensor([ex.sid])
+                    graphs.append(data)
             if split == "train":
                 unknown = self.unknown_share(graphs, parts["train"], vocab, tokens if vocab is not None else None)
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
@@ -285,6 +323,14 @@ class RelationDataset(CachedDataset):
             longest = max(longest, n + 4 * o["markers"] + wrap)
         return longest
 
+    def coverage(self) -> RelationCoverage | None:
+        """How much knowledge this split's sentences got (:class:`RelationCoverage`: sentences
+        with a branch, whose e1 / e2 got one, branches and tokens per sentence); :obj:`None`
+        without a knowledge graph."""
+        if self.kg_path is None:
+            return None
+        return RelationCoverage.of(self._data, self.slices)
+
     def _where(self, split: str, ex: RelationExample) -> str:
         source = self.files[split] if self.files[split] is not None else self.files["train"]
         return f"{source}:{ex.line}"
@@ -294,12 +340,19 @@ class RelationDataset(CachedDataset):
 
 
 def make_builder(options: dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
-                 keep_text: bool = False) -> RelationGraphBuilder:
+                 keep_text: bool = False, kg: KnowledgeGraph | None = None) -> RelationGraphBuilder:
     """The relation graph builder of a dataset's options (``tokenization``, ``max_distance``,
-    ``max_length``, ``markers``, ``position_anchor``): over ``pieces`` when given, else over
-    ``vocab`` (the one place it is made)."""
+    ``max_length``, ``markers``, ``position_anchor``; with ``kg``, ``inject``,
+    ``max_entities`` and ``predicate``): over ``pieces`` when given, else over ``vocab`` (the one place it is made);
+    with a knowledge graph, a :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder`."""
     common = dict(max_distance=options["max_distance"], max_length=options["max_length"], markers=options["markers"],
                   position_anchor=options["position_anchor"], keep_text=keep_text)
+    if kg is not None:
+        if pieces is None:
+            raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
+        return RelationTreeBuilder(pieces, kg, inject=options.get("inject", "entities"),
+                                   max_entities=options.get("max_entities", 2),
+                                   predicate=options.get("predicate", True), **common)
     if pieces is not None:
         return RelationGraphBuilder.for_pieces(pieces, **common)
     return RelationGraphBuilder(vocab, split=splitter(options["tokenization"]), **common)

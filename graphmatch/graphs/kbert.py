@@ -64,8 +64,6 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.graphs.kbert_core import (
-    ANCHOR_EDGE,
-    ENTITY_EDGE,
     IGNORE_INDEX,
     SPECIAL_TAGS,
     WORD_EDGE,
@@ -150,7 +148,7 @@ def _token_layout(data: HeteroData) -> tuple[Tensor, Tensor, Tensor, int]:
     return graph, local, ptr, int(sizes.max()) if len(sizes) else 0
 
 
-def visibility_mask(batch: HeteroData) -> tuple[Tensor, Tensor]:
+def visibility_mask(batch: HeteroData, value: str = "entity") -> tuple[Tensor, Tensor]:
     r"""Expand sentence trees into the dense visibility mask, on the batch's device.
 
     Trunk tokens see each other (one outer product); the branch links are few and are set
@@ -158,6 +156,8 @@ def visibility_mask(batch: HeteroData) -> tuple[Tensor, Tensor]:
 
     Args:
         batch (HeteroData): one graph or a PyG batch of K-BERT sentence trees.
+        value (str): the node type of the injected values (branches): ``"entity"`` in K-BERT's
+            trees, ``"value"`` in relation graphs, whose entities are the relation's.
 
     Returns:
         ``(visible [B, L, L] bool, token_mask [B, L] bool)``; padding rows and columns are all
@@ -166,18 +166,18 @@ def visibility_mask(batch: HeteroData) -> tuple[Tensor, Tensor]:
     graph, local, ptr, length = _token_layout(batch)
     num_graphs = len(ptr) - 1
     tok = batch["token"]
-    device = tok.input_ids.device
+    device = tok.branch.device
     real = torch.zeros(num_graphs, length, dtype=torch.bool, device=device)
     real[graph, local] = True
     trunk = torch.zeros(num_graphs, length, dtype=torch.uint8, device=device)
     trunk[graph, local] = (~tok.branch).to(torch.uint8)
     # a uint8 product viewed as bool: the same 0/1 cells, many times faster than a bool "&" on CPU
     visible = (trunk.unsqueeze(2) * trunk.unsqueeze(1)).view(torch.bool)
-    ent_edge = batch[ENTITY_EDGE].edge_index
+    ent_edge = batch["token", "in", value].edge_index
     if ent_edge.numel():
         word_edge = batch[WORD_EDGE].edge_index
-        anchor = batch[ANCHOR_EDGE].edge_index
-        num_entities = batch["entity"].num_nodes
+        anchor = batch[value, "on", "word"].edge_index
+        num_entities = batch[value].num_nodes
         num_words = batch["word"].num_nodes
         word_of = torch.full((num_entities,), -1, dtype=torch.long, device=device)
         word_of[anchor[0]] = anchor[1]

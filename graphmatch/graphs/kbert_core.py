@@ -10,7 +10,9 @@ point (vocabulary ids, :func:`fold`) go through tables over all of Unicode that 
 fills as it meets new characters.
 
 1. **Layout.** Every input is written out as one string, ``[CLS]a`` or
-   ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), and all of them are laid end to
+   ``[CLS]a[SEP]b[SEP]`` (``[CLS]`` only with ``add_cls``), or with :meth:`TreeCore.build_parts`
+   as any sequence of texts and tags (a relation sentence: ``[CLS]``, its text cut at the entity
+   boundaries with the markers between, ``[SEP]``), and all of them are laid end to
    end as one array of code points. Each character knows its input, its offset in its own
    text (-1 inside an added tag) and its segment (0 up to the first ``[SEP]`` included, 1 for
    text b and the final ``[SEP]``).
@@ -29,6 +31,8 @@ fills as it meets new characters.
      (:data:`STOP_WORDS`) never makes a run alone, nor starts or ends one unless glued to
      its neighbour in the run (``a-list``): function words get no branch. The tags are the
      added ``[CLS]``/``[SEP]``.
+   * :meth:`TreeCore.build_parts` sets the K-Query of each text part (:data:`QUERIES`):
+     every match, only the match that ends where the part's text ends (its head word), or none.
    * ``mode="reference"``: pkuseg's forced-word scan of each whitespace-free piece of the
      whole string over the stripped subjects and :data:`SPECIAL_TAGS`. From offset
      :math:`i` the trie walk stops after :math:`r_i` characters; if it passed a complete
@@ -53,7 +57,9 @@ fills as it meets new characters.
            + k, \qquad \text{position } e_w - 1 + k'
 
    with :math:`k` counted from 0 over the word's branch tokens and :math:`k'` from 1 within
-   its value; a branch token takes the segment of its word's last token. A branch token is a
+   its value; a branch token takes the segment of its word's last token. With ``hang_after``
+   tags, :math:`e_w` in the index (not in the position) moves past such tags right after the
+   word: a branch follows a closing entity marker. A branch token is a
    character of the value, or in word-piece mode a piece of the value tokenized as a text
    (predicate, a space, object: ``is a institution`` → ``is a institution``).
 5. **Cut.** Every token at index :math:`\ge` ``max_length`` goes. A value (entity) stays while
@@ -96,6 +102,11 @@ EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
 _MISSING = object()
 _TEXT_A, _TEXT_B, _TAG = 0, 1, 2  # kinds of the parts an input is written out in
+
+#: K-Query on a text part of :meth:`TreeCore.build_parts`: every match, only a match that ends
+#: where the part's text ends (trailing whitespace aside; its head word), or none
+QUERIES = ("all", "head", "none")
+_ALL, _HEAD = 0, 1
 
 #: below this share of trunk tokens matched, :meth:`Coverage.warning` warns (a KG of another language)
 MIN_TOKEN_SHARE = 0.02
@@ -232,18 +243,21 @@ class Coverage(NamedTuple):
                 f"{100 * self.token_share:.1f} % of their tokens: is it the right language for this text?")
 
 
+class Part(NamedTuple):
+    """One part of an input written out for :meth:`TreeCore.build_parts`: a text, or a tag (one
+    trunk token, the vocabulary entry ``text``), with the K-Query of a text (:data:`QUERIES`)."""
+
+    text: str
+    tag: bool = False
+    query: str = "all"
+
+
 class _Template(NamedTuple):
     """The parts an input is written out in: ``[CLS]? a`` or ``[CLS]? a [SEP] b [SEP]``."""
 
     names: list[str]  # [k] the tag, or "a" / "b" for a text
     kind: np.ndarray  # [k] _TEXT_A, _TEXT_B or _TAG
     seg: np.ndarray  # [k] segment: 1 from text b on
-    tags: list[str]  # the added tags, in order
-
-    def parts(self, n: int, tags: bool) -> np.ndarray:
-        """The added tags (or the texts) of ``n`` inputs written out one after another, as part indices."""
-        slots = ((self.kind == _TAG) == tags).nonzero()[0]
-        return (np.arange(n)[:, None] * len(self.kind) + slots).ravel()
 
 
 class _Layout(NamedTuple):
@@ -251,14 +265,17 @@ class _Layout(NamedTuple):
 
     string: str  # every input's ``[CLS]a[SEP]b[SEP]``, end to end
     codes: np.ndarray  # [C] its code points
-    template: _Template  # the parts of every input
     input_start: np.ndarray  # [n + 1] where each input starts
-    part_start: np.ndarray  # [n k + 1] where each part starts
+    part_start: np.ndarray  # [parts + 1] where each part starts
     char_kind: np.ndarray  # [C] the kind of each character's part
     char_seg: np.ndarray  # [C] its segment
     char_input: np.ndarray  # [C] its input
     char_stop: np.ndarray  # [C] the end of its part
     origin: np.ndarray  # [C] its offset in its own text, -1 inside an added tag
+    text_parts: np.ndarray  # the parts that are texts, in order
+    tag_parts: np.ndarray  # the parts that are tags, in order
+    tag_names: list[str]  # the tag of each of them
+    part_query: np.ndarray | None  # [parts] K-Query of each part (an index of QUERIES); None: every match
 
 
 class _Spans(NamedTuple):
@@ -297,6 +314,7 @@ class _Words(NamedTuple):
     input: np.ndarray  # [W] input of each word
     first: np.ndarray  # [W] its first trunk token (a global trunk index)
     end: np.ndarray  # [W] one past its last trunk token
+    hang: np.ndarray  # [W] the trunk token its branches go before (end, or past the hang_after tags there)
     span: np.ndarray  # [W, 2] its character offsets in its own text
     subject: list[str]  # [W] the KG subject
     values: list[_Values]  # [W] its values
@@ -368,6 +386,9 @@ class TreeCore:
             a match alone, nor start or end one standing apart. (default: :data:`STOP_WORDS`)
         max_words (int, optional): word-piece mode: the longest match, in words.
             (default: :obj:`3`)
+        hang_after (Collection[str], optional): tags of :meth:`build_parts` that a branch hangs
+            after when they follow its span's last token (a closing entity marker): the branch
+            skips them, its soft positions still continue from the span's end. (default: none)
     """
 
     def __init__(
@@ -385,6 +406,7 @@ class TreeCore:
         keep_text: bool = False,
         stop_words: Collection[str] | None = None,
         max_words: int = 3,
+        hang_after: Collection[str] = (),
     ):
         pieces = isinstance(tokenizer, WordPieceTokenizer)
         if query is None:
@@ -419,6 +441,7 @@ class TreeCore:
         self.pieces = pieces
         self.stop_words = frozenset(STOP_WORDS if stop_words is None else stop_words)
         self.max_words = max_words
+        self.hang_after = frozenset(hang_after)
         self.inject = kg is not None and max_entities > 0
         self._lemmatizer = Lemmatizer(kg.subjects) if pieces and kg is not None else None
         self._lemmas: dict[str, str | None] = {}  # text -> KG subject
@@ -466,18 +489,44 @@ class TreeCore:
 
         The inputs are not checked here: :meth:`check` them first.
         """
-        layout = self._layout(texts_a, texts_b)
+        return self._build(self._layout(texts_a, texts_b), texts_b is not None, tags)
+
+    def build_parts(self, inputs: Sequence[Sequence[Part]]) -> Trees:
+        """The trees of inputs written out as parts (segment 0 throughout; ``char_index`` is an
+        offset in the token's own part): texts, each tokenized on its own so that no token or
+        K-Query match crosses a part, and tags, each one trunk token. A relation sentence is
+        ``[CLS]``, its text cut at the entity boundaries and the entity markers between, ``[SEP]``.
+        """
+        if self._reference:
+            raise ValueError("build_parts needs mode='default'")
+        flat = [part for parts in inputs for part in parts]
+        for part in flat:
+            if part.query not in QUERIES:
+                raise ValueError(f"a part's query must be one of {', '.join(QUERIES)}, got {part.query!r}")
+            if part.tag and not part.text:
+                raise ValueError("a tag part needs its tag")
+        count = np.fromiter(map(len, inputs), dtype=np.int64, count=len(inputs))
+        kind = np.array([_TAG if part.tag else _TEXT_A for part in flat], dtype=np.int64)
+        query = np.array([QUERIES.index(part.query) for part in flat], dtype=np.int64)
+        layout = _written([part.text for part in flat], kind, np.zeros(len(flat), dtype=np.int64),
+                          np.arange(len(inputs)).repeat(count), len(inputs), query)
+        return self._build(layout, False, None)
+
+    def _build(self, layout: _Layout, pair: bool, tags: Sequence[Sequence[str]] | None) -> Trees:
+        """Steps 2-6 over a written-out layout."""
         if self._reference:
             specials, matches = self._forced_words(layout)
-            trunk = self._trunk(layout, specials, pair=texts_b is not None)
+            trunk = self._trunk(layout, specials, pair=pair)
         elif self.pieces:
             specials, part, pieces = self._added_tags(layout), *self._encode(layout)
             matches = self._word_query(layout, part, pieces)
             trunk = self._piece_trunk(layout, specials, part, pieces)
         else:
             specials, matches = self._added_tags(layout), self._query_words(layout)
-            trunk = self._trunk(layout, specials, pair=texts_b is not None)
-        words = self._words(layout, trunk, matches)
+            trunk = self._trunk(layout, specials, pair=pair)
+        if layout.part_query is not None:
+            matches = self._queried(layout, matches)
+        words = self._words(layout, trunk, matches, self._hang_tokens(trunk, specials))
         branches = self._branches(words)
         placed = self._place(trunk, words, branches)
         kept = self._cut(trunk, words, branches, placed)
@@ -485,7 +534,7 @@ class TreeCore:
                   "word": {"span": words.span[kept.word]},
                   "entity": {"length": np.minimum(branches.value_length[kept.value],
                                                   self.max_length - placed.value[kept.value])}}
-        n = len(texts_a)
+        n = len(layout.input_start) - 1
         counts = {"token": kept.size, "word": np.bincount(words.input[kept.word], minlength=n),
                   "entity": np.bincount(branches.value_input[kept.value], minlength=n)}
         for key, (edge_index, owner) in self._edges(words, branches, placed, kept).items():
@@ -503,24 +552,27 @@ class TreeCore:
         columns: list[Iterable[str]] = [repeat(name) if kind == _TAG else texts[kind]
                                         for name, kind in zip(template.names, template.kind.tolist(), strict=True)]
         parts = list(chain.from_iterable(zip(*columns, strict=False)))  # the tags repeat endlessly
-        part_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        part_start = ptr(part_len)
-        string = "".join(parts)
-        codes = np.frombuffer(string.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-        char_part = np.arange(len(parts)).repeat(part_len)
-        slot = char_part % len(template.kind)  # the part's place in the template
-        char_kind = template.kind[slot]
-        origin = np.arange(len(codes)) - part_start[char_part]
-        origin[char_kind == _TAG] = -1
-        return _Layout(string, codes, template, part_start[::len(template.kind)], part_start, char_kind,
-                       template.seg[slot], char_part // len(template.kind), part_start[char_part + 1], origin)
+        n, k = len(texts_a), len(template.kind)
+        return _written(parts, np.tile(template.kind, n), np.tile(template.seg, n), np.arange(n).repeat(k), n)
 
     # step 2 -------------------------------------------------------------------
     def _added_tags(self, layout: _Layout) -> _Spans:
         """Default mode: the added ``[CLS]`` and ``[SEP]`` are the tags."""
-        n = len(layout.input_start) - 1
-        part = layout.template.parts(n, tags=True)
-        return _Spans(layout.part_start[part], layout.part_start[part + 1], layout.template.tags * n)
+        part = layout.tag_parts
+        return _Spans(layout.part_start[part], layout.part_start[part + 1], layout.tag_names)
+
+    def _queried(self, layout: _Layout, matches: _Spans) -> _Spans:
+        """The matches that the K-Query of their part (:data:`QUERIES`) lets through."""
+        part = layout.part_start.searchsorted(matches.start, side="right") - 1
+        query = layout.part_query[part]
+        keep = query == _ALL
+        head = (query == _HEAD).nonzero()[0]
+        starts = layout.part_start[part[head]].tolist()
+        ends = layout.part_start[part[head] + 1].tolist()
+        keep[head] = matches.end[head] == [lo + len(layout.string[lo:hi].rstrip()) for lo, hi in
+                                           zip(starts, ends, strict=True)]
+        index = keep.nonzero()[0]
+        return _Spans(matches.start[index], matches.end[index], [matches.text[i] for i in index.tolist()])
 
     def _query_words(self, layout: _Layout) -> _Spans:
         """Default mode: the KG subjects found in each text (folded), by trie or by words."""
@@ -539,7 +591,7 @@ class TreeCore:
         """The words of the segmenter (run on each folded text) that are KG subjects."""
         segment = get_segmenter(self.segmenter).segment
         start, end, subject = [], [], []
-        part = layout.template.parts(len(layout.input_start) - 1, tags=False)
+        part = layout.text_parts
         for offset, stop in zip(layout.part_start[part].tolist(), layout.part_start[part + 1].tolist(), strict=True):
             for span in self.kg.query(segment(fold(layout.string[offset:stop]))):
                 start.append(offset + span.start)
@@ -576,7 +628,7 @@ class TreeCore:
 
     def _encode(self, layout: _Layout) -> tuple[np.ndarray, Pieces]:
         """Word-piece mode: the texts' parts in the layout and their pieces and words."""
-        part = layout.template.parts(len(layout.input_start) - 1, tags=False)
+        part = layout.text_parts
         texts = [layout.string[lo:hi] for lo, hi in zip(layout.part_start[part].tolist(),
                                                          layout.part_start[part + 1].tolist(), strict=True)]
         return part, self.tokenizer.encode_many(texts)
@@ -627,7 +679,7 @@ class TreeCore:
         ids = self._char_ids(layout.codes).astype(np.int64)  # -1: whitespace
         tail_of, tail_k = ranges(specials.end - specials.start - 1)
         ids[specials.start[tail_of] + tail_k + 1] = -1  # a tag is one token: its first character
-        ids[specials.start] = [self._tag_ids[t] for t in specials.text]
+        ids[specials.start] = [self._tag_id(t) for t in specials.text]
         is_token = ids >= 0
         chars_before = ptr(is_token)
         char = is_token.nonzero()[0]
@@ -647,15 +699,29 @@ class TreeCore:
         start = np.concatenate((layout.part_start[part][piece_part] + pieces.start, specials.start))
         order = np.argsort(start, kind="stable")
         char = start[order]
-        ids = np.concatenate((pieces.ids, [self._tag_ids[t] for t in specials.text])).astype(np.int64)[order]
+        ids = np.concatenate((pieces.ids, [self._tag_id(t) for t in specials.text])).astype(np.int64)[order]
         chars_before = np.searchsorted(char, np.arange(len(layout.codes) + 1))
         token_input, token_ptr, ordinal = _ordinals(layout, char, chars_before)
         text = np.array(pieces.tokens + specials.text, dtype=object)[order] if self.keep_text else None
         return _Trunk(char, token_input, token_ptr, ordinal, ids, layout.char_seg[char], chars_before, text)
 
+    def _tag_id(self, tag: str) -> int:
+        """The vocabulary id of a tag (memoised)."""
+        if tag not in self._tag_ids:
+            self._tag_ids[tag] = self.tokenizer.exact_id(tag)
+        return self._tag_ids[tag]
+
+    def _hang_tokens(self, trunk: _Trunk, specials: _Spans) -> np.ndarray:
+        """The trunk tokens of the tags of :attr:`hang_after`."""
+        if not self.hang_after:
+            return np.zeros(0, dtype=np.int64)
+        is_hang = np.fromiter((t in self.hang_after for t in specials.text), dtype=bool, count=len(specials.text))
+        return trunk.chars_before[specials.start[is_hang]]
+
     # step 4 -------------------------------------------------------------------
-    def _words(self, layout: _Layout, trunk: _Trunk, matches: _Spans) -> _Words:
-        """The queried words whose subject has values and that hold a trunk token."""
+    def _words(self, layout: _Layout, trunk: _Trunk, matches: _Spans, hang_tokens: np.ndarray) -> _Words:
+        """The queried words whose subject has values and that hold a trunk token; each word's
+        branches go after its last trunk token and the :attr:`hang_after` tags that follow it."""
         values = [self._subject_values(s) for s in matches.text] if self.inject else [None] * len(matches.text)
         first, end = trunk.chars_before[matches.start], trunk.chars_before[matches.end]
         keep = np.fromiter((v is not None for v in values), dtype=bool, count=len(values)) & (end > first)
@@ -665,7 +731,13 @@ class TreeCore:
         span[:, 0] = layout.origin[matches.start[index]]
         span[:, 1] = span[:, 0] + matches.end[index] - matches.start[index]
         width = np.fromiter((v.ids.size for v in values), dtype=np.int64, count=len(values))
-        return _Words(trunk.input[first], first, end, span, [matches.text[i] for i in index.tolist()], values,
+        hang = end
+        if len(hang_tokens):
+            skip = np.zeros(len(trunk.char) + 1, dtype=bool)
+            skip[hang_tokens] = True
+            stops = (~skip).nonzero()[0]
+            hang = stops[stops.searchsorted(end)]  # the first token at or after the end that is not skipped
+        return _Words(trunk.input[first], first, end, hang, span, [matches.text[i] for i in index.tolist()], values,
                       width, first.searchsorted(trunk.ptr))
 
     def _subject_values(self, subject: str) -> _Values | None:
@@ -720,12 +792,12 @@ class TreeCore:
         widths_before = ptr(words.width)  # branch tokens of all earlier words
         # ... of the earlier words of the same input
         same_input_before = widths_before[:-1] - widths_before[words.ptr[words.input]]
-        word_at = words.end - trunk.ptr[words.input] + same_input_before
+        word_at = words.hang - trunk.ptr[words.input] + same_input_before
         lengths_before = ptr(branches.value_length)  # tokens of all earlier values
         # ... of the earlier values of the same word
         same_word_before = lengths_before[:-1] - lengths_before[branches.word_ptr[branches.value_word]]
         value_at = word_at[branches.value_word] + same_word_before
-        words_ended = words.end.searchsorted(np.arange(len(trunk.char)), side="right")
+        words_ended = words.hang.searchsorted(np.arange(len(trunk.char)), side="right")
         trunk_at = trunk.ordinal + widths_before[words_ended] - widths_before[words.ptr[trunk.input]]
         return _Placed(trunk_at, word_at, value_at, value_at[branches.token_value] + branches.token_offset)
 
@@ -810,7 +882,25 @@ class TreeCore:
 def _template(parts: list[tuple[str, int, int]]) -> _Template:
     """A :class:`_Template` from ``(name, kind, segment)`` of each part."""
     return _Template([name for name, _, _ in parts], np.array([kind for _, kind, _ in parts]),
-                     np.array([seg for _, _, seg in parts]), [name for name, kind, _ in parts if kind == _TAG])
+                     np.array([seg for _, _, seg in parts]))
+
+
+def _written(parts: list[str], kind: np.ndarray, seg: np.ndarray, part_input: np.ndarray, n: int,
+             query: np.ndarray | None = None) -> _Layout:
+    """The :class:`_Layout` of ``n`` inputs written out as ``parts`` (strings, in order), with the
+    kind, segment and input of each part (and its K-Query)."""
+    part_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    part_start = ptr(part_len)
+    string = "".join(parts)
+    codes = np.frombuffer(string.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    char_part = np.arange(len(parts)).repeat(part_len)
+    char_kind = kind[char_part]
+    origin = np.arange(len(codes)) - part_start[char_part]
+    origin[char_kind == _TAG] = -1
+    tag_parts = (kind == _TAG).nonzero()[0]
+    return _Layout(string, codes, part_start[part_input.searchsorted(np.arange(n + 1))], part_start, char_kind,
+                   seg[char_part], part_input[char_part], part_start[char_part + 1], origin,
+                   (kind != _TAG).nonzero()[0], tag_parts, [parts[i] for i in tag_parts.tolist()], query)
 
 
 def _ordinals(layout: _Layout, char: np.ndarray, chars_before: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -859,5 +949,6 @@ def tree_visibility(trees: Trees) -> np.ndarray:
     return visible
 
 
-__all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "MIN_TOKEN_SHARE", "NODE_TYPES", "SEP",
-           "SPECIAL_TAGS", "STOP_WORDS", "WORD_EDGE", "Coverage", "TreeCore", "Trees", "fold", "tree_visibility"]
+__all__ = ["ANCHOR_EDGE", "CLS", "EDGE_TYPES", "ENTITY_EDGE", "IGNORE_INDEX", "MIN_TOKEN_SHARE", "NODE_TYPES",
+           "QUERIES", "SEP", "SPECIAL_TAGS", "STOP_WORDS", "WORD_EDGE", "Coverage", "Part", "TreeCore", "Trees", "fold",
+           "tree_visibility"]

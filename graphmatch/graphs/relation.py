@@ -240,14 +240,17 @@ def with_markers(sent: RelationSentence, markers: Sequence[str] = MARKERS) -> Re
                             marks=tuple(marks))
 
 
-def relative_positions(length: int, span: tuple[int, int], max_distance: int, anchor: str = "span") -> list[int]:
-    """Relative positions of ``length`` tokens to ``span`` (``anchor="span"``) or to its last
-    token (``"last"``), clipped to ±D and shifted to [0, 2D]."""
+def relative_positions(length: int | Sequence[int], span: tuple[int, int], max_distance: int,
+                       anchor: str = "span") -> list[int]:
+    """Relative positions of ``length`` tokens (or of tokens at the given positions, such as a
+    sentence tree's soft positions) to ``span`` (``anchor="span"``) or to its last token
+    (``"last"``), clipped to ±D and shifted to [0, 2D]."""
     s, e = span
     d = max_distance
+    positions = range(length) if isinstance(length, int) else length
     if anchor == "last":
-        return [min(max(i - e, -d), d) + d for i in range(length)]
-    return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in range(length)]
+        return [min(max(i - e, -d), d) + d for i in positions]
+    return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in positions]
 
 
 def _shift(sent: RelationSentence, tokens: list[str], by: int) -> RelationSentence:

@@ -7,6 +7,8 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum, scatter, to_dense_batch
 
+from graphmatch.graphs.kbert import visibility_mask
+from graphmatch.graphs.relation_kbert import VALUE
 from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.entity_start import EntityStartHead
@@ -112,12 +114,21 @@ class RelationTransformer(torch.nn.Module):
         accept_renamed_keys(self)
 
     def encode(self, data: HeteroData) -> Tensor:
-        """The encoder state of every token node, ``[N, F]``."""
+        """The encoder state of every token node, ``[N, F]``. Sentence trees (graphs with
+        knowledge: ``token.branch``) are read with their soft positions ``token.pos`` and their
+        visibility (:func:`~graphmatch.graphs.kbert.visibility_mask`)."""
         tok = data["token"]
         batch, num_graphs = batch_vector(tok), data["sentence"].num_nodes
+        trees = "branch" in tok
         if not self.pack:
             ids, mask = to_dense_batch(tok.word_id, batch, fill_value=self.pad_id, batch_size=num_graphs)
-            out = self.encoder(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+            if not trees:
+                out = self.encoder(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+                return out[mask]
+            position, _ = to_dense_batch(tok.pos, batch, fill_value=0, batch_size=num_graphs)
+            visible, _ = visibility_mask(data, value=VALUE)
+            out = self.encoder(input_ids=ids, attention_mask=self._additive(visible),
+                               position_ids=position).last_hidden_state
             return out[mask]
         counts = torch.bincount(batch, minlength=num_graphs)
         row, offset, width = pack_pairs(counts)
@@ -127,14 +138,25 @@ class RelationTransformer(torch.nn.Module):
         ids = tok.word_id.new_full((rows, width), self.pad_id)
         ids[r, c] = tok.word_id
         position = torch.zeros_like(ids)
-        position[r, c] = local
-        owner = torch.full_like(ids, -1)
-        owner[r, c] = batch
-        visible = (owner.unsqueeze(2) == owner.unsqueeze(1)) & (owner >= 0).unsqueeze(1)
+        position[r, c] = tok.pos if trees else local
+        if trees:  # each tree's visibility, put where its sentence lies in its row
+            seen, _ = visibility_mask(data, value=VALUE)
+            g, i, j = seen.nonzero(as_tuple=True)
+            visible = torch.zeros((rows, width, width), dtype=torch.bool, device=ids.device)
+            visible[row[g], offset[g] + i, offset[g] + j] = True
+        else:
+            owner = torch.full_like(ids, -1)
+            owner[r, c] = batch
+            visible = (owner.unsqueeze(2) == owner.unsqueeze(1)) & (owner >= 0).unsqueeze(1)
+        out = self.encoder(input_ids=ids, attention_mask=self._additive(visible), position_ids=position)
+        return out.last_hidden_state[r, c]
+
+    def _additive(self, visible: Tensor) -> Tensor:
+        """A ``[B, L, L]`` visibility as the encoder's 4D additive mask ``[B, 1, L, L]``: 0 where
+        visible, the dtype's lowest value elsewhere (a boolean 4D mask is wrong under eager attention)."""
         dtype = next(self.encoder.parameters()).dtype
-        mask = torch.zeros(visible.shape, dtype=dtype, device=ids.device).masked_fill_(~visible, torch.finfo(dtype).min)
-        out = self.encoder(input_ids=ids, attention_mask=mask.unsqueeze(1), position_ids=position).last_hidden_state
-        return out[r, c]
+        mask = torch.zeros(visible.shape, dtype=dtype, device=visible.device)
+        return mask.masked_fill_(~visible, torch.finfo(dtype).min).unsqueeze(1)
 
     def forward(self, data: HeteroData, return_attention: bool = False) -> Tensor | tuple[Tensor, dict]:
         tok = data["token"]

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.data.kbert import resolve_kg
 from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
@@ -44,6 +45,8 @@ from graphmatch.graphs.relation import (
     split_input_line,
     tokens_of,
 )
+from graphmatch.graphs.relation_kbert import INJECT
+from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.att_blstm import Init, RnnDropoutOn
 from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, pretrained
@@ -98,6 +101,12 @@ class RelationData:
     markers: bool = key(True, "keep <e1> </e1> <e2> </e2> as tokens")
     position_anchor: str = key("span", "relative positions to the entity span or to its last token",
                                choices=POSITION_ANCHORS)
+    kg: str | None = key(None, "knowledge graph whose values hang on the sentence as K-BERT branches (transformers): "
+                               "wordnet, another built-in name or a .spo file; null = no knowledge")
+    inject: str = key("entities", "with data.kg: branches on the two entities' head words, or on every matched word",
+                      choices=INJECT)
+    max_entities: int = key(2, "with data.kg: branches (values) per matched word", interval="[0, inf)")
+    predicate: bool = key(True, "with data.kg: a branch is predicate and object (type group), or the object alone")
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,8 @@ class RelationTask(Task):
         if model.name in BILSTM_MODELS and model.pretrained:
             raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
                              "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
+        if data.kg is not None and model.name not in TRANSFORMER_MODELS:
+            raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
         if data.tokenization is not None:
             valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
             if data.tokenization not in valid:
@@ -164,6 +175,8 @@ class RelationTask(Task):
         self._pieces: WordPieces | None = None
         self._class_weights: Tensor | None = None
         self._max_length: int | None = None  # what data.max_length=auto chose (the data's, or a checkpoint's)
+        self._kg: KnowledgeGraph | None = None
+        self._trees: dict[bool, RelationGraphBuilder] = {}
 
     @property
     def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
@@ -208,6 +221,7 @@ class RelationTask(Task):
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
             position_anchor=d["position_anchor"], on_bad_line=d["on_bad_line"], tokenization=self.tokenization,
             pretrained=self.pretrained_dir() if self.transformer else None,
+            kg=d["kg"], inject=d["inject"], max_entities=d["max_entities"], predicate=d["predicate"],
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
                  for key in ("train_file", "dev_file", "test_file")}
@@ -256,6 +270,20 @@ class RelationTask(Task):
             warnings.warn(f"{share:.1f} % of the training tokens are unknown to {what} (more than "
                           f"{UNKNOWN_WARNING} %); most frequent unknown: {shown}", stacklevel=2)
 
+    def report(self, datasets: dict[str, Dataset]) -> list[str]:
+        """With ``data.kg``: one line per split, how much knowledge its sentences got
+        (:meth:`RelationDataset.coverage <graphmatch.data.relation.RelationDataset.coverage>`),
+        and a warning when the graph matched almost nothing of the training split (another language)."""
+        lines = []
+        for split, dataset in datasets.items():
+            coverage = dataset.coverage() if isinstance(dataset, RelationDataset) else None
+            if coverage is not None:
+                lines.append(f"{split} {coverage}")
+                warning = coverage.knowledge.warning(str(self.data.kg)) if split == "train" else None
+                if warning is not None:
+                    lines.append(f"warning: {warning}")
+        return lines
+
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built
         for this; dev and test are not)."""
@@ -282,8 +310,19 @@ class RelationTask(Task):
             self._max_length = int(self.train_split().max_length)
         return self._max_length
 
+    def knowledge_graph(self) -> KnowledgeGraph | None:
+        """The knowledge graph of ``data.kg`` (read once), :obj:`None` without one."""
+        path = resolve_kg(self.data.kg, self.data.root) if self._kg is None else None
+        if path is not None:
+            self._kg = KnowledgeGraph.from_spo(path)
+        return self._kg
+
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         options = {**self.data_cfg, "tokenization": self.tokenization, "max_length": self.max_length()}
+        if self.transformer and self.data.kg is not None:  # made once: its K-Query memoises lemmas and values
+            if keep_text not in self._trees:
+                self._trees[keep_text] = make_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
+            return self._trees[keep_text]
         if self.transformer:
             return make_builder(options, None, self.pieces(), keep_text=keep_text)
         return make_builder(options, self._vocab(), keep_text=keep_text)

@@ -96,3 +96,107 @@ def test_learns_a_small_set(graphs, head):
     model.eval()
     batch = next(iter(loader))
     assert model(batch).argmax(-1).tolist() == batch.y.tolist()
+
+
+# ------------------------------------------------------------------ knowledge (sentence trees)
+SPO = ("company\ttype\tgroup\ncompany\tis a\tinstitution\nchild\ttype\tperson\ncradle\ttype\tartifact\n"
+       "car\ttype\tartifact\n")
+
+
+def _trees(folder, tmp_path_factory, **kwargs):
+    from graphmatch.graphs.relation_kbert import RelationTreeBuilder
+    from graphmatch.knowledge import KnowledgeGraph
+
+    spo = tmp_path_factory.mktemp("kg") / "tiny.spo"
+    spo.write_text(SPO, encoding="utf-8")
+    builder = RelationTreeBuilder(WordPieces.from_pretrained(folder), KnowledgeGraph.load(spo), max_distance=5,
+                                  **kwargs)
+    return builder.graphs(TEXTS, [i % 3 for i in range(len(TEXTS))])
+
+
+@pytest.fixture(scope="module")
+def trees(graphs, tmp_path_factory):
+    folder, _ = graphs
+    return _trees(folder, tmp_path_factory)
+
+
+def _record_encoder_inputs(model) -> list[dict]:
+    seen: list[dict] = []
+    model.encoder.register_forward_pre_hook(lambda _, args, kwargs: seen.append(kwargs), with_kwargs=True)
+    return seen
+
+
+@pytest.mark.parametrize("head", ["entity_start", "entity_attention"])
+def test_trees_packed_equals_padded_equals_one_by_one(graphs, trees, head):
+    folder, _ = graphs
+    # company: type group, is a institution (5 pieces); child, cradle, car (the head of big red car): 2 each
+    assert [int(t["token"].branch.sum()) for t in trees] == [5, 4, 0, 0, 2]
+    model = _model(folder, head)
+    seen = _record_encoder_inputs(model)
+    batch = next(iter(DataLoader(trees, batch_size=len(trees))))
+    packed = model(batch)
+    mask = seen[-1]["attention_mask"]
+    assert mask.dim() == 4 and mask.dtype == torch.float32 and mask.size(1) == 1  # additive, [rows, 1, L, L]
+    model.pack = False
+    padded = model(batch)
+    position = seen[-1]["position_ids"]
+    assert position[0, : trees[0]["token"].num_nodes].tolist() == trees[0]["token"].pos.tolist()  # soft positions
+    singles = torch.cat([model(g) for g in trees])
+    assert torch.allclose(packed, padded, atol=1e-5) and torch.allclose(packed, singles, atol=1e-5)
+    model.pack = True
+    states = model.encode(batch)
+    model.pack = False
+    assert torch.allclose(states, model.encode(batch), atol=1e-5)
+
+
+@pytest.mark.parametrize("pack", [True, False])
+def test_a_tree_without_branches_gives_the_plain_graphs_outputs(graphs, tmp_path_factory, pack):
+    """A KG that matches nothing: the trees' soft positions and visibility are the plain graph's."""
+    folder, gs = graphs
+    empty = _trees(folder, tmp_path_factory, max_entities=0)
+    assert all(not t["token"].branch.any() for t in empty)
+    for head in ("entity_start", "entity_attention"):
+        model = _model(folder, head, pack=pack)
+        plain = model(next(iter(DataLoader(gs, batch_size=len(gs)))))
+        tree = model(next(iter(DataLoader(empty, batch_size=len(empty)))))
+        if pack:  # the same 4D mask and positions, built another way
+            assert torch.equal(plain, tree)
+        else:  # a 2D padding mask against a 4D one
+            assert torch.allclose(plain, tree, atol=1e-6)
+
+
+@pytest.mark.parametrize("pack", [True, False])
+def test_branch_pieces_reach_only_their_span(graphs, trees, pack):
+    """One encoder layer: a branch piece's id changes the states of its own value's pieces and of
+    its span's pieces, and of nothing else."""
+    folder, _ = graphs
+    model = _model(folder, "entity_start", pack=pack)
+    model.encoder.encoder.layer = model.encoder.encoder.layer[:1]
+    batch = next(iter(DataLoader(trees[:2], batch_size=2)))
+    before = model.encode(batch)
+    tok = batch["token"]
+    value_tokens, value = batch["token", "in", "value"].edge_index
+    first = value_tokens[value == 0]  # company's "type group", in sentence 0
+    changed = batch.clone()
+    changed["token"].word_id = tok.word_id.clone()
+    changed["token"].word_id[first] = 3
+    after = model.encode(changed)
+    moved = (after - before).abs().amax(dim=1) > 1e-4
+    span = batch["token", "in", "word"].edge_index[0][batch["token", "in", "word"].edge_index[1] == 0]
+    assert sorted(moved.nonzero().flatten().tolist()) == sorted(first.tolist() + span.tolist())
+
+
+@pytest.mark.parametrize("head", ["entity_start", "entity_attention"])
+def test_trees_learn_a_small_set(graphs, trees, head):
+    folder, _ = graphs
+    model = _model(folder, head, dropout=0.0).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    loader = DataLoader(trees, batch_size=5)
+    for _ in range(30):
+        for b in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(b), b.y).backward()
+            opt.step()
+    model.eval()
+    batch = next(iter(loader))
+    assert model(batch).argmax(-1).tolist() == batch.y.tolist()

@@ -175,3 +175,58 @@ def test_minilm_names_the_packaged_checkpoint():
     assert data["token"].word_id.tolist()[:5] == [101, 1996, 1, 2194, 2]
     with pytest.raises(FileNotFoundError, match="no checkpoint folder"):
         resolve_pretrained(folder / "nope")
+
+
+# ------------------------------------------------------------------------------------ knowledge
+TINY_SPO = "\n".join(f"{w}\ttype\t{t}" for w, t in (("fire", "phenomenon"), ("smoke", "cloud"), ("camera", "artifact"),
+                                                     ("lens", "artifact"), ("tree", "plant"), ("leaf", "plant"),
+                                                     ("accident", "event"), ("jar", "artifact"))) + "\n"
+
+
+@pytest.mark.parametrize("head", ["entity_start", "entity_attention"])
+def test_knowledge_trains_predicts_and_reports_coverage(bert, tmp_path, head, capsys):
+    spo = tmp_path / "tiny.spo"
+    spo.write_text(TINY_SPO, encoding="utf-8")
+    recipe = "relation/semeval_minilm_wordnet" if head == "entity_start" else \
+        "relation/semeval_minilm_entity_attention_wordnet"
+    run = tmp_path / "run"
+    args = [*_semeval_sample(bert, tmp_path / "cache", head), f"data.kg={spo}", "train.epochs=1"]
+    assert cli(["train", recipe, "--out", str(run), *args]) == 0
+    err = capsys.readouterr().err
+    assert "train knowledge: 16.7 % of 30 inputs have a branch" in err and "e1 has a branch in" in err
+    # a graph of 8 subjects matches 1.4 % of the pieces: the warning for a graph of the wrong language
+    assert f"warning: knowledge graph {spo} matched 16.7 % of the sentences and 1.4 % of their tokens" in err
+    task, model = load(run)
+    assert task.data.kg == str(spo) and task.data.inject == "entities"
+    train = task.datasets()["train"]
+    coverage = train.coverage()
+    assert 0 < coverage.e1 < coverage.knowledge.inputs == 30 and coverage.tokens > coverage.trunk
+    assert bool(train[0]["token"].branch.any()) == (train[0]["word"].num_nodes > 0)
+    graph = task.encode("The <e1>fire</e1> caused <e2>smoke</e2>.")
+    assert graph["value"].text == ["phenomenon", "cloud"]  # the recipe's predicate: false
+    assert graph["token"].text[3:6] == ["fire", "[unused1]", "[UNK]"] and graph["token"].branch.tolist()[5]
+    capsys.readouterr()
+    assert cli(["predict", str(run), "The <e1>fire</e1> caused <e2>smoke</e2>."]) == 0
+    assert capsys.readouterr().out.split("\t")[0] in task.label_names()
+
+
+def test_knowledge_keys_and_errors(bert, tmp_path, capsys):
+    config = resolve("relation/semeval_minilm_wordnet", [])
+    assert config["data"]["kg"] == "wordnet" and config["data"]["inject"] == "entities"
+    plain = resolve("relation/semeval_minilm_entity_start", [])
+    assert {k: v for k, v in config.items() if k not in ("name", "description", "data")} == \
+        {k: v for k, v in plain.items() if k not in ("name", "description", "data")}
+    assert {k: v for k, v in config["data"].items() if k not in ("kg", "predicate")} == \
+        {k: v for k, v in plain["data"].items() if k not in ("kg", "predicate")}
+    assert config["data"]["predicate"] is False
+    args = _semeval_sample(bert, tmp_path / "cache", "entity_start")
+    assert cli(["train", "relation/semeval_att_blstm_quick", "--out", str(tmp_path / "a"), "--set",
+                f"data.train_file={SAMPLE / 'train.txt'}", "data.kg=wordnet", *QUIET]) == 2
+    _one_line_error(capsys, "data.kg needs a transformer model")
+    assert cli(["train", "relation/semeval_minilm_wordnet", "--out", str(tmp_path / "b"), *args,
+                f"data.kg={tmp_path / 'absent.spo'}"]) == 2
+    _one_line_error(capsys, "absent.spo")
+    _nothing_written(tmp_path / "b")
+    assert cli(["train", "relation/semeval_minilm_wordnet", "--out", str(tmp_path / "c"), *args,
+                "data.inject=words"]) == 2
+    _one_line_error(capsys, "data.inject", "words")
