@@ -110,6 +110,7 @@ class KBertTask(Task):
         else:
             self.metrics, self.monitor = ("accuracy",), "accuracy"
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
+        self._tokenization: tuple[str, bool] | None = None  # tokenization(): read from the files once
         self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
 
@@ -128,12 +129,16 @@ class KBertTask(Task):
     def tokenization(self) -> tuple[str, bool]:
         """``("chars" | "wordpiece", lowercase)``: ``data.tokenization`` (``auto``: what the vocabulary
         is, :func:`~graphmatch.text.checkpoint.tokenization_of`); lower case as the checkpoint's
-        ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error."""
-        kind = tokenization_of(self.vocab_path(), self.data.tokenization)
-        if kind == "wordpiece" and self.kind == "ner":
-            raise ValueError(f"data.tokenization: {self.vocab_path()} is a word-piece vocabulary, and K-BERT NER "
-                             f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
-        return kind, WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
+        ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error. The vocabulary
+        is read once per task (every split and the builder ask)."""
+        if self._tokenization is None:
+            kind = tokenization_of(self.vocab_path(), self.data.tokenization)
+            if kind == "wordpiece" and self.kind == "ner":
+                raise ValueError(f"data.tokenization: {self.vocab_path()} is a word-piece vocabulary, and K-BERT NER "
+                                 f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
+            lowercase = WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
+            self._tokenization = kind, lowercase
+        return self._tokenization
 
     def _common(self) -> dict[str, Any]:
         d = self.data_cfg
