@@ -34,6 +34,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Batch
 
+from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.tasks.base import Task
 
@@ -186,11 +187,9 @@ def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike | None) 
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"--output {path} is a folder; give the file to write (e.g. OUT.jsonl)")
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
+    def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as f:
             for row in rows:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    write_atomically(path, write)
