@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from graphmatch.datafiles import file_digest
+from graphmatch.datafiles import file_digest, write_atomically
 from graphmatch.nn.pretrained import STORED_FILE, stored_files
 from graphmatch.tasks.base import Task
 
@@ -34,7 +34,7 @@ def store_run_files(task: Task, run_dir: Path) -> None:
               for name, path in task.input_files().items() if Path(path).is_file()}
     if task.pretrained is not None:
         inputs["pretrained"] = {"path": task.pretrained.source, "weights": [str(w) for w in task.pretrained.weights]}
-    (run_dir / INPUTS_FILE).write_text(json.dumps(inputs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomically(run_dir / INPUTS_FILE, json.dumps(inputs, indent=2, ensure_ascii=False) + "\n")
 
 
 def with_stored_encoder(config: dict[str, Any], run_dir: Path) -> tuple[dict[str, Any], list[str]]:

@@ -50,7 +50,6 @@ import fnmatch
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ from typing import Any, TextIO
 import torch
 from torch import Tensor, nn
 
-from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint
+from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint, write_atomically
 from graphmatch.nn import uer
 
 #: weight files, in the order they are looked for
@@ -604,15 +603,13 @@ class Pretrained:
         """Write the config (``config.json``; UER: in ``BertConfig`` names), the tokenizer files and
         :data:`STORED_FILE` (source, format) into ``folder``, never the weights; returns ``folder``."""
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.json").write_text(json.dumps(dict(self.config), indent=2, ensure_ascii=False),
-                                            encoding="utf-8")
+        write_atomically(folder / "config.json", json.dumps(dict(self.config), indent=2, ensure_ascii=False))
         for file in self.tokenizer_files:
             if file.resolve() != (folder / file.name).resolve():
-                shutil.copyfile(file, folder / file.name)
+                write_atomically(folder / file.name, file.read_bytes())
         info = {"source": self.source, "format": self.format, "vocab": self.vocab.name if self.vocab else None,
                 "files": ["config.json", *(f.name for f in self.tokenizer_files)]}
-        (folder / STORED_FILE).write_text(json.dumps(info, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_atomically(folder / STORED_FILE, json.dumps(info, indent=2, ensure_ascii=False))  # last: complete
         return folder
 
 
