@@ -37,7 +37,7 @@ from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, STOP_WORDS
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
-from graphmatch.knowledge import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
+from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
@@ -68,23 +68,6 @@ class Example:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
-
-
-def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> Path | None:
-    """``"hownet"`` / ``"medical"`` / a path → the ``.spo`` file; ``None``/``"none"`` → no knowledge."""
-    if kg is None or str(kg).lower() in ("none", "null", ""):
-        return None
-    key = str(kg).lower()
-    if key in BUILTIN_KGS:
-        return builtin_kg_path(key, root)
-    try:
-        path = resolve_path(kg, root, "knowledge graph")
-    except FileNotFoundError as err:
-        raise FileNotFoundError(f"knowledge graph {str(kg)!r} is neither {'/'.join(BUILTIN_KGS)} nor a file "
-                                f"({err})") from None
-    if not path.is_file():
-        raise ValueError(f"knowledge graph {path} is a folder; give a .spo file")
-    return path
 
 
 def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dict[str, int], list[str]]:

@@ -25,7 +25,6 @@ import torch
 from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
-from graphmatch.data.kbert import resolve_kg
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
 from graphmatch.datafiles import write_atomically
 from graphmatch.graphs.relation import (
@@ -43,7 +42,7 @@ from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
 from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
-from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")

@@ -2,7 +2,7 @@
 morphology (no torch models here)."""
 
 from graphmatch.knowledge.hownet import HowNetLexicon, load_lexicon
-from graphmatch.knowledge.kg import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path
+from graphmatch.knowledge.kg import BUILTIN_KGS, KnowledgeGraph, builtin_kg_path, resolve_kg
 from graphmatch.knowledge.morphy import Lemmatizer
 from graphmatch.knowledge.sememe_vectors import SememeVectors, load_sememe_vectors
 from graphmatch.knowledge.trie import FlatTrie, Trie
@@ -18,6 +18,7 @@ __all__ = [
     "Trie",
     "WordNet",
     "builtin_kg_path",
+    "resolve_kg",
     "load_lexicon",
     "load_sememe_vectors",
 ]

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphmatch.datafiles import locate
+from graphmatch.datafiles import locate, resolve_path
 from graphmatch.knowledge.trie import Trie
 from graphmatch.knowledge.wordnet import packaged_graph
 from graphmatch.text.segmenters import Span
@@ -22,6 +22,24 @@ def builtin_kg_path(name: str, root: str | os.PathLike | None = None) -> Path:
     """The ``.spo`` file of a name in :data:`BUILTIN_KGS` (K-BERT's are located, or downloaded,
     with :func:`graphmatch.datafiles.locate`)."""
     return packaged_graph(root) if name == "wordnet" else locate(BUILTIN_KGS[name], root)
+
+
+def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> Path | None:
+    """A name of :data:`BUILTIN_KGS` or a path → the ``.spo`` file; ``None``/``"none"`` → no knowledge."""
+    if kg is None or str(kg).lower() in ("none", "null", ""):
+        return None
+    key = str(kg).lower()
+    if key in BUILTIN_KGS:
+        return builtin_kg_path(key, root)
+    try:
+        path = resolve_path(kg, root, "knowledge graph")
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"knowledge graph {str(kg)!r} is neither {'/'.join(BUILTIN_KGS)} nor a file "
+                                f"({err})") from None
+    if not path.is_file():
+        raise ValueError(f"knowledge graph {path} is a folder; give a .spo file")
+    return path
+
 
 
 class KnowledgeGraph:

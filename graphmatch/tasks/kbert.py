@@ -17,12 +17,13 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, resolve_kg, tree_options
+from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, tree_options
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.graphs.kbert_corpus import collated_coverage
+from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import Head, KBert, Pooling
 from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import pretrained

@@ -30,7 +30,6 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.kbert import resolve_kg
 from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
@@ -46,7 +45,7 @@ from graphmatch.graphs.relation import (
     tokens_of,
 )
 from graphmatch.graphs.relation_kbert import INJECT
-from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.models.att_blstm import Init, RnnDropoutOn
 from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, pretrained

@@ -14,8 +14,7 @@ import pytest
 from tool_guard import require_tool
 
 from graphmatch.cli.main import main
-from graphmatch.data.kbert import resolve_kg
-from graphmatch.knowledge import KnowledgeGraph, Lemmatizer, WordNet
+from graphmatch.knowledge import KnowledgeGraph, Lemmatizer, WordNet, resolve_kg
 from graphmatch.knowledge import wordnet as wordnet_module
 from graphmatch.knowledge.wordnet import (
     PACKAGED_EXCEPTIONS,
