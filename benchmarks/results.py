@@ -101,8 +101,8 @@ COMPARISONS = (
             "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), "
             + ("all" if share is None else f"the first {round(share * 100)} %")
             + " of the training sentences: WordNet branches on the two entities vs no knowledge",
-            (Arm("no knowledge", "relation/semeval_minilm_entity_start"),
-             Arm("WordNet", "relation/semeval_minilm_wordnet")),
+            (Arm("WordNet", "relation/semeval_minilm_wordnet"),
+             Arm("no knowledge", "relation/semeval_minilm_entity_start")),
             ("semeval2010", "accuracy"),
             common=("train.progress=false", "train.threads=1",
                     *(() if share is None else (f"data.limit.train={share}",))),
@@ -114,6 +114,7 @@ COMPARISONS = (
 )
 #: the learning curve of docs/results.md: comparison name -> share of the training sentences
 LEARNING_CURVE = {"minilm_wordnet_10": 0.1, "minilm_wordnet_25": 0.25, "minilm_wordnet": 1.0}
+CURVE_PNG = REPO / "docs" / "img" / "learning_curve_wordnet.png"
 
 
 def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
@@ -326,6 +327,49 @@ def write_doc(root: Path, comps: list[Comparison], doc: Path, reuse: Reuse | Non
     return written
 
 
+def learning_curve(root: Path, png: Path, reuse: Reuse | None = None) -> dict[str, list[tuple]] | None:
+    """Plot test macro-F1 (mean ± std over seeds) against the share of training sentences for
+    each arm of the :data:`LEARNING_CURVE` comparisons that have finished run folders; returns the
+    points ``{arm: [(share, mean, std), ...]}``, or ``None`` (nothing drawn) below two shares."""
+    reuse = reuse or Reuse.here()
+    points: dict[str, list[tuple]] = {}
+    for comp in COMPARISONS:
+        share = LEARNING_CURVE.get(comp.name)
+        folders = [run_dir(root, comp, arm) / "metrics.json" for arm in comp.arms]
+        if share is None or not all(f.is_file() for f in folders):
+            continue
+        for arm, path in zip(comp.arms, folders, strict=True):
+            reuse.check(path.parent)
+            stat = json.loads(path.read_text(encoding="utf-8"))["test"][comp.metrics[0]]
+            points.setdefault(arm.label, []).append((share, stat["mean"], stat["std"]))
+    if len({share for curve in points.values() for share, _, _ in curve}) < 2:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=120)
+    for label, curve in points.items():
+        curve.sort()
+        x, y, err = zip(*curve, strict=True)
+        ax.errorbar([100 * v for v in x], y, yerr=err, marker="o", capsize=3, label=label)
+    ax.set_xscale("log")
+    shares = sorted({100 * v for curve in points.values() for v, _, _ in curve})
+    ax.set_xticks(shares, [f"{v:g} %" for v in shares])
+    ax.minorticks_off()
+    ax.set_xlabel("share of the 7,200 training sentences")
+    ax.set_ylabel("test macro-F1 (official)")
+    ax.set_title("SemEval-2010 Task 8, MiniLM-L6 + entity start", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png)
+    plt.close(fig)
+    return points
+
+
 # ------------------------------------------------------------------ --verify
 @dataclass(frozen=True)
 class Retrain:
@@ -505,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
             print("trained; write the tables with --report")
             return 0
         written = write_doc(root, comps, Path(args.doc), reuse)
+        if set(LEARNING_CURVE) & set(written) and learning_curve(root, CURVE_PNG, reuse) is not None:
+            written.append(f"the learning curve ({CURVE_PNG.relative_to(REPO)})")
     except ValueError as err:  # StaleRun, a bad --reuse-from: one line
         print(f"results.py: error: {err}", file=sys.stderr)
         return 2

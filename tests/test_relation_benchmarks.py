@@ -107,7 +107,8 @@ def test_budget_table_from_run_folders(tmp_path):
         budget.write_block(doc, text)
 
 
-def _fake_seeds(folder, recipe: str, tests: list[float], commit: str | None = HERE, dirty: bool = False) -> None:
+def _fake_seeds(folder, recipe: str, tests: list[float], commit: str | None = HERE, dirty: bool = False,
+                metric: str = "accuracy") -> None:
     """A finished multi-seed run folder's aggregate, as the engine writes it."""
     folder.mkdir(parents=True)
     mean = sum(tests) / len(tests)
@@ -115,7 +116,7 @@ def _fake_seeds(folder, recipe: str, tests: list[float], commit: str | None = HE
     stat = {"mean": mean, "std": std, "values": tests}
     (folder / "metrics.json").write_text(json.dumps({
         "recipe": recipe, "seeds": [42, 43, 44][: len(tests)], "time_s": 10.0 * len(tests),
-        "dev": {"accuracy": stat}, "test": {"accuracy": stat}, **_made_by(commit, dirty),
+        "dev": {metric: stat}, "test": {metric: stat}, **_made_by(commit, dirty),
     }))
     (folder / "COMPLETE").write_text("done\n")
 
@@ -308,3 +309,20 @@ def test_verify_compares_every_figure_exactly(tmp_path, capsys):
                               (("test", "accuracy"),))
     assert not results.verify([failing], doc)
     assert "| t / a | training | failed (exit 3) | no |" in capsys.readouterr().out
+
+
+def test_learning_curve_plots_each_arm_over_the_shares_that_finished(tmp_path):
+    results = _load("results")
+    comps = {c.name: c for c in results.COMPARISONS}
+    png = tmp_path / "curve.png"
+    full = comps["minilm_wordnet"]
+    for arm, tests in zip(full.arms, ([86.0, 87.0, 88.0], [85.0, 85.0, 85.0]), strict=True):
+        _fake_seeds(results.run_dir(tmp_path, full, arm), arm.recipe, tests, metric="semeval2010")
+    assert results.learning_curve(tmp_path, png) is None and not png.exists()  # one share: no curve
+    small = comps["minilm_wordnet_10"]
+    for arm, tests in zip(small.arms, ([70.0, 72.0, 74.0], [60.0, 61.0, 62.0]), strict=True):
+        _fake_seeds(results.run_dir(tmp_path, small, arm), arm.recipe, tests, metric="semeval2010")
+    points = results.learning_curve(tmp_path, png)
+    assert points == {"WordNet": [(0.1, 72.0, 2.0), (1.0, 87.0, 1.0)],
+                      "no knowledge": [(0.1, 61.0, 1.0), (1.0, 85.0, 0.0)]}
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
