@@ -35,16 +35,15 @@ def run_file(args: argparse.Namespace) -> int:
     """``--input``: every line predicted in length-sorted batches, written in input order."""
     import torch
 
-    from graphmatch.engine.predictor import Predictor, read_inputs, write_jsonl
+    from graphmatch.engine.predictor import Predictor, write_jsonl
 
     if args.text is not None or args.show or args.explain:
         raise ValueError("--input predicts a file: give no text, --show or --explain with it")
     if args.output is not None and args.output != "-" and Path(args.output).is_dir():
         raise ValueError(f"--output {args.output} is a folder; give the file to write (e.g. OUT.jsonl)")
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize)
-    inputs = read_inputs(args.input, predictor.task.input_fields)
     torch.set_grad_enabled(False)
-    write_jsonl(predictor.predict(inputs, progress=args.progress), args.output)
+    write_jsonl(predictor.predict_file(args.input, progress=args.progress), args.output)
     return 0
 
 

@@ -133,4 +133,22 @@ def gather_batch(dataset: InMemoryDataset, index: Sequence[int] | Tensor) -> Bat
     return batch
 
 
-__all__ = ["can_gather", "gather_batch"]
+class CollatedGraphs(InMemoryDataset):
+    """Graphs held collated in memory, without files: ``data`` and ``slices`` in the layout of
+    ``InMemoryDataset.collate`` (e.g. :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`'s);
+    ``graphs[i]`` is one graph, :func:`gather_batch` cuts a batch of any of them at once."""
+
+    def __init__(self, data: HeteroData, slices: dict[Any, Any]):
+        super().__init__()
+        self._data, self.slices = data, slices
+
+    @property
+    def node_types(self) -> list[str]:
+        return self._data.node_types
+
+    def node_counts(self, node_type: str) -> np.ndarray:
+        """Nodes of ``node_type`` in every graph (the counts kept beside the slices)."""
+        return np.asarray(self._data[node_type]._num_nodes, dtype=np.int64)
+
+
+__all__ = ["CollatedGraphs", "can_gather", "gather_batch"]

@@ -1,9 +1,10 @@
 r"""Batch prediction with a trained run: :class:`Predictor` (the model built once) and
 :func:`read_inputs` (TSV, CSV or JSONL lines in the task's own columns).
 
-Inputs are encoded one by one (``task.encode``), sorted by length into batches of
-``batch_size`` graphs (little padding), run without gradients, and returned in input order, one
-row per input::
+Inputs are encoded all at once (``task.encode_many``: K-BERT builds every sentence tree in one
+vectorised pass and keeps them collated), sorted by length into batches of ``batch_size`` graphs
+(little padding; cut straight out of collated graphs), run without gradients, and returned in
+input order, one row per input::
 
     {"label": "1", "prob": 0.93, "probabilities": {"0": 0.07, "1": 0.93}, "entities": [...]}
 
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Batch
 
+from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.tasks.base import Task
@@ -66,20 +68,21 @@ class Predictor:
         task, model = load(run_or_ckpt)
         return cls(task, model, batch_size=batch_size, quantize=quantize)
 
-    def encode(self, inputs: Iterable[Input]) -> tuple[list[Any], list[dict[str, Any]]]:
-        """Each input's graph and what the task reports about it (e.g. K-BERT's injected entities)."""
-        graphs, extras = [], []
-        for item in inputs:
-            text, text_b = _fields(item)
-            data, extra = self.task.encode_for_prediction(text, text_b)
-            graphs.append(data)
-            extras.append(extra)
-        return graphs, extras
+    def encode(self, inputs: Iterable[Input]) -> tuple[Sequence[Any], list[dict[str, Any]]]:
+        """Each input's graph and what the task reports about it (e.g. K-BERT's injected entities),
+        all at once (:meth:`Task.encode_many <graphmatch.tasks.base.Task.encode_many>`: a list of
+        graphs, or graphs stored collated). An input the task refuses raises
+        :class:`~graphmatch.graphs.kbert_corpus.InputError` with its position."""
+        return self.task.encode_many([_fields(item) for item in inputs])
 
     def batches(self, graphs: Sequence[Any]) -> list[tuple[list[int], Batch]]:
-        """Length-sorted batches (positions in ``graphs``, the batch)."""
-        order = sorted(range(len(graphs)), key=lambda i: _size(graphs[i]))
+        """Length-sorted batches (positions in ``graphs``, the batch): cut straight out of graphs
+        stored collated (:func:`~graphmatch.data.batching.gather_batch`), else collated by PyG."""
+        sizes = _sizes(graphs)
+        order = sorted(range(len(graphs)), key=sizes.__getitem__)
         chunks = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        if can_gather(graphs):
+            return [(chunk, gather_batch(graphs, chunk)) for chunk in chunks]
         return [(chunk, Batch.from_data_list([graphs[i] for i in chunk])) for chunk in chunks]
 
     def predict(self, inputs: Iterable[Input], progress: bool = False) -> list[dict[str, Any]]:
@@ -107,6 +110,21 @@ class Predictor:
                 bar.update(len(positions))
         return rows  # type: ignore[return-value]
 
+    def predict_file(self, path: str | os.PathLike, progress: bool = False) -> list[dict[str, Any]]:
+        """:meth:`predict` of the inputs of a file (:func:`read_inputs`; ``-``: stdin).
+
+        Raises:
+            ValueError: ``file:line`` and what is wrong with the line (its columns, or an input the
+                task refuses, such as an empty text), or a file without inputs.
+        """
+        from graphmatch.graphs.kbert_corpus import InputError
+
+        inputs, numbers = read_input_lines(path, self.task.input_fields)
+        try:
+            return self.predict(inputs, progress=progress)
+        except InputError as err:
+            raise ValueError(f"{_name(path)}:{numbers[err.index]}: {err.reason}") from None
+
 
 def _fields(item: Input) -> tuple[str, str | None]:
     if isinstance(item, str):
@@ -115,9 +133,23 @@ def _fields(item: Input) -> tuple[str, str | None]:
     return fields[0], (fields[1] if len(fields) > 1 else None)
 
 
+#: the node type whose count is an input's length (the first present), else all nodes count
+_LENGTH_TYPES = ("token", "word", "char")
+
+
+def _sizes(graphs: Sequence[Any]) -> list[int]:
+    """How long each input is (its token or word nodes, else all nodes), for length-sorted batches;
+    graphs stored collated answer from their stored node counts."""
+    if isinstance(graphs, CollatedGraphs):
+        types = graphs.node_types
+        kinds = [kind for kind in _LENGTH_TYPES if kind in types][:1] or types
+        return sum(graphs.node_counts(kind) for kind in kinds).tolist()
+    return [_size(data) for data in graphs]
+
+
 def _size(data: Any) -> int:
-    """How long an input is (its token or word nodes, else all nodes), for length-sorted batches."""
-    for kind in ("token", "word", "char"):
+    """How long one graph is (see :func:`_sizes`)."""
+    for kind in _LENGTH_TYPES:
         if kind in getattr(data, "node_types", ()):
             return int(data[kind].num_nodes)
     return int(data.num_nodes)
@@ -137,14 +169,23 @@ def read_inputs(path: str | os.PathLike, columns: Any) -> list[tuple[str, ...]]:
     Raises:
         ValueError: ``file:line`` and what is wrong with the line, or an input without lines.
     """
-    name = "<stdin>" if str(path) == "-" else str(path)
+    return read_input_lines(path, columns)[0]
+
+
+def _name(path: str | os.PathLike) -> str:
+    return "<stdin>" if str(path) == "-" else str(path)
+
+
+def read_input_lines(path: str | os.PathLike, columns: Any) -> tuple[list[tuple[str, ...]], list[int]]:
+    """:func:`read_inputs`, and the line number of each input (blank lines are skipped)."""
+    name = _name(path)
     suffix = Path(name).suffix.lower()
     if str(path) == "-":
         lines = sys.stdin.read().splitlines()
     else:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
-    out = []
+    out, numbers = [], []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -156,11 +197,12 @@ def read_inputs(path: str | os.PathLike, columns: Any) -> list[tuple[str, ...]]:
             else:
                 fields = line.split("\t")
             out.append(tuple(columns(fields)))
+            numbers.append(number)
         except ValueError as err:
             raise ValueError(f"{name}:{number}: {err}") from None
     if not out:
         raise ValueError(f"{name}: no input lines (one input per line: the task's columns, tab-separated)")
-    return out
+    return out, numbers
 
 
 def _json_fields(line: str) -> list[str]:

@@ -183,6 +183,29 @@ class Task(abc.ABC):
         """:meth:`encode`, and what a prediction row reports about the input (default nothing)."""
         return self.encode(text, text_b), {}
 
+    def encode_many(self, inputs: Sequence[tuple[str, str | None]]
+                    ) -> tuple[Sequence[HeteroData], list[dict[str, Any]]]:
+        """:meth:`encode_for_prediction` of every ``(text, text_b)``: the graphs (a list, or an
+        in-memory dataset of them stored collated, from which batches are cut without separating
+        them, :func:`~graphmatch.data.batching.gather_batch`) and one report per input. The default
+        encodes one input at a time; a task that builds many graphs at once overrides it (the graphs
+        must equal the one-at-a-time ones).
+
+        Raises :class:`~graphmatch.graphs.kbert_corpus.InputError` (a ValueError whose ``index``
+        is the input's position) for an input the task refuses.
+        """
+        from graphmatch.graphs.kbert_corpus import InputError
+
+        graphs, extras = [], []
+        for i, (text, text_b) in enumerate(inputs):
+            try:
+                data, extra = self.encode_for_prediction(text, text_b)
+            except ValueError as err:
+                raise InputError(i, str(err)) from err
+            graphs.append(data)
+            extras.append(extra)
+        return graphs, extras
+
     def report(self, datasets: dict[str, Dataset]) -> list[str]:
         """Lines about the built ``datasets`` that a run reports (e.g. K-BERT's knowledge coverage):
         the engine prints each on stderr once the data are built and lists them in ``summary.md``;

@@ -17,12 +17,13 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.data.batching import CollatedGraphs
 from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, tree_options
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
-from graphmatch.graphs.kbert_corpus import collated_coverage
+from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import Head, KBert, Pooling
 from graphmatch.nn.mask_attention import MODES
@@ -245,11 +246,40 @@ class KBertTask(Task):
                 del store["text"]
         return data, {"entities": entities}
 
-    def encode(self, text: str, text_b: str | None = None, keep_text: bool = False) -> HeteroData:
+    def encode_many(self, inputs: Sequence[tuple[str, str | None]]
+                    ) -> tuple[Sequence[HeteroData], list[dict[str, Any]]]:
+        """Every input's graph built in one vectorised pass
+        (:class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, the builder of
+        :meth:`encode_for_prediction`), kept collated (:class:`~graphmatch.data.batching.CollatedGraphs`),
+        and the branches injected into each (``entities``)."""
+        if not inputs:
+            return [], []
+        for i, (_, text_b) in enumerate(inputs):
+            try:
+                self._check_pair(text_b)
+            except ValueError as err:
+                raise InputError(i, str(err)) from err
+        texts_a = [text for text, _ in inputs]
+        texts_b = [text_b for _, text_b in inputs] if self.kind == "pair" else None
+        data, slices = TreeCorpusBuilder(self.builder(keep_text=True))(texts_a, texts_b)
+        texts = data["entity"].text if "text" in data["entity"] else [[] for _ in texts_a]
+        for store in data.node_stores:
+            if "text" in store:
+                del store["text"]
+                del slices[store._key]["text"]
+        if self.kind == "ner":
+            data.num_chars = torch.tensor([len(text) for text in texts_a])
+            slices["num_chars"] = torch.arange(len(texts_a) + 1)
+        return CollatedGraphs(data, slices), [{"entities": list(entities)} for entities in texts]
+
+    def _check_pair(self, text_b: str | None) -> None:
         if self.kind == "pair" and text_b is None:
             raise ValueError("this K-BERT model classifies sentence pairs: give text_b too")
         if self.kind != "pair" and text_b is not None:
             raise ValueError(f"this K-BERT model ({self.kind}) takes one text, not a pair")
+
+    def encode(self, text: str, text_b: str | None = None, keep_text: bool = False) -> HeteroData:
+        self._check_pair(text_b)
         data = self.builder(keep_text)(text, text_b)
         if self.kind == "ner":
             data.num_chars = torch.tensor([len(text)])

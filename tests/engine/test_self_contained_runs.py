@@ -85,7 +85,10 @@ def test_bad_input_files_are_one_line_errors(trained, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     cases = {"cols.tsv": ("a <e1>b</e1> <e2>c</e2>\nw\tx\ty\tz\n", "cols.tsv:2: 4 columns"),
              "empty.tsv": ("\n", "empty.tsv: no input lines"),
-             "bad.jsonl": ('"The <e1>fire</e1> caused <e2>smoke</e2>."\n{"x": 1}\n', "bad.jsonl:2: a JSONL input")}
+             "bad.jsonl": ('"The <e1>fire</e1> caused <e2>smoke</e2>."\n{"x": 1}\n', "bad.jsonl:2: a JSONL input"),
+             # refused when its graph is built (after reading): still named by its line
+             "markers.tsv": (f"{LINES[0]}\n\nno entity markers here\n{LINES[1]}\n",
+                             "markers.tsv:3: input: missing entity marker <e1>")}
     for name, (text, expect) in cases.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
         capsys.readouterr()

@@ -1,0 +1,121 @@
+"""Batch prediction encodes every input at once (``Task.encode_many``): K-BERT builds all sentence
+trees in one vectorised pass, keeps them collated and cuts the length-sorted batches out of them.
+Its graphs, rows (labels, probabilities) and ``entities`` equal those of encoding one input at a
+time, for classification, pairs and NER; an input the task refuses is named (``file:line``)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+
+from graphmatch.data.batching import CollatedGraphs
+from graphmatch.engine import resolve
+from graphmatch.engine.predictor import Predictor
+from graphmatch.graphs.kbert_corpus import InputError
+from graphmatch.tasks.base import Task
+
+TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
+        "model.max_position=64", "data.max_length=48", "train.progress=false"]
+LONG = ("这家酒店的服务很好，房间也很干净，早餐种类丰富，前台的服务员态度热情，"
+        "交通方便，离北京的地铁站很近，下次还会再来")
+CASES = {
+    "classification": ("kbert/chnsenticorp_hownet_quick", ["0", "1"],
+                       [("房间号和服务费都写在这里",), ("好",), (LONG,), ("太差了，房间又小又吵",),
+                        ("北京 上海",), ("这本书很好看",), ("服务员",)]),
+    "pair": ("kbert/lcqmc_hownet_quick", ["0", "1"],
+             [("北京在哪", "北京在什么地方"), ("好", "不好"), (LONG, "房间干净吗"), ("服务费多少", LONG),
+              ("手机怎么充电", "充电器在哪里买")]),
+    "ner": ("kbert/medical_ner_medical_quick", ["O", "B-Symptom", "I-Symptom", "B-BodyPart", "I-BodyPart"],
+            [("眼睛发红左腿痛",), ("三 天",), ("头痛发热咳嗽三天，左腿疼痛，眼睛发红" * 3,), ("腿",), ("发热",)]),
+}
+
+
+def _task(tmp_path, shared_data, kind):
+    from graphmatch.tasks.kbert import KBertTask
+
+    recipe, labels, _ = CASES[kind]
+    task = KBertTask(resolve(recipe, [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]))
+    task.set_extra_state({"labels": labels, "kind": kind})
+    return task
+
+
+def _plain(data) -> dict:
+    """Every store's attributes as plain values (with their dtypes), to compare graphs exactly."""
+    out = {}
+    for store in data.stores:
+        out[store._key] = {name: (str(value.dtype), value.tolist()) if isinstance(value, torch.Tensor) else value
+                           for name, value in store.items()}
+    return out
+
+
+def _one_at_a_time(task, monkeypatch) -> None:
+    """Make ``task`` encode for prediction as the base class does: one input at a time."""
+    monkeypatch.setattr(task, "encode_many", functools.partial(Task.encode_many, task))
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_batched_encoding_predicts_as_one_input_at_a_time(tmp_path, shared_data, monkeypatch, kind):
+    task = _task(tmp_path, shared_data, kind)
+    inputs = CASES[kind][2]
+    torch.manual_seed(0)
+    model = task.build_model().eval()
+
+    graphs, extras = task.encode_many([(*item, None)[:2] for item in inputs])
+    assert isinstance(graphs, CollatedGraphs) and len(graphs) == len(inputs)
+    one = [task.encode_for_prediction(*item) for item in inputs]
+    assert extras == [extra for _, extra in one]
+    assert any(extra["entities"] for extra in extras)  # knowledge was injected: the comparison sees it
+    assert all(isinstance(e, str) for extra in extras for e in extra["entities"])
+    for i, (data, _) in enumerate(one):
+        assert _plain(graphs[i]) == _plain(data), i
+    if kind == "ner":
+        assert graphs[1].num_chars.tolist() == [3]  # whitespace included
+
+    predictor = Predictor(task, model, batch_size=2)
+    gathered = predictor.batches(graphs)
+    collated = predictor.batches([data for data, _ in one])
+    assert [c for c, _ in gathered] == [c for c, _ in collated]
+    assert sorted(i for c, _ in gathered for i in c) == list(range(len(inputs)))
+    assert [c for c, _ in gathered][0] != [0, 1]  # length-sorted: the batches are not in input order
+    for (_, a), (_, b) in zip(gathered, collated, strict=True):
+        assert _plain(a) == _plain(b)
+
+    batched = predictor.predict(inputs)
+    _one_at_a_time(task, monkeypatch)
+    assert isinstance(predictor.encode(inputs)[0], list)
+    per_input = predictor.predict(inputs)
+    assert batched == per_input
+    assert [row["entities"] for row in batched] == [extra["entities"] for extra in extras]
+    if kind != "ner":
+        assert all(set(row["probabilities"]) == {"0", "1"} for row in batched)
+    else:
+        assert [len(row["label"]) for row in batched] == [len(text) for text, in inputs]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_refused_input_is_one_line_naming_it(tmp_path, shared_data, monkeypatch, batched):
+    task = _task(tmp_path, shared_data, "pair")
+    if not batched:
+        _one_at_a_time(task, monkeypatch)
+    predictor = Predictor(task, task.build_model())
+    path = tmp_path / "in.tsv"
+    path.write_text("北京在哪\t北京在什么地方\n\n上海\t   \n好\t不好\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"in\.tsv:3: empty text \(text_b\)$") as err:
+        predictor.predict_file(path)
+    assert len(str(err.value).splitlines()) == 1 and not isinstance(err.value, InputError)
+    with pytest.raises(InputError, match="^input 1: this K-BERT model classifies sentence pairs") as err:
+        predictor.predict([("北京", "上海"), ("北京",)])
+    assert err.value.index == 1
+
+    single = _task(tmp_path, shared_data, "classification")
+    if not batched:
+        _one_at_a_time(single, monkeypatch)
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_text('"好"\n{"text": "太差了"}\n" "\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"in\.jsonl:3: empty text \(text_a\)$"):
+        Predictor(single, single.build_model()).predict_file(jsonl)
+    jsonl.write_text('"好"\n\n{"text": "太差了"}\n', encoding="utf-8")
+    rows = Predictor(single, single.build_model()).predict_file(jsonl)
+    assert len(rows) == 2 and all(row["label"] in ("0", "1") for row in rows)
