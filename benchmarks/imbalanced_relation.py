@@ -31,6 +31,25 @@ def tsv_lines(examples) -> list[str]:
     return out
 
 
+def write_corpus(out: Path, data_dir: str | None = None, negative_share: float = 0.5, seed: int = 1) -> str:
+    """Write ``out/train.tsv`` and ``out/test.tsv``; returns a line saying what was written."""
+    train = read_semeval_file(locate(TRAIN_FILE, data_dir))
+    test = read_semeval_file(locate(TEST_FILE, data_dir))
+    other = [ex for ex in train if ex.label == "Other"]
+    relations = [ex for ex in train if ex.label != "Other"]
+    keep = round(len(other) * (1 - negative_share) / negative_share)
+    drawn = random.Random(seed).sample(relations, min(keep, len(relations)))
+    chosen = sorted(other + drawn, key=lambda ex: ex.sid)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = tsv_lines(chosen)
+    (out / "train.tsv").write_text("".join(lines), encoding="utf-8")
+    labels = Counter(line.split("\t")[2] for line in lines)
+    test_lines = [line for line in tsv_lines(test) if line.split("\t")[2] in labels]  # labels train has
+    (out / "test.tsv").write_text("".join(test_lines), encoding="utf-8")
+    return (f"{out / 'train.tsv'}: {len(lines)} sentences, Other {100 * labels['Other'] / len(lines):.1f} %, "
+            f"{len(labels)} labels; {out / 'test.tsv'}: {len(test_lines)} sentences")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None, help="the data root holding semeval2010_task8/")
@@ -38,21 +57,7 @@ def main() -> None:
     parser.add_argument("--negative-share", type=float, default=0.5, help="share of Other in train")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    train = read_semeval_file(locate(TRAIN_FILE, args.data_dir))
-    test = read_semeval_file(locate(TEST_FILE, args.data_dir))
-    other = [ex for ex in train if ex.label == "Other"]
-    relations = [ex for ex in train if ex.label != "Other"]
-    keep = round(len(other) * (1 - args.negative_share) / args.negative_share)
-    drawn = random.Random(args.seed).sample(relations, min(keep, len(relations)))
-    chosen = sorted(other + drawn, key=lambda ex: ex.sid)
-    args.out.mkdir(parents=True, exist_ok=True)
-    lines = tsv_lines(chosen)
-    (args.out / "train.tsv").write_text("".join(lines), encoding="utf-8")
-    labels = Counter(line.split("\t")[2] for line in lines)
-    test_lines = [line for line in tsv_lines(test) if line.split("\t")[2] in labels]  # labels train has
-    (args.out / "test.tsv").write_text("".join(test_lines), encoding="utf-8")
-    print(f"{args.out / 'train.tsv'}: {len(lines)} sentences, Other {100 * labels['Other'] / len(lines):.1f} %, "
-          f"{len(labels)} labels")
+    print(write_corpus(args.out, args.data_dir, args.negative_share, args.seed))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,20 @@ class Comparison:
     seeds: int = 3
     note: str = ""
     common: tuple[str, ...] = field(default=("train.progress=false",))
+    #: ``benchmarks/imbalanced_relation.py``'s negative share of the corpus the arms train on
+    #: (written under ``<runs>/corpora/``; ``{corpus}`` in the overrides is its folder), or None
+    imbalanced: float | None = None
+
+    def overrides(self, arm: Arm, root: Path, data_dir: str | None) -> list[str]:
+        """The ``--set`` keys of ``arm``: the common ones, the arm's and ``data.root``; the
+        comparison's corpus is written first when it has one."""
+        sets = [*self.common, *arm.overrides, *([f"data.root={data_dir}"] if data_dir else [])]
+        if self.imbalanced is None:
+            return sets
+        corpus = (root / "corpora" / f"imbalanced-{self.imbalanced}").resolve()
+        if not (corpus / "test.tsv").is_file():
+            print(_script("imbalanced_relation").write_corpus(corpus, data_dir, self.imbalanced), flush=True)
+        return [s.replace("{corpus}", str(corpus)) for s in sets]
 
 
 COMPARISONS = (
@@ -112,6 +126,27 @@ COMPARISONS = (
         for share in (None, 0.1, 0.25)
     ),
 )
+#: the imbalanced relation corpus (issue 21): SemEval resampled to 80 % Other, both BiLSTMs at 20
+#: epochs (patience off), labels weighted by sqrt(N / (C n_c)) (the Chinese recipes' setting) and not
+IMBALANCED = tuple(
+    Comparison(
+        f"imbalanced_relation{'' if weight == 'sqrt' else '_unweighted'}",
+        "SemEval-2010 Task 8 resampled to 80 % Other (1,612 sentences, 300 of them held out as dev), "
+        f"20 epochs, labels {'weighted by sqrt(N / (C n_c))' if weight == 'sqrt' else 'unweighted'}: "
+        "entity-aware BiLSTM vs Att-BLSTM",
+        (Arm("entity-aware", "relation/semeval_entity_attention", (f"model.class_weight={weight}",)),
+         Arm("Att-BLSTM", "relation/semeval_att_blstm", (f"model.class_weight={weight}",))),
+        ("semeval2010", "micro_f1", "accuracy"),
+        common=("train.progress=false", "train.threads=1", "data.format=tsv", "data.train_file={corpus}/train.tsv",
+                "data.test_file={corpus}/test.tsv", "data.dev_size=300", "train.epochs=20", "train.patience=null"),
+        imbalanced=0.8,
+        note="Built by `benchmarks/imbalanced_relation.py --negative-share 0.8` (seed 1): every Other "
+             "sentence of the training file and a random draw of the others; test: SemEval's test "
+             "sentences of the 18 labels the corpus has. Random word vectors, as in the budget table.",
+    )
+    for weight in ("sqrt", "none")
+)
+COMPARISONS = (*COMPARISONS, *IMBALANCED)
 #: the learning curve of docs/results.md: comparison name -> share of the training sentences
 LEARNING_CURVE = {"minilm_wordnet_10": 0.1, "minilm_wordnet_25": 0.25, "minilm_wordnet": 1.0}
 CURVE_PNG = REPO / "docs" / "img" / "learning_curve_wordnet.png"
@@ -225,9 +260,7 @@ def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: i
         if is_complete(out):
             print(f"[{comp.name}] {arm.label}: complete, made by allowed code, reused ({out})")
             continue
-        overrides = [*comp.common, *arm.overrides]
-        if data_dir:
-            overrides.append(f"data.root={data_dir}")
+        overrides = comp.overrides(arm, root, data_dir)
         if threads:  # a runtime key: the same budget in steps, only the wall time changes
             overrides.append(f"train.threads={threads}")
         start = time.time()
@@ -384,15 +417,16 @@ class Retrain:
     figures: tuple[tuple[str, ...], ...]
 
 
-def _budget():
-    """``benchmarks/relation_budget.py`` as a module."""
+def _script(name: str):
+    """``benchmarks/<name>.py`` as a module."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("relation_budget", REPO / "benchmarks" / "relation_budget.py")
-    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    if not hasattr(module, "command"):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    return module
+        sys.modules[name] = module
+    return sys.modules[name]
 
 
 def _graphmatch(recipe: str, overrides: Sequence[str]) -> Callable[[Path], list[str]]:
@@ -406,13 +440,14 @@ def retrains(comps: Sequence[Comparison], root: Path, budget_root: Path | None, 
     jobs = []
     for comp in comps:
         for arm in comp.arms:
-            sets = [*comp.common, *arm.overrides, f"train.seed={seed}", "train.threads=1",
-                    *([f"data.root={data_dir}"] if data_dir else [])]
+            def command(out: Path, comp=comp, arm=arm) -> list[str]:  # a corpus is written when it runs
+                sets = [*comp.overrides(arm, root, data_dir), f"train.seed={seed}", "train.threads=1"]
+                return _graphmatch(arm.recipe, sets)(out)
             figures = tuple((split, m) for split in ("test", "dev") for m in comp.metrics)
-            jobs.append(Retrain(comp.name, arm.label, _graphmatch(arm.recipe, sets),
-                                run_dir(root, comp, arm) / f"seed-{seed}", (arm.label,), figures))
+            jobs.append(Retrain(comp.name, arm.label, command, run_dir(root, comp, arm) / f"seed-{seed}",
+                                (arm.label,), figures))
     if budget_root is not None:
-        budget = _budget()
+        budget = _script("relation_budget")
         for model in budget.MODELS:
             for impl in budget.IMPLS:
                 def command(out: Path, impl=impl, model=model) -> list[str]:

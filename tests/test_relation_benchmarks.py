@@ -258,10 +258,22 @@ def test_verify_finds_the_seed_in_the_document():
     assert len(names) == sum(len(c.arms) for c in results.COMPARISONS) + 4
 
 
-def test_verify_commands_are_valid_single_seed_trainings(tmp_path):
+def test_verify_commands_are_valid_single_seed_trainings(tmp_path, monkeypatch):
     results = _load("results")
-    for job in results.retrains(results.COMPARISONS, Path("runs"), tmp_path / "budget", "DATA"):
+    written = []
+
+    def write_corpus(out, data_dir, share):  # a stand-in for the resampled SemEval corpus
+        out.mkdir(parents=True)
+        (out / "test.tsv").write_text("")
+        written.append((out, data_dir, share))
+        return f"{out}: written"
+
+    monkeypatch.setattr(results._script("imbalanced_relation"), "write_corpus", write_corpus)
+    for job in results.retrains(results.COMPARISONS, tmp_path / "runs", tmp_path / "budget", "DATA"):
         cmd = job.command(tmp_path / "out")
+        if job.table.startswith("imbalanced"):
+            corpus = tmp_path.resolve() / "runs" / "corpora" / "imbalanced-0.8"
+            assert f"data.train_file={corpus}/train.tsv" in cmd and written == [(corpus, "DATA", 0.8)]
         assert cmd[0] == sys.executable and str(tmp_path / "out") in cmd
         if "graphmatch.cli.main" not in cmd:  # the plain baseline script
             assert cmd[1].endswith("baseline_relation.py") and cmd[cmd.index("--seed") + 1] == "42"
