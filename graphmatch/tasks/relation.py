@@ -250,30 +250,32 @@ class RelationTask(Task):
                 out[split] = dataset
         self.vocab = out["train"].vocab
         self.labels = list(out["train"].label_names)
-        if self.data.max_length == "auto":
-            print(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence", file=sys.stderr)
-        self.report_unknown(getattr(out["train"], "unknown", None))
         return out
 
-    def report_unknown(self, unknown: dict[str, Any] | None) -> None:
-        """Log the share of unknown tokens of the training set (when there are any); above
-        :data:`UNKNOWN_WARNING` percent, one warning naming the share and the most frequent
-        unknown tokens or characters."""
+    def unknown_lines(self, unknown: dict[str, Any] | None) -> list[str]:
+        """The share of unknown tokens of the training set as a report line (none when there are
+        none); above :data:`UNKNOWN_WARNING` percent also one warning naming the share and the most
+        frequent unknown tokens or characters."""
         if not unknown or not unknown["share"]:
-            return
+            return []
         share, top = unknown["share"], unknown["top"]
         what = f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer else "the vocabulary"
-        print(f"unknown tokens: {share:.1f} % of the training tokens are not in {what}", file=sys.stderr)
         if share > UNKNOWN_WARNING:
             shown = ", ".join(f"{t} ({n})" for t, n in top)
             warnings.warn(f"{share:.1f} % of the training tokens are unknown to {what} (more than "
                           f"{UNKNOWN_WARNING} %); most frequent unknown: {shown}", stacklevel=2)
+        return [f"unknown tokens: {share:.1f} % of the training tokens are not in {what}"]
 
     def report(self, datasets: dict[str, Dataset]) -> list[str]:
-        """With ``data.kg``: one line per split, how much knowledge its sentences got
-        (:meth:`RelationDataset.coverage <graphmatch.data.relation.RelationDataset.coverage>`),
-        and a warning when the graph matched almost nothing of the training split (another language)."""
+        """The length ``data.max_length: auto`` chose, the share of unknown training tokens
+        (:meth:`unknown_lines`) and, with ``data.kg``, one line per split saying how much knowledge
+        its sentences got (:meth:`RelationDataset.coverage
+        <graphmatch.data.relation.RelationDataset.coverage>`), with a warning when the graph
+        matched almost nothing of the training split (another language)."""
         lines = []
+        if self.data.max_length == "auto":
+            lines.append(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence")
+        lines += self.unknown_lines(getattr(datasets["train"], "unknown", None))
         for split, dataset in datasets.items():
             coverage = dataset.coverage() if isinstance(dataset, RelationDataset) else None
             if coverage is not None:

@@ -102,6 +102,7 @@ def test_chinese_recipes_choose_max_length_from_the_data(tmp_path, cache, capsys
                        recipe="relation/zh_entity_attention")
     assert code == 0
     assert "data.max_length=auto: 23 tokens, the longest training sentence" in capsys.readouterr().err
+    assert "data.max_length=auto: 23 tokens, the longest training sentence" in (run / "summary.md").read_text()
     task, _ = load(run)
     assert task.max_length() == 23
     assert cli(["predict", str(run), "故宫\t北京\t故宫位于北京市中心。"]) == 0
