@@ -25,7 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output", metavar="OUT.jsonl", help="where the JSON lines go (written whole or not at all); "
                                                          "default stdout")
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (length-sorted; default 64)")
-    p.add_argument("--quantize", choices=["int8"], help="int8 dynamic quantization of the linear layers (CPU)")
+    p.add_argument("--quantize", choices=["int8", "int8-per-tensor"],
+                   help="int8 dynamic quantization of the linear layers (CPU): int8 scales the weights per output "
+                        "channel, int8-per-tensor per matrix (less accurate)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default on)")
     p.set_defaults(func=run)

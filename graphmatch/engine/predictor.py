@@ -11,8 +11,10 @@ input order, one row per input::
 ``probabilities`` is there when the model gives one score vector per input (classification);
 ``entities`` is what K-BERT injected (``Task.encode_for_prediction``). ``quantize="int8"``
 replaces every ``nn.Linear`` by its dynamically quantized version
-(:func:`torch.ao.quantization.quantize_dynamic`: int8 weights, activations quantized per batch),
-for prediction on a CPU.
+(:func:`torch.ao.quantization.quantize_dynamic`: int8 weights with one scale per output channel,
+activations quantized per batch), for prediction on a CPU; ``"int8-per-tensor"`` uses one scale
+per weight matrix, as ``quantize_dynamic``'s default (faster to load, less accurate: on MiniLM
+fine-tuned for SemEval 2.5 points of macro-F1 lost against 0.7, ``docs/benchmarks.md``).
 
 Example::
 
@@ -40,7 +42,8 @@ from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.tasks.base import Task
 
-QUANTIZE = ("int8",)
+#: ``quantize`` → the weight quantization of every ``nn.Linear`` (:func:`quantize`)
+QUANTIZE = {"int8": "per-channel", "int8-per-tensor": "per-tensor"}
 Input = str | tuple[str, ...] | Sequence[str]
 
 
@@ -54,11 +57,8 @@ class Predictor:
             raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
         self.task, self.batch_size = task, batch_size
         self.model = model.eval()
-        if quantize == "int8":
-            with warnings.catch_warnings():  # torch's notice that its quantized tensor API will move
-                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*deprecated.*")
-                self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear},
-                                                                    dtype=torch.qint8)
+        if quantize is not None:
+            self.model = quantize_linear(self.model, QUANTIZE[quantize])
 
     @classmethod
     def from_run(cls, run_or_ckpt: str | os.PathLike, batch_size: int = 64, quantize: str | None = None) -> Predictor:
@@ -124,6 +124,19 @@ class Predictor:
             return self.predict(inputs, progress=progress)
         except InputError as err:
             raise ValueError(f"{_name(path)}:{numbers[err.index]}: {err.reason}") from None
+
+
+def quantize_linear(model: torch.nn.Module, weights: str = "per-channel") -> torch.nn.Module:
+    """``model`` with every ``nn.Linear`` dynamically quantized to int8 (a copy): weights with one
+    scale per output channel (``weights="per-channel"``) or per matrix (``"per-tensor"``),
+    activations quantized per batch."""
+    from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
+
+    qconfig = per_channel_dynamic_qconfig if weights == "per-channel" else default_dynamic_qconfig
+    with warnings.catch_warnings():  # torch's notices that its quantization API will move
+        warnings.filterwarnings("ignore", message=".*(quantize_per_tensor|torch.ao.quantization).*deprecated.*")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear: qconfig}, dtype=torch.qint8)
 
 
 def _fields(item: Input) -> tuple[str, str | None]:

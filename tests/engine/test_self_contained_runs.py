@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from tiny_bert import tiny_bert_folder
 
 from graphmatch.cli.main import main as cli
@@ -113,8 +114,15 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
     assert cli(["predict", str(run), "--input", str(tmp_path / "in.csv"), "--quantize", "int8", "--no-progress"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["label"] in row["probabilities"]
-    quantized = Predictor.from_run(run, quantize="int8")
-    assert any("quantized" in type(m).__module__ for m in quantized.model.modules())
+    schemes = {}
+    for quantize in ("int8", "int8-per-tensor"):
+        linears = [m for m in Predictor.from_run(run, quantize=quantize).model.modules()
+                   if "quantized" in type(m).__module__ and hasattr(m, "weight")]
+        assert linears, quantize
+        schemes[quantize] = {m.weight().qscheme() for m in linears}
+    assert schemes == {"int8": {torch.per_channel_affine}, "int8-per-tensor": {torch.per_tensor_affine}}
+    with pytest.raises(ValueError, match="--quantize must be one of int8, int8-per-tensor, got 'int4'"):
+        Predictor.from_run(run, quantize="int4")
 
 
 def test_the_command_in_a_fresh_process(trained, tmp_path):
