@@ -34,9 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_file(args: argparse.Namespace) -> int:
-    """``--input``: every line predicted in length-sorted batches, written in input order."""
-    import torch
-
+    """``--input``: every line predicted in length-sorted batches, written in input order (without
+    gradients inside :meth:`Predictor.predict`; the process's grad mode is left as it was)."""
     from graphmatch.engine.predictor import Predictor, write_jsonl
 
     if args.text is not None or args.show or args.explain:
@@ -44,7 +43,6 @@ def run_file(args: argparse.Namespace) -> int:
     if args.output is not None and args.output != "-" and Path(args.output).is_dir():
         raise ValueError(f"--output {args.output} is a folder; give the file to write (e.g. OUT.jsonl)")
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize)
-    torch.set_grad_enabled(False)
     write_jsonl(predictor.predict_file(args.input, progress=args.progress), args.output)
     return 0
 

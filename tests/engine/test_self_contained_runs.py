@@ -106,6 +106,7 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(LINES[:2]) + "\n"))
     capsys.readouterr()
     assert cli(["predict", str(run), "--input", "-", "--no-progress"]) == 0
+    assert torch.is_grad_enabled()  # the command leaves the process's grad mode alone
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     expected = Predictor.from_run(run).predict(LINES[:2])
     assert [r["label"] for r in rows] == [r["label"] for r in expected]
