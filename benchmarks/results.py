@@ -81,6 +81,14 @@ class Comparison:
         return [s.replace("{corpus}", str(corpus)) for s in sets]
 
 
+#: the shares of the training sentences of the WordNet learning curve (None: all)
+CURVE_SHARES = (None, 0.1, 0.25)
+
+
+def _curve_name(share: float | None) -> str:
+    return f"minilm_wordnet{'' if share is None else f'_{round(share * 100)}'}"
+
+
 COMPARISONS = (
     Comparison(
         "kbert_hownet",
@@ -111,7 +119,7 @@ COMPARISONS = (
     ),
     *(
         Comparison(
-            f"minilm_wordnet{'' if share is None else f'_{round(share * 100)}'}",
+            _curve_name(share),
             "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), "
             + ("all" if share is None else f"the first {round(share * 100)} %")
             + " of the training sentences: WordNet branches on the two entities vs no knowledge",
@@ -123,7 +131,7 @@ COMPARISONS = (
             note="The same dev (800 sentences) and test (2,717) at every training size. "
                  "WordNet 3.0's packaged graph (first-sense type and hypernym, objects only).",
         )
-        for share in (None, 0.1, 0.25)
+        for share in CURVE_SHARES
     ),
 )
 #: the imbalanced relation corpus (issue 21): SemEval resampled to 80 % Other, both BiLSTMs at 20
@@ -148,7 +156,7 @@ IMBALANCED = tuple(
 )
 COMPARISONS = (*COMPARISONS, *IMBALANCED)
 #: the learning curve of docs/results.md: comparison name -> share of the training sentences
-LEARNING_CURVE = {"minilm_wordnet_10": 0.1, "minilm_wordnet_25": 0.25, "minilm_wordnet": 1.0}
+LEARNING_CURVE = {_curve_name(share): share or 1.0 for share in CURVE_SHARES}
 CURVE_PNG = REPO / "docs" / "img" / "learning_curve_wordnet.png"
 
 
