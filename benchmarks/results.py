@@ -133,6 +133,19 @@ COMPARISONS = (
         )
         for share in CURVE_SHARES
     ),
+    Comparison(
+        "sst2_wordnet",
+        "SST-2, all-MiniLM-L6-v2 as a K-BERT encoder (one epoch over 38,400 training sentences): "
+        "WordNet branches vs no knowledge",
+        (Arm("WordNet", "kbert/sst2_minilm_wordnet"),
+         Arm("no knowledge", "kbert/sst2_minilm")),
+        ("accuracy",),
+        seeds=2,
+        common=("train.progress=false", "train.threads=1"),
+        note="Test is GLUE's dev set (872 sentences); dev is the first 2,000 of 6,735 sentences held out "
+             "from GLUE's train split. WordNet 3.0's packaged graph (first-sense type and hypernym), "
+             "at most 2 branches per matched word.",
+    ),
 )
 #: the imbalanced relation corpus (issue 21): SemEval resampled to 80 % Other, both BiLSTMs at 20
 #: epochs (patience off), labels weighted by sqrt(N / (C n_c)) (the Chinese recipes' setting) and not
