@@ -16,7 +16,11 @@ graphmatch code path that inspects, draws or predicts:
 code runs when one of its attributes is first read (``torch._dynamo.OptimizedModule``, ``from
 torch_geometric.datasets import Planetoid``, a submodule import). So a command that needs them
 (training: Lightning uses ``torch._dynamo``) gets them, a few seconds later, unchanged; nothing
-else is touched (``sys.modules`` is filled by the import system itself). Only the command line
+else is touched (``sys.modules`` is filled by the import system itself). One order must be kept:
+transformers' models import DTensor, whose import reaches ``torch._dynamo`` half-way (a circular
+import if ``torch._dynamo`` is loaded only then), so a deferred ``torch._dynamo`` is loaded before
+any module of ``transformers`` is; a command that never imports transformers (K-BERT with its
+own vocabulary) never pays for it. Only the command line
 calls it (:func:`graphmatch.cli.main.entry`); importing graphmatch as a library changes nothing.
 """
 
@@ -43,6 +47,8 @@ class LazyFinder(importlib.abc.MetaPathFinder):
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if name == "torch_geometric" and "torch" not in sys.modules:
             import torch  # noqa: F401
+        if name.partition(".")[0] == "transformers" and "torch._dynamo" in sys.modules:
+            getattr(sys.modules["torch._dynamo"], "config", None)  # loads it if deferred (see above)
         if name not in DEFERRED:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -47,19 +46,7 @@ def run_file(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_dynamo() -> None:
-    """Load ``torch._dynamo`` now if the command deferred it (:mod:`graphmatch.cli.lazy_imports`):
-    transformers' models import DTensor, which reaches torch._dynamo half-way through its own import
-    (a circular import when torch._dynamo is loaded only then). Training gets it from Lightning."""
-    import torch_geometric  # noqa: F401 - binds torch._dynamo (deferred by the command)
-
-    dynamo = sys.modules.get("torch._dynamo")
-    if dynamo is not None:
-        getattr(dynamo, "config", None)
-
-
 def run(args: argparse.Namespace) -> int:
-    _load_dynamo()
     from graphmatch.engine.restore import load, predict_graph
 
     if args.input is not None:

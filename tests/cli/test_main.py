@@ -141,6 +141,25 @@ def test_the_command_defers_pyg_heavy_imports():
     assert out == ["True []", "OptimizedModule KarateClub torch_geometric.datasets True module"]
 
 
+def test_transformers_models_load_after_the_deferral():
+    """transformers' models import DTensor, which needs the whole of torch._dynamo: the finder
+    loads a deferred torch._dynamo before the first transformers module, never earlier."""
+    code = (
+        "import sys\n"
+        "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
+        "defer_heavy_imports()\n"
+        "import torch_geometric\n"
+        "print(type(sys.modules['torch._dynamo']).__name__)\n"
+        "from transformers import BertConfig, BertModel\n"
+        "model = BertModel(BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,\n"
+        "                             intermediate_size=8))\n"
+        "print(type(sys.modules['torch._dynamo']).__name__, type(model).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
+    assert out == ["_LazyModule", "module BertModel"]
+
+
 def test_deferring_twice_adds_one_finder(monkeypatch):
     from graphmatch.cli.lazy_imports import LazyFinder, defer_heavy_imports
 
