@@ -20,8 +20,8 @@ else is touched (``sys.modules`` is filled by the import system itself). One ord
 transformers' models import DTensor, whose import reaches ``torch._dynamo`` half-way (a circular
 import if ``torch._dynamo`` is loaded only then), so a deferred ``torch._dynamo`` is loaded before
 any module of ``transformers`` is; a command that never imports transformers (K-BERT with its
-own vocabulary) never pays for it. Only the command line
-calls it (:func:`graphmatch.cli.main.entry`); importing graphmatch as a library changes nothing.
+own vocabulary) never pays for it. Only the command line calls it
+(:func:`graphmatch.cli.main.entry`); importing graphmatch as a library changes nothing.
 """
 
 from __future__ import annotations

@@ -118,13 +118,18 @@ def test_ctrl_c_is_one_line(boom, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == "graphmatch boom: interrupted"
 
 
+def _after_deferral(body: str) -> list[str]:
+    """The lines ``body`` prints in a fresh interpreter after :func:`defer_heavy_imports` (``sys``
+    imported), as the console script starts."""
+    code = "import sys\nfrom graphmatch.cli.lazy_imports import defer_heavy_imports\ndefer_heavy_imports()\n" + body
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
+
+
 def test_the_command_defers_pyg_heavy_imports():
     """What ``graphmatch inspect``/``show`` import: PyG without torch._dynamo, transformers or PyG's
     datasets; a later use of them still works."""
-    code = (
-        "import sys\n"
-        "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
-        "defer_heavy_imports()\n"
+    out = _after_deferral(
         "from graphmatch.graphs.kbert import SentenceTreeBuilder\n"
         "from graphmatch.graphs.let import LatticePairBuilder\n"
         "import torch_geometric\n"
@@ -136,18 +141,13 @@ def test_the_command_defers_pyg_heavy_imports():
         "print(torch._dynamo.OptimizedModule.__name__, KarateClub.__name__, torch_geometric.datasets.__name__,\n"
         "      sys.modules['torch._dynamo'] is torch._dynamo, type(torch._dynamo).__name__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
     assert out == ["True []", "OptimizedModule KarateClub torch_geometric.datasets True module"]
 
 
 def test_transformers_models_load_after_the_deferral():
     """transformers' models import DTensor, which needs the whole of torch._dynamo: the finder
     loads a deferred torch._dynamo before the first transformers module, never earlier."""
-    code = (
-        "import sys\n"
-        "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
-        "defer_heavy_imports()\n"
+    out = _after_deferral(
         "import torch_geometric\n"
         "print(type(sys.modules['torch._dynamo']).__name__)\n"
         "from transformers import BertConfig, BertModel\n"
@@ -155,8 +155,6 @@ def test_transformers_models_load_after_the_deferral():
         "                             intermediate_size=8))\n"
         "print(type(sys.modules['torch._dynamo']).__name__, type(model).__name__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout.splitlines()
     assert out == ["_LazyModule", "module BertModel"]
 
 

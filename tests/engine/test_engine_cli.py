@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from engine_helpers import TOY, TOY_QUICK, Crash
 
 from graphmatch.cli.main import main
 from graphmatch.engine import train
+from graphmatch.engine.predictor import Predictor
 from graphmatch.engine.runs import read_yaml
 
 
@@ -174,10 +177,6 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     """``graphmatch predict --input`` as the console script runs it: a model that needs no
     transformers module never loads the deferred ``torch._dynamo`` (sympy with it: seconds of
     start-up), and its rows are those of :class:`Predictor`."""
-    import subprocess
-    import sys
-
-    from graphmatch.engine.predictor import Predictor
 
     run = tmp_path / "quick"
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "model.hidden=8", "--out", str(run)]) == 0
