@@ -177,7 +177,6 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     """``graphmatch predict --input`` as the console script runs it: a model that needs no
     transformers module never loads the deferred ``torch._dynamo`` (sympy with it: seconds of
     start-up), and its rows are those of :class:`Predictor`."""
-
     run = tmp_path / "quick"
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "model.hidden=8", "--out", str(run)]) == 0
     (tmp_path / "in.tsv").write_text("自然语言\t处理\n好\t坏\n", encoding="utf-8")
