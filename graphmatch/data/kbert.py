@@ -354,9 +354,16 @@ def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entit
     """The :class:`SentenceTreeBuilder` options of a dataset kind. The NER rule, as K-BERT's NER
     script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``.
     ``tokenization="wordpiece"`` (English word pieces, uncased when ``lowercase``) adds the
-    tokenizer, its case and K-Query's stop words and longest match; NER is refused (its tags are
-    one per character)."""
+    tokenizer, its case and K-Query's stop words and longest match; ``"sentencepiece"`` (a
+    SentencePiece checkpoint such as e5) the tokenizer, queried by the trie over characters; NER
+    is refused for both (its tags are one per character)."""
     ner = kind == "ner"
+    if tokenization == "sentencepiece":
+        if ner:
+            raise ValueError("K-BERT NER tags characters; SentencePiece pieces (e5, XLM-R) take classification and "
+                             "pair data only")
+        return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
+                "predicate": True, "add_cls": True, "tokenizer": "sentencepiece"}
     if tokenization == "wordpiece":
         if ner:
             raise ValueError("K-BERT NER tags characters; word pieces (an English checkpoint) take classification "
@@ -381,7 +388,7 @@ def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
     """The :func:`tree_options` ``names`` of a builder, as they key a cache."""
-    derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "chars",
+    derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "sentencepiece" if builder.subword else "chars",
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words)}
     return {name: derived[name]() if name in derived else getattr(builder, name) for name in names}
 

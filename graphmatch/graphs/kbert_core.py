@@ -86,7 +86,7 @@ import numpy as np
 
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.ragged_np import ptr, ranges
-from graphmatch.text import CharTokenizer, Pieces, WordPieceTokenizer, get_segmenter
+from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
 
 #: the tags K-BERT's reference never splits (``brain/config.py: NEVER_SPLIT_TAG``)
 SPECIAL_TAGS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[ENT]", "[SUB]", "[PRE]", "[OBJ]")
@@ -394,7 +394,7 @@ class TreeCore:
     def __init__(
         self,
         kg: KnowledgeGraph | None,
-        tokenizer: CharTokenizer | WordPieceTokenizer,
+        tokenizer: CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer,
         max_length: int = DEFAULT_MAX_LENGTH,
         max_entities: int = 2,
         predicate: bool = True,
@@ -409,6 +409,10 @@ class TreeCore:
         hang_after: Collection[str] = (),
     ):
         pieces = isinstance(tokenizer, WordPieceTokenizer)
+        subword = isinstance(tokenizer, SentencePieceTokenizer)
+        if subword and (mode == "reference" or query == "words"):
+            raise ValueError("a SentencePiece tokenizer queries the KG by the trie over characters in the default "
+                             "mode (query='trie', mode='default')")
         if query is None:
             query = "words" if pieces else "trie"
         if mode not in ("default", "reference"):
@@ -439,6 +443,9 @@ class TreeCore:
         self.tag_to_id = dict(tag_to_id) if tag_to_id is not None else None
         self.keep_text = keep_text
         self.pieces = pieces
+        self.subword = subword
+        #: SentencePiece mode: K-Query matches seen and those that cut through a piece (re-tokenised)
+        self.cut_counts = [0, 0]
         self.stop_words = frozenset(STOP_WORDS if stop_words is None else stop_words)
         self.max_words = max_words
         self.hang_after = frozenset(hang_after)
@@ -449,13 +456,18 @@ class TreeCore:
         self._token_id = tokenizer.exact_id if self._reference else tokenizer.token_to_id
         self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
         self._folded = _CodeTable(lambda ch: ord(_fold_char(ch)))
+        self._space = _CodeTable(lambda ch: int(ch.isspace()))
         self._values: dict[str, _Values | None] = {}
         self._trie: FlatTrie | None = None
         self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
         cls = [(CLS, _TAG, 0)] if add_cls else []
+        # the checkpoint's pair layout: BERT [CLS] a [SEP] b [SEP] with b in segment 1; XLM-R / e5
+        # <s> a </s></s> b </s>, all in segment 0 (its tokenizer's pair template says so)
+        seps, seg_b = getattr(tokenizer, "pair_separators", 1), int(getattr(tokenizer, "pair_segments", True))
         self._templates = {  # keyed by "is a pair"
             False: _template(cls + [("a", _TEXT_A, 0)]),
-            True: _template(cls + [("a", _TEXT_A, 0), (SEP, _TAG, 0), ("b", _TEXT_B, 1), (SEP, _TAG, 1)]),
+            True: _template(cls + [("a", _TEXT_A, 0), *[(SEP, _TAG, 0)] * seps, ("b", _TEXT_B, seg_b),
+                                   (SEP, _TAG, seg_b)]),
         }
 
     # ------------------------------------------------------------------ checks
@@ -472,7 +484,7 @@ class TreeCore:
             return
         if self.tag_to_id is None:
             raise ValueError("tags given but the builder has no tag_to_id")
-        if self.pieces:
+        if self.pieces or self.subword:
             raise ValueError("NER tags are per character: they need a character tokenizer, not word pieces")
         if text_b is not None:
             raise ValueError("tags apply to a single text, not to a pair")
@@ -520,7 +532,10 @@ class TreeCore:
         elif self.pieces:
             specials, part, pieces = self._added_tags(layout), *self._encode(layout)
             matches = self._word_query(layout, part, pieces)
-            trunk = self._piece_trunk(layout, specials, part, pieces)
+            trunk = self._piece_trunk(layout, specials, layout.part_start[part], pieces)
+        elif self.subword:
+            specials, matches = self._added_tags(layout), self._whole_words(layout, self._query_words(layout))
+            trunk = self._piece_trunk(layout, specials, *self._cut_pieces(layout, matches))
         else:
             specials, matches = self._added_tags(layout), self._query_words(layout)
             trunk = self._trunk(layout, specials, pair=pair)
@@ -615,6 +630,57 @@ class TreeCore:
         specials = _Spans(start[is_tag], end[is_tag], [w for w in words if w in SPECIAL_TAGS])
         return specials, _Spans(start, end, words)
 
+    def _whole_words(self, layout: _Layout, matches: _Spans) -> _Spans:
+        """SentencePiece mode: the matches that do not start or end inside a run of ASCII letters
+        and digits (``cat`` is not matched in ``category``; Chinese is matched anywhere)."""
+        if not len(matches.start):
+            return matches
+        codes = np.append(layout.codes, 0)
+        word = ((codes >= 48) & (codes <= 57)) | ((codes | 32) >= 97) & ((codes | 32) <= 122)
+        inside = (word[matches.start] & word[matches.start - 1] & (matches.start > 0)) | (
+            word[matches.end - 1] & word[matches.end])
+        index = (~inside).nonzero()[0]
+        return _Spans(matches.start[index], matches.end[index], [matches.text[i] for i in index.tolist()])
+
+    def _cut_pieces(self, layout: _Layout, matches: _Spans) -> tuple[np.ndarray, Pieces]:
+        """SentencePiece mode: the pieces of every text such that every match starts and ends on a
+        piece boundary. A text is tokenised whole; where a match starts or ends inside a piece
+        (``进一步`` in ``进一步加强``), the text is cut there and each part tokenised on its own, the
+        parts after the first as continuations (no ``▁``). Returns the layout offset of every
+        tokenised part and the parts' pieces."""
+        part = layout.text_parts
+        lo, hi = layout.part_start[part], layout.part_start[part + 1]
+        texts = [layout.string[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+        pieces = self.tokenizer.encode_many(texts)
+        bound = np.zeros(len(layout.codes) + 1, dtype=bool)
+        bound[lo.repeat(np.diff(pieces.piece_ptr)) + pieces.start] = True
+        bound[hi] = True
+        space = self._space(layout.codes).astype(bool)
+        bound[:-1] |= space
+        bound[1:] |= space
+        cuts = np.concatenate((matches.start, matches.end))
+        cuts = np.unique(cuts[~bound[cuts]])
+        self.cut_counts[0] += len(matches.start)
+        self.cut_counts[1] += int((~bound[matches.start] | ~bound[matches.end]).sum())
+        if not len(cuts):
+            return lo, pieces
+        seg_lo = np.sort(np.concatenate((lo, cuts)))
+        seg_text = lo.searchsorted(seg_lo, side="right") - 1
+        seg_hi = np.append(seg_lo[1:], 0)
+        last = np.append(seg_text[1:] != seg_text[:-1], True)
+        seg_hi[last] = hi[seg_text[last]]
+        first = seg_lo == lo[seg_text]
+        parts = [layout.string[a:b] for a, b in zip(seg_lo.tolist(), seg_hi.tolist(), strict=True)]
+        out = [(np.flatnonzero(flag), self.tokenizer.encode_many([parts[i] for i in np.flatnonzero(flag).tolist()],
+                                                                 prefix=bool(prefix)))
+               for prefix, flag in ((True, first), (False, ~first))]
+        piece_seg = np.concatenate([which.repeat(np.diff(p.piece_ptr)) for which, p in out])
+        order = np.argsort(piece_seg, kind="stable")
+        ids, start, end = (np.concatenate([getattr(p, f) for _, p in out])[order] for f in ("ids", "start", "end"))
+        tokens = np.array([t for _, p in out for t in p.tokens] or [""], dtype=object)[order].tolist()
+        counts = np.bincount(piece_seg, minlength=len(seg_lo))
+        return seg_lo, Pieces(ids, start, end, tokens, ptr(counts), start, end, np.arange(len(ids) + 1), ptr(counts))
+
     def _flat_trie(self) -> FlatTrie:
         """The K-Query trie: the subjects, or in reference mode the stripped subjects and the
         special tags (pkuseg's user dictionary); built on first use."""
@@ -693,10 +759,11 @@ class TreeCore:
             seg = layout.char_seg[char]
         return _Trunk(char, token_input, token_ptr, ordinal, ids[char], seg, chars_before)
 
-    def _piece_trunk(self, layout: _Layout, specials: _Spans, part: np.ndarray, pieces: Pieces) -> _Trunk:
-        """Word-piece mode: the pieces of every text and the tags, in layout order."""
-        piece_part = np.arange(len(part)).repeat(np.diff(pieces.piece_ptr))
-        start = np.concatenate((layout.part_start[part][piece_part] + pieces.start, specials.start))
+    def _piece_trunk(self, layout: _Layout, specials: _Spans, offsets: np.ndarray, pieces: Pieces) -> _Trunk:
+        """Word-piece and SentencePiece modes: the pieces of every tokenised text (starting at
+        ``offsets`` in the layout) and the tags, in layout order."""
+        piece_part = np.arange(len(offsets)).repeat(np.diff(pieces.piece_ptr))
+        start = np.concatenate((offsets[piece_part] + pieces.start, specials.start))
         order = np.argsort(start, kind="stable")
         char = start[order]
         ids = np.concatenate((pieces.ids, [self._tag_id(t) for t in specials.text])).astype(np.int64)[order]
@@ -745,7 +812,7 @@ class TreeCore:
         whitespace from a value; the reference keeps every code point."""
         if subject in self._values:
             return self._values[subject]
-        if self.pieces:
+        if self.pieces or self.subword:
             self._values[subject] = self._piece_values(subject)
             return self._values[subject]
         result = None
@@ -763,9 +830,14 @@ class TreeCore:
         return result
 
     def _piece_values(self, subject: str) -> _Values | None:
-        """Word-piece mode: the values of ``subject`` (predicate, space, object) as pieces."""
-        texts = self.kg.values(subject, self.max_entities, self.predicate, joiner=" ")
-        pieces = self.tokenizer.encode_many(texts)
+        """Word-piece mode: the values of ``subject`` (predicate, space, object) as pieces;
+        SentencePiece mode: predicate and object glued, as the continuation of the word (no ``▁``)."""
+        if self.subword:
+            texts = self.kg.values(subject, self.max_entities, self.predicate)
+            pieces = self.tokenizer.encode_many(texts, prefix=False)
+        else:
+            texts = self.kg.values(subject, self.max_entities, self.predicate, joiner=" ")
+            pieces = self.tokenizer.encode_many(texts)
         lengths = np.diff(pieces.piece_ptr)
         if not lengths.any():
             return None

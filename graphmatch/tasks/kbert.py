@@ -30,7 +30,8 @@ from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import pretrained
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
-from graphmatch.text.checkpoint import tokenization_of
+from graphmatch.text.checkpoint import tokenization_of, vocab_size
+from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
 BACKENDS = ("ours", "hf")
@@ -49,10 +50,12 @@ class KBertData:
     kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
     max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
     max_entities: int = key(2, "branches injected per word", interval="[0, inf)")
-    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
-    tokenization: Literal["auto", "chars", "wordpiece"] = key(
-        "auto", "chars (Chinese characters), wordpiece (an English checkpoint's word pieces; no NER), or auto: word "
-                "pieces when under half of the vocabulary's entries are CJK characters")
+    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's (its vocab.txt, or a SentencePiece "
+                                  "tokenizer.json), else Google's Chinese vocabulary")
+    tokenization: Literal["auto", "chars", "wordpiece", "sentencepiece"] = key(
+        "auto", "chars (Chinese characters), wordpiece (an English checkpoint's word pieces; no NER), sentencepiece "
+                "(a SentencePiece checkpoint's pieces, e.g. e5-small; no NER), or auto: sentencepiece for a "
+                "tokenizer.json, word pieces when under half of the vocabulary's entries are CJK characters")
     limit: SampleLimits = key(SampleLimits(), "samples used per split; a count reads only the first N lines "
                                               "(graphs are built for them only)")
     mode: Literal["default", "reference"] = key("default", "the tree builder's mode (reference = the official "
@@ -124,8 +127,12 @@ class KBertTask(Task):
         if self.pretrained is not None and self.pretrained.vocab is not None:
             return self.pretrained.vocab
         if self.pretrained is not None:
+            spm = self.pretrained.folder / "tokenizer.json"
+            if spm.is_file() and is_sentencepiece(spm):
+                return spm
             raise FileNotFoundError(f"model.pretrained: no vocab.txt in the checkpoint folder {self.pretrained.folder} "
-                                    "(K-BERT reads a BERT vocabulary; or give data.vocab)")
+                                    "(K-BERT reads a BERT vocabulary or a SentencePiece tokenizer.json; or give "
+                                    "data.vocab)")
         return locate("kbert/vocab/google_vocab.txt", d["root"])
 
     def tokenization(self) -> tuple[str, bool]:
@@ -135,8 +142,8 @@ class KBertTask(Task):
         is read once per task (every split and the builder ask)."""
         if self._tokenization is None:
             kind = tokenization_of(self.vocab_path(), self.data.tokenization)
-            if kind == "wordpiece" and self.kind == "ner":
-                raise ValueError(f"data.tokenization: {self.vocab_path()} is a word-piece vocabulary, and K-BERT NER "
+            if kind in ("wordpiece", "sentencepiece") and self.kind == "ner":
+                raise ValueError(f"data.tokenization: {self.vocab_path()} is a {kind} vocabulary, and K-BERT NER "
                                  f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
             lowercase = WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
             self._tokenization = kind, lowercase
@@ -298,15 +305,15 @@ class KBertTask(Task):
             config = MaskTransformerConfig.from_pretrained(self.pretrained, **overrides)
         else:
             config = MaskTransformerConfig(
-                vocab_size=_count_lines(self.vocab_path()), hidden_size=m.hidden_size,
+                vocab_size=vocab_size(self.vocab_path()), hidden_size=m.hidden_size,
                 num_hidden_layers=m.num_layers, num_attention_heads=m.num_heads,
                 intermediate_size=m.intermediate_size, max_position_embeddings=m.max_position, **overrides)
         if self.data.max_length > config.max_position_embeddings:
             raise ValueError(f"data.max_length ({self.data.max_length}) exceeds the encoder's "
                              f"max_position_embeddings ({config.max_position_embeddings})")
-        vocab_size = _count_lines(self.vocab_path())
-        if vocab_size > config.vocab_size:
-            raise ValueError(f"the vocabulary {self.vocab_path()} has {vocab_size} entries but the encoder "
+        entries = vocab_size(self.vocab_path())
+        if entries > config.vocab_size:
+            raise ValueError(f"the vocabulary {self.vocab_path()} has {entries} entries but the encoder "
                              f"only {config.vocab_size} token embeddings")
         return config
 
@@ -415,6 +422,3 @@ def _has_uer_head(model: KBert, state: dict[str, torch.Tensor]) -> bool:
     return bool(head) and all(name in state and state[name].shape == own[ours].shape for ours, name in head.items())
 
 
-def _count_lines(path: Path) -> int:
-    with open(path, encoding="utf-8") as f:
-        return sum(1 for _ in f)

@@ -10,6 +10,7 @@ from graphmatch.text.segmenters import (
     get_segmenter,
     lattice,
 )
+from graphmatch.text.sentencepiece import SentencePieceTokenizer
 from graphmatch.text.tokenizer import CharTokenizer, Encoding
 from graphmatch.text.vocab import Vocab, load_word_vectors
 from graphmatch.text.wordpiece import Pieces, WordPieceTokenizer
@@ -21,6 +22,7 @@ __all__ = [
     "Pieces",
     "PkusegSegmenter",
     "Segmenter",
+    "SentencePieceTokenizer",
     "Span",
     "ThulacSegmenter",
     "Vocab",

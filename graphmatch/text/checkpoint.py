@@ -4,7 +4,9 @@ Chinese character vocabulary from an English word-piece one.
 
 ``tokenization="auto"`` reads the vocabulary and takes word pieces when under half of its
 entries are single CJK characters (bare or ``##``-continued): Google's Chinese BERT vocabulary
-has 14,644 of 21,128 (69 %), MiniLM's (English, uncased) 492 of 30,522 (1.6 %).
+has 14,644 of 21,128 (69 %), MiniLM's (English, uncased) 492 of 30,522 (1.6 %). A checkpoint
+without ``vocab.txt`` whose ``tokenizer.json`` is a SentencePiece one (XLM-R, multilingual-e5:
+:func:`~graphmatch.text.sentencepiece.is_sentencepiece`) is read as ``"sentencepiece"``.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import unicodedata
 from pathlib import Path
 
 from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint
+from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
 from graphmatch.text.tokenizer import CharTokenizer
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
-TOKENIZATIONS = ("auto", "chars", "wordpiece")
+TOKENIZATIONS = ("auto", "chars", "wordpiece", "sentencepiece")
 
 
 def checkpoint_folder(name_or_path: str | os.PathLike, key: str = "--pretrained") -> Path:
@@ -45,25 +48,41 @@ def is_wordpiece_vocab(vocab: str | os.PathLike) -> bool:
 
 
 def tokenization_of(vocab: str | os.PathLike, tokenization: str = "auto") -> str:
-    """``"chars"`` or ``"wordpiece"``: ``tokenization`` itself, or for ``"auto"`` what the
-    vocabulary is (:func:`is_wordpiece_vocab`)."""
+    """``"chars"``, ``"wordpiece"`` or ``"sentencepiece"``: ``tokenization`` itself, or for ``"auto"``
+    what the vocabulary is (a ``tokenizer.json``: SentencePiece; a ``vocab.txt``: :func:`is_wordpiece_vocab`).
+    A ``tokenizer.json`` reads as SentencePiece pieces only."""
     if tokenization not in TOKENIZATIONS:
         raise ValueError(f"tokenization must be one of {', '.join(TOKENIZATIONS)}, got {tokenization!r}")
+    if Path(vocab).name == "tokenizer.json":
+        if not is_sentencepiece(vocab):
+            raise ValueError(f"{vocab}: not a SentencePiece tokenizer (no Metaspace pre-tokenizer) and no vocab.txt "
+                             "beside it")
+        if tokenization not in ("auto", "sentencepiece"):
+            raise ValueError(f"tokenization {tokenization!r} needs a vocab.txt; {vocab} is a SentencePiece "
+                             "tokenizer: use sentencepiece (or auto)")
+        return "sentencepiece"
+    if tokenization == "sentencepiece":
+        raise ValueError(f"tokenization 'sentencepiece' needs a SentencePiece tokenizer.json; {vocab} is a vocab.txt")
     if tokenization != "auto":
         return tokenization
     return "wordpiece" if is_wordpiece_vocab(vocab) else "chars"
 
 
 def checkpoint_vocab(folder: str | os.PathLike) -> Path:
-    """``folder/vocab.txt``; a folder without one is a one-line error."""
+    """``folder/vocab.txt``, else a SentencePiece ``folder/tokenizer.json``; a folder with neither is
+    a one-line error."""
     vocab = Path(folder) / "vocab.txt"
-    if not vocab.is_file():
-        raise FileNotFoundError(f"no vocab.txt (a BERT vocabulary) in the checkpoint folder {folder}")
-    return vocab
+    if vocab.is_file():
+        return vocab
+    spm = Path(folder) / "tokenizer.json"
+    if spm.is_file() and is_sentencepiece(spm):
+        return spm
+    raise FileNotFoundError(f"no vocab.txt (a BERT vocabulary) nor SentencePiece tokenizer.json in the checkpoint "
+                            f"folder {folder}")
 
 
 def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "auto",
-                         key: str = "--pretrained") -> CharTokenizer | WordPieceTokenizer:
+                         key: str = "--pretrained") -> CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """The K-BERT tokenizer of a checkpoint folder or short name: its ``vocab.txt`` as
     :func:`tokenizer_for` says, uncased as its ``tokenizer_config.json`` says."""
     folder = checkpoint_folder(name_or_path, key)
@@ -71,12 +90,24 @@ def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "a
 
 
 def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
-                  lowercase: bool = True) -> CharTokenizer | WordPieceTokenizer:
-    """The K-BERT tokenizer of a vocabulary: characters or word pieces (:func:`tokenization_of`)."""
-    if tokenization_of(vocab, tokenization) == "wordpiece":
+                  lowercase: bool = True) -> CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer:
+    """The K-BERT tokenizer of a vocabulary: characters, word pieces or SentencePiece pieces
+    (:func:`tokenization_of`)."""
+    kind = tokenization_of(vocab, tokenization)
+    if kind == "wordpiece":
         return WordPieceTokenizer(vocab, lowercase=lowercase)
+    if kind == "sentencepiece":
+        return SentencePieceTokenizer(vocab)
     return CharTokenizer(vocab)
 
 
+def vocab_size(vocab: str | os.PathLike) -> int:
+    """Entries of a ``vocab.txt`` (its lines) or of a ``tokenizer.json`` (pieces and added tokens)."""
+    if Path(vocab).name == "tokenizer.json":
+        return len(SentencePieceTokenizer(vocab))
+    with open(vocab, encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
 __all__ = ["TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab", "is_wordpiece_vocab",
-           "tokenization_of", "tokenizer_for"]
+           "tokenization_of", "tokenizer_for", "vocab_size"]

@@ -11,7 +11,8 @@ def test_auto_tells_chinese_characters_from_english_word_pieces(shared_data, min
     assert not is_wordpiece_vocab(chinese) and tokenization_of(chinese) == "chars"
     assert is_wordpiece_vocab(minilm / "vocab.txt") and tokenization_of(minilm / "vocab.txt") == "wordpiece"
     assert tokenization_of(chinese, "wordpiece") == "wordpiece"  # an explicit choice wins
-    with pytest.raises(ValueError, match="tokenization must be one of auto, chars, wordpiece, got 'pieces'"):
+    with pytest.raises(ValueError,
+                       match="tokenization must be one of auto, chars, wordpiece, sentencepiece, got 'pieces'"):
         tokenization_of(chinese, "pieces")
     half = tmp_path / "vocab.txt"  # 4 CJK entries of 10: word pieces; of 8 (not under half): characters
     half.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n##ab\n中\n国\n##人\n大\n", encoding="utf-8")

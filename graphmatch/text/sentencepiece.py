@@ -1,0 +1,158 @@
+"""The pieces of a SentencePiece checkpoint (XLM-R, multilingual-e5: ``tokenizer.json``), with offsets.
+
+A SentencePiece tokenizer writes the text with ``▁`` for every space (and one before the text)
+and cuts the whole string into the pieces of highest probability (Unigram) or by merges
+(BPE); a piece may hold several Chinese characters (``进一步加强``). :class:`SentencePieceTokenizer`
+runs the checkpoint's own fast tokenizer (``tokenizers``) and keeps, for every piece, the
+characters it covers in the original text: a piece that starts with ``▁`` starts at its first
+character that is not a space.
+
+:meth:`SentencePieceTokenizer.encode_many` with ``prefix=False`` reads each text as the
+continuation of a text (no ``▁`` before it): the pieces of a text cut at given offsets, and
+injected K-BERT branches, which follow their word without a space.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from graphmatch.ragged_np import ptr
+from graphmatch.text.tokenizer import SPECIAL_TOKENS
+from graphmatch.text.wordpiece import Pieces
+
+_META = "\u2581"
+#: the checkpoint's names of BERT's special tokens, looked up in ``special_tokens_map.json``
+_ROLES = {"[PAD]": "pad_token", "[UNK]": "unk_token", "[CLS]": "cls_token", "[SEP]": "sep_token",
+          "[MASK]": "mask_token"}
+_DEFAULTS = {"[PAD]": "<pad>", "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>", "[MASK]": "<mask>"}
+
+
+def is_sentencepiece(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a ``tokenizer.json`` whose pre-tokenizer is SentencePiece's ``Metaspace``."""
+    try:
+        spec = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    found = spec.get("pre_tokenizer") or {}
+    steps = found.get("pretokenizers", [found]) if isinstance(found, dict) else []
+    return any(isinstance(s, dict) and s.get("type") == "Metaspace" for s in steps)
+
+
+class SentencePieceTokenizer:
+    """A checkpoint's SentencePiece ``tokenizer.json``, with BERT's special-token names as aliases.
+
+    Args:
+        path: the ``tokenizer.json``; ``special_tokens_map.json`` beside it names the special
+            tokens (default ``<s>``, ``</s>``, ``<pad>``, ``<unk>``, ``<mask>``).
+
+    Attributes:
+        pair_separators: separator tokens between the texts of a pair, from the pair template of
+            the tokenizer (XLM-R: ``<s> A </s></s> B </s>``, 2).
+        pair_segments: whether the second text of a pair has segment (type) id 1 in that template.
+    """
+
+    lowercase = False
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self._fast = Tokenizer.from_file(str(self.path))
+        except Exception as err:  # a file the tokenizers library cannot read: one line naming it
+            raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
+        # continuations (a text cut at an offset, an injected branch): no ▁ before the text
+        self._inner = Tokenizer.from_str(json.dumps(_without_prefix(json.loads(self._fast.to_str()))))
+        self.vocab = self._fast.get_vocab(with_added_tokens=True)
+        names = dict(_DEFAULTS)
+        special_map = self.path.parent / "special_tokens_map.json"
+        if special_map.is_file():
+            declared = json.loads(special_map.read_text(encoding="utf-8"))
+            for bert, role in _ROLES.items():
+                value = declared.get(role)
+                value = value.get("content") if isinstance(value, dict) else value
+                if isinstance(value, str):
+                    names[bert] = value
+        missing = [names[t] for t in SPECIAL_TOKENS if names[t] not in self.vocab]
+        if missing:
+            raise ValueError(f"{self.path}: the tokenizer lacks the special tokens {missing}")
+        self.aliases = {t: self.vocab[names[t]] for t in SPECIAL_TOKENS}
+        self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (self.aliases[t] for t in SPECIAL_TOKENS)
+        a, b = (self._fast.encode(t, add_special_tokens=False) for t in ("a", "b"))
+        single, pair = self._fast.post_process(a), self._fast.post_process(a, b)
+        self.pair_separators = max(1, pair.ids.count(self.sep_id) - single.ids.count(self.sep_id))
+        self.pair_segments = bool(pair.type_ids) and pair.type_ids[-2] != 0  # B's last piece, before its </s>
+        self._itos = {i: t for t, i in self.vocab.items()}
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike) -> SentencePieceTokenizer:
+        """The tokenizer of a checkpoint folder (its ``tokenizer.json``)."""
+        file = Path(path) / "tokenizer.json"
+        if not file.is_file():
+            raise FileNotFoundError(f"no tokenizer.json in {path}")
+        return cls(file)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self.vocab)} pieces)"
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def exact_id(self, token: str) -> int:
+        """The id of a piece, or of a BERT tag (``[CLS]`` → ``<s>``, ``[SEP]`` → ``</s>``); ``<unk>`` on a miss."""
+        found = self.aliases.get(token)
+        return found if found is not None else self.vocab.get(token, self.unk_id)
+
+    token_to_id = exact_id
+
+    def id_to_token(self, index: int) -> str:
+        return self._itos[index]
+
+    def encode_many(self, texts: Sequence[str], prefix: bool = True) -> Pieces:
+        """The pieces of every text (no special tokens), offsets in each text; with ``prefix=False``
+        each text is read as a continuation (no ``▁`` before it). Every piece is its own word."""
+        fast = self._fast if prefix else self._inner
+        encodings = fast.encode_batch(list(texts), add_special_tokens=False)
+        counts = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
+        total = int(counts.sum())
+        ids = np.fromiter(chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
+        offsets = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encodings)),
+                              dtype=np.int64, count=2 * total).reshape(total, 2)
+        tokens = list(chain.from_iterable(e.tokens for e in encodings))
+        start, end = offsets[:, 0].copy(), offsets[:, 1].copy()
+        text_of = np.arange(len(encodings)).repeat(counts)
+        for i in (np.char.startswith(np.array(tokens, dtype=str), _META) & (end - start > 1)).nonzero()[0].tolist():
+            text = texts[text_of[i]]
+            while start[i] < end[i] - 1 and text[start[i]].isspace():  # the ▁ stands for a space: skip it
+                start[i] += 1
+        piece_ptr = ptr(counts)
+        word_ptr = np.arange(total + 1)
+        return Pieces(ids, start, end, tokens, piece_ptr, start, end, word_ptr, piece_ptr)
+
+    def tokenize(self, text: str) -> list[str]:
+        """The pieces of ``text``."""
+        return self._fast.encode(text, add_special_tokens=False).tokens
+
+
+def _without_prefix(node):
+    """The JSON of a tokenizer (or a part of it) with every ``Metaspace`` putting no ``▁`` before the text."""
+    if isinstance(node, dict):
+        if node.get("type") == "Metaspace":
+            node = {**node, "prepend_scheme": "never"}
+            node.pop("add_prefix_space", None)
+        return {k: _without_prefix(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_without_prefix(v) for v in node]
+    return node
+
+
+__all__ = ["SentencePieceTokenizer", "is_sentencepiece"]
