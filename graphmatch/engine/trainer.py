@@ -14,7 +14,7 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 from lightning.fabric.utilities.exceptions import MisconfigurationException
-from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, TQDMProgressBar
+from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, ModelSummary, TQDMProgressBar
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
@@ -205,8 +205,8 @@ def build_trainer(
         # state, so last.ckpt has its own callback, listed after `select` so it stores its updated state
         latest = ModelCheckpoint(dirpath=run_dir, filename="last", save_top_k=1, enable_version_counter=False)
         cbs = [select, latest, *cbs]
-        if t["progress"]:
-            cbs.append(StderrProgressBar())
+        if t["progress"]:  # the plain summary is logged (stderr); the rich one Lightning prefers prints on stdout
+            cbs += [StderrProgressBar(), ModelSummary()]
         if t["patience"]:
             cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t["patience"]))
         settings = {
