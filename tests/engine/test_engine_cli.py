@@ -41,6 +41,7 @@ def test_resume_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixt
     run = tmp_path / "broken"
     with pytest.raises(RuntimeError, match="simulated crash"):
         train(TOY_QUICK, ["train.epochs=2"], run, callbacks=[Crash(at_epoch=1)])
+    capsys.readouterr()
     assert main(["evaluate", str(run)]) == 0  # its best.ckpt, said to be of an incomplete run
     captured = capsys.readouterr()
     assert captured.err == (f"graphmatch evaluate: warning: run folder {run} is incomplete (interrupted: no COMPLETE "
