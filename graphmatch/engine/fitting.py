@@ -19,8 +19,10 @@ from lightning.pytorch.callbacks import Callback
 from graphmatch.engine import runs
 from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
+from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.module import TaskModule
 from graphmatch.engine.provenance import provenance
+from graphmatch.engine.run_callbacks import EpochLines, EvaluateLastStep
 from graphmatch.engine.run_files import store_run_files
 from graphmatch.engine.signals import StopOnSignal
 from graphmatch.engine.trainer import build_trainer
@@ -115,19 +117,26 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
     with it, and write the run's results into ``run_dir``: predictions, ``history.json``,
     ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.provenance.provenance`) and
     ``summary.md``. Returns the metrics in the process that wrote them (global rank 0), else ``None``."""
-    config, task, module, splits, monitor = setup.config, setup.task, setup.module, setup.splits, setup.monitor
+    config, module, splits, monitor = setup.config, setup.module, setup.splits, setup.monitor
     t = config["train"]
     data = datamodule(config, splits)
     shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
-    stop = StopOnSignal(run_dir)
-    trainer = build_trainer(config, run_dir, monitor, [*callbacks, stop], math.ceil(shard / t["batch_size"]))
+    steps_per_epoch = math.ceil(shard / t["batch_size"])
+    total_steps = t["epochs"] * steps_per_epoch
+    if t["max_steps"]:
+        total_steps = min(total_steps, t["max_steps"])
+    stop = StopOnSignal(run_dir, total_steps)
+    extra: list[Callback] = [EvaluateLastStep(total_steps)]
+    if not t["progress"]:
+        extra.append(EpochLines(monitor, t["epochs"]))
+    trainer = build_trainer(config, run_dir, monitor, [*callbacks, *extra, stop], steps_per_epoch)
     with stop.catching():
         trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
         raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
     if not best:
-        raise runs.RunError("no checkpoint was selected: dev was never evaluated (is the training set empty?)")
+        raise runs.RunError(f"no checkpoint was selected: dev was never evaluated: {never_evaluated(splits, trainer)}")
     train_time = module.elapsed()
     history = list(module.history)
 
@@ -137,6 +146,29 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         trainer.test(module, datamodule=data, ckpt_path=best, verbose=False)
     if not trainer.is_global_zero:
         return None
+    with disk_full_said(run_dir, run_dir=run_dir):  # a full disk keeps the checkpoints and says how to go on
+        return write_results(setup, run_dir, trainer, train_time, history, selected)
+
+
+def never_evaluated(splits: Mapping[str, IndexedDataset], trainer: pl.Trainer) -> str:
+    """Why a run ended without a dev evaluation, from what it had."""
+    train, dev = len(splits["train"]), len(splits["dev"])
+    if train == 0:
+        return "the training split has no samples (look at the training file and data.limit.train)"
+    if dev == 0:
+        return "the dev split has no samples (look at the dev file and data.limit.dev)"
+    if trainer.global_step == 0:
+        return f"no training step was taken ({train} training samples; look at train.max_steps and train.epochs)"
+    return (f"{trainer.global_step} training steps were taken on {train} samples, but no dev evaluation gave "
+            f"dev/{trainer.checkpoint_callback.monitor if trainer.checkpoint_callback else '?'} (are the dev labels "
+            "missing?)")
+
+
+def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: float,
+                  history: list[dict[str, Any]], selected: Mapping[str, int]) -> dict[str, Any]:
+    """The files of a finished run (rank 0) from the selected checkpoint's evaluations."""
+    config, task, module, splits, monitor = setup.config, setup.task, setup.module, setup.splits, setup.monitor
+    t = config["train"]
     store_run_files(task, run_dir)  # the encoder's config and tokenizer, the input files' identity
 
     metrics = {

@@ -24,6 +24,16 @@ from graphmatch.engine.optim import build_optimizer, build_scheduler, param_grou
 from graphmatch.engine.runs import to_plain
 from graphmatch.tasks.base import Task
 
+#: version of the ``graphmatch`` entry of a checkpoint; 2: ``history`` epochs count from 1 (they counted from 0)
+META_VERSION = 2
+
+
+def upgrade_history(history: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
+    """A checkpoint's evaluation history with epochs counted from 1, whatever release wrote it."""
+    if version >= 2:
+        return list(history)
+    return [{**h, "epoch": h["epoch"] + 1} if isinstance(h.get("epoch"), int) else dict(h) for h in history]
+
 
 def gather_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every process's rows, on every process, sorted by ``index`` (the sample's position)."""
@@ -43,7 +53,8 @@ class TaskModule(pl.LightningModule):
         config: the resolved configuration (its ``optim`` section builds the optimiser).
 
     After an evaluation, ``rows[split]`` and ``metrics[split]`` hold the gathered rows and the
-    figures; ``history`` holds one entry per dev evaluation during training.
+    figures; ``history`` holds one entry per dev evaluation during training (``epoch``
+    counts from 1, as ``summary.md`` and ``metrics.json``'s ``best_epoch`` do).
     """
 
     def __init__(self, task: Task, model: torch.nn.Module, config: dict[str, Any]):
@@ -136,7 +147,7 @@ class TaskModule(pl.LightningModule):
             self.log(f"{split}/{name}", value, prog_bar=name == self.task.monitor, sync_dist=False)
         if self.trainer.state.fn == TrainerFn.FITTING and not self.trainer.sanity_checking:
             self.history.append(
-                {"step": self.global_step, "epoch": self.current_epoch, **self._train_loss(), "dev": metrics}
+                {"step": self.global_step, "epoch": self.current_epoch + 1, **self._train_loss(), "dev": metrics}
             )
 
     def _train_loss(self) -> dict[str, float]:
@@ -156,7 +167,7 @@ class TaskModule(pl.LightningModule):
     # --------------------------------------------------------------- checkpoints
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint[META] = {
-            "version": 1,
+            "version": META_VERSION,
             "task": self.task.name,
             "config": self.config,
             "label_names": list(self.task.label_names()),
@@ -177,7 +188,7 @@ class TaskModule(pl.LightningModule):
         check_state_dict(self.model, model_state(checkpoint), f"of task {meta['task']!r}")
         self.loaded_step = {"step": int(checkpoint.get("global_step", 0)), "epoch": int(checkpoint.get("epoch", 0))}
         if self.trainer.state.fn == TrainerFn.FITTING:
-            self.history = list(meta.get("history", []))
+            self.history = upgrade_history(meta.get("history", []), meta.get("version", 1))
             self.time_offset = float(meta.get("train_time_s", 0.0))
             loss_sum, self._loss_count = meta.get("train_loss", [None, 0])
             self._loss_sum = None if loss_sum is None else torch.tensor(loss_sum, device=self.device)

@@ -6,6 +6,7 @@ vocabularies), the pretrained encoder from the run folder's stored files."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
 from graphmatch.engine.run_files import older_run_error, with_stored_encoder
-from graphmatch.engine.run_folder import check_complete, has_seeds
+from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 
 
@@ -29,6 +30,19 @@ def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:
         if has_seeds(path):
             raise ValueError(f"{path} holds several seeds; give one of its seed-<n> folders")
     return find_checkpoint(path, "best")
+
+
+def best_so_far(run_or_ckpt: str | os.PathLike) -> Path:
+    """What :func:`evaluate` scores: :func:`checkpoint_of`, or, for a single-seed run folder that
+    was interrupted (no ``COMPLETE``) but has a ``best.ckpt``, that checkpoint (the best on dev of
+    the steps trained so far), with one warning saying so and how to finish the run."""
+    path = Path(run_or_ckpt)
+    if path.is_dir() and not is_complete(path) and not has_seeds(path) and (path / "best.ckpt").is_file():
+        warnings.warn(f"run folder {path} is incomplete (interrupted: no COMPLETE marker); evaluating its best.ckpt, "
+                      f"the best on dev of the steps trained so far; finish the run with: graphmatch train --resume "
+                      f"{path}", stacklevel=2)
+        return path / "best.ckpt"
+    return checkpoint_of(path)
 
 
 def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
@@ -86,7 +100,8 @@ def evaluate(
     :func:`~graphmatch.engine.trainer.build_trainer`), on one device in this process.
 
     Args:
-        run_or_ckpt: run folder (its ``best.ckpt``) or checkpoint file.
+        run_or_ckpt: run folder (its ``best.ckpt``; an interrupted one's too, with a warning:
+            :func:`best_so_far`) or checkpoint file.
         split: ``"dev"`` or ``"test"``.
         overrides: ``--set`` strings for where and how to read data (e.g. ``data.root=...``,
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
@@ -100,7 +115,7 @@ def evaluate(
         raise ValueError(f"--split must be dev or test, got {split!r}")
     if predictions is not None and Path(predictions).is_dir():
         raise ValueError(f"--predictions {predictions} is a folder; give the file to write (e.g. OUT.jsonl)")
-    path = checkpoint_of(run_or_ckpt)
+    path = best_so_far(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
     config = resolve(meta["config"], overrides, stored=True)

@@ -1,7 +1,22 @@
 """Stopping a training run cleanly when a scheduler (SIGTERM) or a user (SIGINT, Ctrl-C) says
-stop: the signal handler only sets a flag; at the next step boundary :class:`StopOnSignal`
-saves a resumable ``last.ckpt`` through the trainer and raises :class:`TrainingStopped`, which
-the command line reports in one line and exits with :math:`128 + \\text{signal number}`."""
+stop: the signal handler only sets a flag; :class:`StopOnSignal` looks at it after every
+training step and before every batch of a dev evaluation, saves a resumable ``last.ckpt``
+through the trainer and raises :class:`TrainingStopped`, which the command line reports in one
+line and exits with :math:`128 + \\text{signal number}`. A run therefore stops within one
+training step or one evaluation batch, never after a whole dev pass.
+
+Where the checkpoint is taken decides what ``--resume`` does first:
+
+* after a training step that no dev evaluation follows: the next step;
+* during a dev evaluation (or after the step that one follows, which is then stopped at the
+  evaluation's first batch): that evaluation again from its first batch, so that the resumed run
+  evaluates, selects and continues exactly as an uninterrupted one. The checkpoint holds the
+  state before the evaluation (the random generators as they were when it began) and says
+  "stopped in the middle of an evaluation" as Lightning's loops read it;
+* during the evaluation after the last step, or after that step: no new checkpoint (Lightning
+  cannot resume into that evaluation); ``--resume`` trains again from the ``last.ckpt`` already
+  saved, and the line says from which step.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +29,9 @@ from typing import Any
 
 import lightning.pytorch as pl
 from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.trainer.states import TrainerFn
+
+from graphmatch.engine.checkpoint import rng_states, set_rng_states
 
 #: the signals a run stops on
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -22,9 +40,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 class TrainingStopped(Exception):
     """Training stopped on a signal after saving a resumable checkpoint in ``run_dir``."""
 
-    def __init__(self, signum: int, epoch: int, step: int, run_dir: Path):
+    def __init__(self, signum: int, epoch: int, step: int, run_dir: Path, resumes_at: int | None = None):
         super().__init__()
         self.signum, self.epoch, self.step, self.run_dir = signum, epoch, step, run_dir
+        #: the step ``last.ckpt`` holds when no checkpoint was saved on stopping (0: none yet)
+        self.resumes_at = resumes_at
 
     @property
     def exit_status(self) -> int:
@@ -32,17 +52,34 @@ class TrainingStopped(Exception):
         return 128 + self.signum
 
     def __str__(self) -> str:
-        return (f"stopped by {signal.Signals(self.signum).name} at epoch {self.epoch} step {self.step}; "
-                f"resume with: graphmatch train --resume {self.run_dir}")
+        name = signal.Signals(self.signum).name
+        if self.resumes_at is None:
+            return (f"stopped by {name} at epoch {self.epoch} step {self.step}; resume with: graphmatch train "
+                    f"--resume {self.run_dir}")
+        since = (f"from last.ckpt, step {self.resumes_at}" if self.resumes_at else "from the start: no checkpoint "
+                 "was saved yet")
+        return (f"stopped by {name} at epoch {self.epoch} step {self.step}, at the last dev evaluation; resume with: "
+                f"graphmatch train --resume {self.run_dir} (it trains again {since})")
+
+
+def validation_follows(trainer: pl.Trainer) -> bool:
+    """Whether Lightning evaluates dev right after the training step that just ended (asked of
+    the epoch loop, whose rule covers epoch ends, ``val_check_interval`` and ``should_stop``)."""
+    return bool(trainer.fit_loop.epoch_loop._should_check_val_fx(trainer.fit_loop._data_fetcher))
 
 
 class StopOnSignal(Callback):
     """Saves ``run_dir/last.ckpt`` and stops at the end of the training step during which a
-    signal of :data:`STOP_SIGNALS` arrived (:meth:`catching` installs the handlers)."""
+    signal of :data:`STOP_SIGNALS` arrived, or at the next batch of a dev evaluation
+    (:meth:`catching` installs the handlers)."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, total_steps: int | None = None):
         self.run_dir = Path(run_dir)
+        self.total_steps = total_steps
         self.received: int | None = None
+        self.saved_step = 0  # of the latest checkpoint written
+        self._rng_before_eval: dict[str, Any] | None = None
+        self._evaluated_batches = 0
 
     @contextlib.contextmanager
     def catching(self) -> Iterator[None]:
@@ -52,20 +89,88 @@ class StopOnSignal(Callback):
             yield
             return
         previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-
-        def handler(signum: int, frame: Any) -> None:
-            self.received = signum
-
         for s in STOP_SIGNALS:
-            signal.signal(s, handler)
+            signal.signal(s, self._handler)
         try:
             yield
         finally:
             for s, h in previous.items():
                 signal.signal(s, h)
 
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.received = signum
+
+    def on_train_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        """Take SIGTERM back from Lightning, which installs its own once ``fit`` runs: its
+        handler ends the process after the current batch with exit status 0 and no checkpoint
+        (``SIGTERMException``, a ``SystemExit``). Under DDP Lightning's stays: it tells the other
+        processes."""
+        if trainer.world_size == 1 and threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) is not self._handler:
+            signal.signal(signal.SIGTERM, self._handler)
+
+    def _stop(self, trainer: pl.Trainer) -> None:
+        assert self.received is not None
+        trainer.save_checkpoint(self.run_dir / "last.ckpt")
+        raise TrainingStopped(self.received, trainer.current_epoch + 1, trainer.global_step, self.run_dir)
+
+    def on_save_checkpoint(self, trainer: pl.Trainer, module: pl.LightningModule, checkpoint: dict[str, Any]) -> None:
+        self.saved_step = int(checkpoint.get("global_step", trainer.global_step))
+
+    def _at_last_step(self, trainer: pl.Trainer) -> bool:
+        return self.total_steps is not None and trainer.global_step >= self.total_steps
+
+    def _stop_unsaved(self, trainer: pl.Trainer) -> None:
+        assert self.received is not None
+        resumes_at = self.saved_step if (self.run_dir / "last.ckpt").is_file() else 0
+        raise TrainingStopped(self.received, trainer.current_epoch + 1, trainer.global_step, self.run_dir, resumes_at)
+
     def on_train_batch_end(self, trainer: pl.Trainer, module: pl.LightningModule, *args: Any) -> None:
         if self.received is None:
             return
-        trainer.save_checkpoint(self.run_dir / "last.ckpt")
-        raise TrainingStopped(self.received, trainer.current_epoch + 1, trainer.global_step, self.run_dir)
+        if self._at_last_step(trainer):
+            self._stop_unsaved(trainer)
+        if validation_follows(trainer):
+            return  # stopped at the evaluation's first batch, so that --resume evaluates first
+        self._stop(trainer)
+
+    @staticmethod
+    def _during_fit(trainer: pl.Trainer) -> bool:
+        return trainer.state.fn == TrainerFn.FITTING and not trainer.sanity_checking
+
+    def on_validation_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        if not self._during_fit(trainer):
+            return
+        self._rng_before_eval = rng_states()
+        total = trainer.fit_loop.epoch_loop.val_loop.batch_progress.total
+        if total.ready == total.started == total.processed + 1 == total.completed + 1:
+            # resumed from a checkpoint of ours taken during an evaluation (see _stop_evaluation):
+            # the counters get back in step now that this evaluation runs again
+            total.ready = total.started = total.processed
+
+    def on_validation_batch_start(self, trainer: pl.Trainer, module: pl.LightningModule, *args: Any) -> None:
+        self._in_evaluation(trainer)
+
+    def on_validation_batch_end(self, trainer: pl.Trainer, module: pl.LightningModule, *args: Any) -> None:
+        self._in_evaluation(trainer)
+
+    def _in_evaluation(self, trainer: pl.Trainer) -> None:
+        if self.received is None or not self._during_fit(trainer):
+            return
+        if self._at_last_step(trainer):
+            self._stop_unsaved(trainer)
+        self._stop_evaluation(trainer)
+
+    def _stop_evaluation(self, trainer: pl.Trainer) -> None:
+        """Save the state before this dev evaluation, marked (in Lightning's loop counters) as
+        stopped in the middle of an evaluation whose first batch had started: a resumed run then
+        runs the evaluation again from its first batch before it trains on."""
+        progress = trainer.fit_loop.epoch_loop.val_loop.batch_progress
+        done = progress.total.completed - progress.current.completed  # evaluation batches before this one
+        progress.total.ready = progress.total.started = done + 1
+        progress.total.processed = progress.total.completed = done
+        progress.current.ready = progress.current.started = 1
+        progress.current.processed = progress.current.completed = 0
+        if self._rng_before_eval is not None:
+            set_rng_states(self._rng_before_eval)  # as they were when the evaluation began
+        self._stop(trainer)

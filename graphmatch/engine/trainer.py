@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,19 +14,88 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 from lightning.fabric.utilities.exceptions import MisconfigurationException
-from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, TQDMProgressBar
+from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, ModelSummary, TQDMProgressBar
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
+from graphmatch.engine.disk_full import disk_full_said
+
+
+class _ByteCounter:
+    """A write-only stream that only counts what is written to it."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def serialized_size(checkpoint: dict[str, Any]) -> int:
+    """The bytes ``torch.save`` writes for ``checkpoint`` (counted, not stored)."""
+    counter = _ByteCounter()
+    torch.save(checkpoint, counter)  # type: ignore[arg-type]
+    return counter.size
+
+
+def damaged_checkpoint(path: Path, err: Exception) -> ValueError:
+    """One line for a checkpoint Lightning cannot read (truncated by a full disk or a copy, say),
+    offering the run's other checkpoint where there is one."""
+    reason = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+    message = f"{path} cannot be read: it is truncated or damaged ({type(err).__name__}: {reason})"
+    best = path.with_name("best.ckpt")
+    if path.name == "last.ckpt" and best.is_file():
+        message += (f"; its best.ckpt is there: evaluate it with: graphmatch evaluate {path.parent}, or continue "
+                    f"training from it into a new folder with: graphmatch train --resume {best} --out NEW_FOLDER")
+    return ValueError(message)
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
-    so a crash never leaves a truncated checkpoint under the real name."""
+    so a crash never leaves a truncated checkpoint under the real name; a full disk is one line
+    (:class:`~graphmatch.engine.disk_full.DiskFull`) and a checkpoint that cannot be read too."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         save = super().save_checkpoint
-        write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
+        with disk_full_said(path, lambda: serialized_size(checkpoint)):
+            write_atomically(path, lambda tmp: save(checkpoint, tmp, storage_options))
+
+    def load_checkpoint(self, path: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return super().load_checkpoint(path, *args, **kwargs)
+        except FileNotFoundError:
+            raise
+        except Exception as err:  # noqa: BLE001 - whatever torch says, the file is unreadable
+            raise damaged_checkpoint(Path(path), err) from err
+
+
+class StderrProgressBar(TQDMProgressBar):
+    """Lightning's progress bars on stderr (Lightning writes them to stdout), so that stdout
+    carries only a command's results (``graphmatch evaluate RUN > out.txt``)."""
+
+    def init_sanity_tqdm(self) -> Any:
+        with contextlib.redirect_stdout(sys.stderr):
+            return super().init_sanity_tqdm()
+
+    def init_train_tqdm(self) -> Any:
+        with contextlib.redirect_stdout(sys.stderr):
+            return super().init_train_tqdm()
+
+    def init_validation_tqdm(self) -> Any:
+        with contextlib.redirect_stdout(sys.stderr):
+            return super().init_validation_tqdm()
+
+    def init_test_tqdm(self) -> Any:
+        with contextlib.redirect_stdout(sys.stderr):
+            return super().init_test_tqdm()
+
+    def init_predict_tqdm(self) -> Any:
+        with contextlib.redirect_stdout(sys.stderr):
+            return super().init_predict_tqdm()
 
 
 _QUIET = (
@@ -135,8 +205,8 @@ def build_trainer(
         # state, so last.ckpt has its own callback, listed after `select` so it stores its updated state
         latest = ModelCheckpoint(dirpath=run_dir, filename="last", save_top_k=1, enable_version_counter=False)
         cbs = [select, latest, *cbs]
-        if t["progress"]:
-            cbs.append(TQDMProgressBar())
+        if t["progress"]:  # the plain summary is logged (stderr); the rich one Lightning prefers prints on stdout
+            cbs += [StderrProgressBar(), ModelSummary()]
         if t["patience"]:
             cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t["patience"]))
         settings = {
@@ -158,7 +228,7 @@ def build_trainer(
     else:
         settings["enable_model_summary"] = False
         if t["progress"]:
-            cbs.append(TQDMProgressBar())
+            cbs.append(StderrProgressBar())
     try:
         return pl.Trainer(
             accelerator=t["accelerator"],

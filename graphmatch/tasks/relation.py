@@ -181,12 +181,15 @@ class RelationTask(Task):
     def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
         """``semeval2010`` for SemEval's labels, else ``relation_f1`` (macro-F1); both with
         ``accuracy`` and the relation corpora's figures over every label but the negative ones:
-        ``micro_precision``, ``micro_recall``, ``micro_f1`` and ``pr_auc`` (from each row's ``probs``)."""
+        ``micro_precision``, ``micro_recall``, ``micro_f1``, ``pr_auc`` (every (sentence,
+        relation) pair ranked by its probability, from each row's ``probs``: OpenNRE's figure) and
+        ``pr_auc_top1`` (each sentence's predicted relation ranked by ``prob``: the figure the
+        SanWen and FinRE papers report)."""
         negative = {"negative": self.negative_labels()}
         micro = tuple((name, negative) for name in ("micro_precision", "micro_recall", "micro_f1"))
         pr_auc = ("pr_auc", {**negative, "labels": self.label_names()})
         first = "semeval2010" if is_semeval(self.label_names()) else ("relation_f1", negative)
-        return (first, "accuracy", *micro, pr_auc)
+        return (first, "accuracy", *micro, pr_auc, ("pr_auc_top1", negative))
 
     @property
     def monitor(self) -> str:  # type: ignore[override]
@@ -266,9 +269,56 @@ class RelationTask(Task):
                           f"{UNKNOWN_WARNING} %); most frequent unknown: {shown}", stacklevel=2)
         return [f"unknown tokens: {share:.1f} % of the training tokens are not in {what}"]
 
+    def split_unknown_share(self, dataset: Dataset) -> float | None:
+        """Percent of a split's tokens that are unknown to the model (``<unk>`` of the training
+        vocabulary, or ``[UNK]`` of the pretrained tokenizer), from its stored graphs; ``None``
+        for a dataset without stored graphs."""
+        store = getattr(dataset, "_data", None)
+        if store is None or "token" not in store.node_types or "word_id" not in store["token"]:
+            return None
+        ids = store["token"].word_id
+        unk = self.pieces().tokenizer.unk_token_id if self.transformer else Vocab.unk_id
+        return 100.0 * float((ids == unk).sum()) / ids.numel() if ids.numel() else 0.0
+
+    @staticmethod
+    def shared_entity_lines(dataset: Dataset) -> int | None:
+        """How many of a split's sentences have entities that nest or overlap (a token in both
+        e1 and e2), from its stored graphs; ``None`` without them."""
+        store = getattr(dataset, "_data", None)
+        slices = getattr(dataset, "slices", None)
+        edge = ("token", "in", "entity")
+        if store is None or slices is None or edge not in store.edge_types:
+            return None
+        index = store[edge].edge_index
+        bounds = slices[edge]["edge_index"]
+        graph = torch.repeat_interleave(torch.arange(len(bounds) - 1), bounds.diff())
+        tokens = torch.stack([graph, index[0]], 1)
+        pairs, counts = tokens.unique(dim=0, return_counts=True)
+        return int(pairs[counts > 1, 0].unique().numel())
+
+    def data_lines(self, datasets: dict[str, Dataset]) -> list[str]:
+        """The unknown share of every split against what the model knows (train, dev and test:
+        the vocabulary is the training set's, so train's is 0 with ``min_freq: 1`` while dev and
+        test show how much the model has never seen), and how many sentences of each split have
+        nested or overlapping entities."""
+        what = (f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer
+                else "the training vocabulary")
+        shares = {split: self.split_unknown_share(ds) for split, ds in datasets.items() if ds is not None}
+        nested = {split: self.shared_entity_lines(ds) for split, ds in datasets.items() if ds is not None}
+        lines = []
+        if all(v is not None for v in shares.values()) and shares:
+            lines.append("unknown tokens per split (not in " + what + "): "
+                         + ", ".join(f"{split} {v:.1f} %" for split, v in shares.items()))
+        if all(v is not None for v in nested.values()) and nested:
+            lines.append("sentences with nested or overlapping entities (sharing tokens): "
+                         + ", ".join(f"{split} {n} of {len(datasets[split])}" for split, n in nested.items()))
+        return lines
+
     def report(self, datasets: dict[str, Dataset]) -> list[str]:
         """The length ``data.max_length: auto`` chose, the share of unknown training tokens
-        (:meth:`unknown_lines`) and, with ``data.kg``, one line per split saying how much knowledge
+        (:meth:`unknown_lines`), the unknown share and nested-entity sentences of every split
+        (:meth:`data_lines`), what the two precision-recall areas rank, and, with ``data.kg``,
+        one line per split saying how much knowledge
         its sentences got (:meth:`RelationDataset.coverage
         <graphmatch.data.relation.RelationDataset.coverage>`), with a warning when the graph
         matched almost nothing of the training split (another language)."""
@@ -276,6 +326,9 @@ class RelationTask(Task):
         if self.data.max_length == "auto":
             lines.append(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence")
         lines += self.unknown_lines(getattr(datasets["train"], "unknown", None))
+        lines += self.data_lines(datasets)
+        lines.append("pr_auc ranks every (sentence, relation) pair by its probability (OpenNRE); pr_auc_top1 ranks "
+                     "each sentence's predicted relation (SanWen / FinRE papers)")
         for split, dataset in datasets.items():
             coverage = dataset.coverage() if isinstance(dataset, RelationDataset) else None
             if coverage is not None:

@@ -12,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import lightning.pytorch as pl
 import pytest
+import torch
 from engine_helpers import HERE, TOY
 
 from graphmatch.engine import train
 from graphmatch.engine.checkpoint import read_checkpoint
+from graphmatch.engine.signals import TrainingStopped
 
 ROOT = HERE.parents[1]
 SETS = ["model.dropout=0.3", "train.epochs=3", "train.threads=1"]
@@ -53,3 +56,115 @@ def test_a_signal_saves_a_checkpoint_and_resume_finishes_the_run(tmp_path: Path,
     for key in ("dev", "test", "best_step", "epochs", "steps"):
         assert a[key] == b[key], key
     assert read_json(straight / "history.json") == read_json(broken / "history.json")
+
+
+class SignalAt(pl.Callback):
+    """Sends ``signum`` to this process at the start of the training batch after ``step`` steps
+    (``during_eval=False``), or at the start of evaluation batch ``batch`` of the dev evaluation
+    after ``step`` steps; counts the evaluation batches that run afterwards."""
+
+    def __init__(self, step: int, during_eval: bool = False, batch: int = 0, signum: int = signal.SIGTERM):
+        self.step, self.during_eval, self.batch, self.signum = step, during_eval, batch, signum
+        self.sent = False
+        self.batches_after = 0
+
+    def on_train_batch_start(self, trainer: pl.Trainer, *args: object) -> None:
+        if not self.during_eval and not self.sent and trainer.global_step == self.step:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+
+    def on_validation_batch_end(self, *args: object) -> None:
+        self.batches_after += self.sent
+
+    def on_validation_batch_start(self, trainer: pl.Trainer, module: object, batch: object, batch_idx: int,
+                                  *args: object) -> None:
+        if self.during_eval and trainer.global_step == self.step and batch_idx == self.batch:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    ma, mb = read_json(a / "metrics.json"), read_json(b / "metrics.json")
+    for key in ("dev", "test", "best_step", "best_epoch", "epochs", "steps"):
+        assert ma[key] == mb[key], key
+    assert read_json(a / "history.json") == read_json(b / "history.json")
+    for name in ("best.ckpt", "last.ckpt"):
+        sa, sb = read_checkpoint(a / name)["state_dict"], read_checkpoint(b / name)["state_dict"]
+        assert all(torch.equal(sa[k], sb[k]) for k in sa), name
+
+
+@pytest.mark.parametrize(("sets", "at"), [
+    ([], SignalAt(7)),  # the step that ends epoch 1, whose dev evaluation follows
+    ([], SignalAt(15)),  # the same at the end of epoch 2, a last.ckpt of step 8 in the folder
+    ([], SignalAt(16, during_eval=True, batch=1)),  # in the middle of the evaluation after step 16
+    (["train.val_every_steps=5"], SignalAt(10, during_eval=True, batch=2)),  # a mid-epoch evaluation
+])
+def test_a_signal_next_to_a_dev_evaluation_resumes_with_that_evaluation(tmp_path: Path, sets: list[str],
+                                                                         at: SignalAt) -> None:
+    """Stopped during a dev evaluation, or after the step one follows, a run stops at once (no
+    further evaluation batch) and ``--resume`` evaluates first: history, selection and weights
+    are those of an uninterrupted run (today the evaluation of that step was skipped)."""
+    straight = train(TOY, [*SETS, *sets], tmp_path / "straight")
+    broken = tmp_path / "broken"
+    with pytest.raises(TrainingStopped) as stopped:
+        train(TOY, [*SETS, *sets], broken, callbacks=[at])
+    assert at.sent and at.batches_after == 0
+    assert stopped.value.step == read_checkpoint(broken / "last.ckpt")["global_step"] == at.step + (not at.during_eval)
+    assert train(resume=broken) == broken
+    assert_same_run(straight, broken)
+
+
+@pytest.mark.parametrize(("sets", "at"), [
+    ([], SignalAt(23)),  # the last step, whose dev evaluation follows
+    (["train.val_every_steps=5"], SignalAt(23)),  # the same, evaluated although 24 is not a multiple of 5
+    (["train.val_every_steps=5"], SignalAt(24, during_eval=True, batch=1)),  # in that last evaluation
+])
+def test_a_signal_at_the_last_evaluation_resumes_from_the_last_checkpoint(tmp_path: Path, sets: list[str],
+                                                                          at: SignalAt) -> None:
+    straight = train(TOY, [*SETS, *sets], tmp_path / "straight")
+    broken = tmp_path / "broken"
+    with pytest.raises(TrainingStopped) as stopped:
+        train(TOY, [*SETS, *sets], broken, callbacks=[at])
+    saved = read_checkpoint(broken / "last.ckpt")["global_step"]
+    assert at.batches_after == 0 and saved == (16 if not sets else 20)
+    assert str(stopped.value) == (f"stopped by SIGTERM at epoch 3 step 24, at the last dev evaluation; resume with: "
+                                  f"graphmatch train --resume {broken} (it trains again from last.ckpt, step {saved})")
+    assert train(resume=broken) == broken
+    assert_same_run(straight, broken)
+
+
+def test_a_run_resumed_in_an_evaluation_can_be_stopped_and_resumed_again(tmp_path: Path) -> None:
+    """The loop counters of a run resumed from an evaluation are in step again: a later stop
+    resumes exactly too (without that, the next resume would evaluate once more)."""
+    straight = train(TOY, SETS, tmp_path / "straight")
+    broken = tmp_path / "broken"
+    with pytest.raises(TrainingStopped):
+        train(TOY, SETS, broken, callbacks=[SignalAt(8, during_eval=True)])
+    with pytest.raises(TrainingStopped):
+        train(resume=broken, callbacks=[SignalAt(20)])
+    assert read_checkpoint(broken / "last.ckpt")["global_step"] == 21
+    with pytest.raises(TrainingStopped):
+        train(resume=broken, callbacks=[SignalAt(23)])  # the last step: stopped before its evaluation
+    assert train(resume=broken) == broken
+    assert_same_run(straight, broken)
+
+
+def test_a_signal_during_a_slow_dev_evaluation_stops_the_process_within_seconds(tmp_path: Path) -> None:
+    """A real process whose dev evaluation takes 4 x 3 s: SIGTERM in it ends the process within
+    a few seconds (one evaluation batch), with the one line and 128 + 15."""
+    run, mark = tmp_path / "run", tmp_path / "evaluating"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "TOY_EVAL_DELAY": "3",
+           "TOY_EVAL_MARK": str(mark)}
+    proc = subprocess.Popen([sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY), "--out", str(run),
+                             "--set", *SETS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    waited = time.monotonic() - sent
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert err.strip().splitlines()[-1].startswith("graphmatch train: stopped by SIGTERM at epoch 1 step 8; ")
+    assert waited < 8, f"the process went on for {waited:.1f} s after SIGTERM"  # a whole evaluation: 12 s

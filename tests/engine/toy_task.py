@@ -23,6 +23,9 @@ from graphmatch.tasks.base import SampleLimits, Task, register
 FEATURES = 4
 #: seconds each training step sleeps, when this environment variable is set
 STEP_DELAY = "TOY_STEP_DELAY"
+#: seconds each evaluation batch sleeps, when this environment variable is set (after touching
+#: the file named by ``TOY_EVAL_MARK``, when that is set)
+EVAL_DELAY = "TOY_EVAL_DELAY"
 
 
 def toy_graph(x: Tensor, word_sizes: list[int], y: int | None = None) -> HeteroData:
@@ -52,6 +55,10 @@ class ToyModel(torch.nn.Module):
     def forward(self, batch: Any) -> Tensor:
         if self.training and os.environ.get(STEP_DELAY):  # a slow run, to be stopped by a signal in a test
             time.sleep(float(os.environ[STEP_DELAY]))
+        if not self.training and os.environ.get(EVAL_DELAY):  # a slow dev evaluation
+            if os.environ.get("TOY_EVAL_MARK"):
+                open(os.environ["TOY_EVAL_MARK"], "a").close()
+            time.sleep(float(os.environ[EVAL_DELAY]))
         h = self.encoder(batch["token"].x).relu()
         for layer in self.encoder_stack:
             h = layer(h).relu()

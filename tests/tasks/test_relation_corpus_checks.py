@@ -4,6 +4,7 @@ metrics and ``train.monitor``, ``max_length: auto``, and the checks that catch s
 
 import json
 import os
+import re
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ def test_corpus_metrics_in_metrics_json_summary_and_evaluate(tmp_path, cache, ca
     code, run = _train(tmp_path, cache)
     assert code == 0
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
-    names = {"relation_f1", "accuracy", "micro_precision", "micro_recall", "micro_f1", "pr_auc"}
+    names = {"relation_f1", "accuracy", "micro_precision", "micro_recall", "micro_f1", "pr_auc", "pr_auc_top1"}
     assert metrics["monitor"] == "micro_f1" and set(metrics["test"]) == names
     summary = (run / "summary.md").read_text(encoding="utf-8")
     assert all(name in summary for name in names) and "`micro_f1`" in summary
@@ -54,7 +55,7 @@ def test_train_monitor_selects_the_checkpoint(tmp_path, cache, capsys):
     assert code == 2 and not bad.exists()
     assert capsys.readouterr().err.strip().endswith(
         "train.monitor=f1 is not a metric of task 'relation'; choose one of relation_f1, accuracy, "
-        "micro_precision, micro_recall, micro_f1, pr_auc")
+        "micro_precision, micro_recall, micro_f1, pr_auc, pr_auc_top1")
     assert resolve("relation/semeval_att_blstm")["train"]["monitor"] is None  # SemEval: semeval2010
 
 
@@ -140,3 +141,35 @@ def test_class_weight_balances_the_labels_in_the_loss(cache):
     assert not torch.allclose(task("none").loss(logits, batch), expected)
     with pytest.raises(ValueError, match="model.class_weight"):
         resolve("relation/sample_zh_att_blstm", ["model.class_weight=inverse"])
+
+
+def test_a_run_reports_both_pr_areas_the_unknown_share_of_each_split_and_nested_lines(tmp_path, cache, capsys):
+    """``pr_auc_top1`` beside ``pr_auc``, each said for what it ranks; the unknown share of dev
+    and test against the training vocabulary (it was measured on train against train's own
+    vocabulary: always 0, and not printed); the sentences whose entities nest."""
+    from pathlib import Path
+
+    from graphmatch.engine.metrics import pr_auc_top1
+
+    samples = Path(__file__).resolve().parents[2] / "datasets" / "samples" / "relation_zh"
+    lines = {name: (samples / f"{name}.tsv").read_text(encoding="utf-8").splitlines()
+             for name in ("train", "dev", "test")}
+    lines["train"] += ["母亲\t母亲四十岁时\t无关系\t母亲四十岁时生下了他。"]  # the head inside the tail
+    lines["test"] += ["鲲鹏\t鲲鹏之城\t无关系\t鲲鹏之城在北方。"]  # nested, with 4 characters train never saw
+    for name, content in lines.items():
+        (tmp_path / f"{name}.tsv").write_text("\n".join(content) + "\n", encoding="utf-8")
+    files = [f"data.{name}_file={tmp_path / f'{name}.tsv'}" for name in lines]
+    code, run = _train(tmp_path, cache, *files, "model.name=entity_attention", "model.position_dim=4",
+                       "model.heads=2", "model.attention_size=6", "data.tokenization=chars")
+    assert code == 0
+    err = capsys.readouterr().err
+    shares = re.search(r"unknown tokens per split \(not in the training vocabulary\): train ([\d.]+) %, "
+                       r"dev ([\d.]+) %, test ([\d.]+) %", err)
+    assert shares and float(shares[1]) == 0 and float(shares[2]) > 0 and float(shares[3]) > 0
+    assert ("sentences with nested or overlapping entities (sharing tokens): train 1 of 41, dev 0 of 20, "
+            "test 1 of 21") in err
+    assert "pr_auc_top1 ranks each sentence's predicted relation" in (run / "summary.md").read_text(encoding="utf-8")
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text(encoding="utf-8").splitlines()]
+    negative = ["Other", "other", "no_relation", "NA", "N/A", "None", "none", "unknown", "无关系", "其他", "无"]
+    assert metrics["test"]["pr_auc_top1"] == pytest.approx(pr_auc_top1(rows, negative))

@@ -192,7 +192,8 @@ def test_quick_recipe_end_to_end_through_the_cli(shared_data, cache, tmp_path, n
     assert cli(args) == 0
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["monitor"] == "semeval2010" and metrics["samples"]["test"] == 150
-    assert set(metrics["test"]) == {"semeval2010", "accuracy", "micro_precision", "micro_recall", "micro_f1", "pr_auc"}
+    assert set(metrics["test"]) == {"semeval2010", "accuracy", "micro_precision", "micro_recall", "micro_f1", "pr_auc",
+                                    "pr_auc_top1"}
     proposed, key = run / "predictions_test.semeval.txt", run / "predictions_test.semeval_key.txt"
     gold = {e.sid: e.label for e in read_semeval_file(shared_data / "semeval2010_task8" / "TEST_FILE_FULL.TXT")}
     key_rows = [line.split("\t") for line in key.read_text().splitlines()]
