@@ -143,7 +143,8 @@ class KBertTask(Task):
         if self._tokenization is None:
             kind = tokenization_of(self.vocab_path(), self.data.tokenization)
             if kind in ("wordpiece", "sentencepiece") and self.kind == "ner":
-                raise ValueError(f"data.tokenization: {self.vocab_path()} is a {'word-piece' if kind == 'wordpiece' else 'SentencePiece'} vocabulary, and K-BERT NER "
+                what = "word-piece" if kind == "wordpiece" else "SentencePiece"
+                raise ValueError(f"data.tokenization: {self.vocab_path()} is a {what} vocabulary, and K-BERT NER "
                                  f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
             lowercase = WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
             self._tokenization = kind, lowercase
