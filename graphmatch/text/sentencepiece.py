@@ -24,7 +24,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from graphmatch.ragged_np import ptr
-from graphmatch.text.tokenizer import SPECIAL_TOKENS
+from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 from graphmatch.text.wordpiece import Pieces
 
 _META = "\u2581"
@@ -45,7 +45,7 @@ def is_sentencepiece(path: str | os.PathLike) -> bool:
     return any(isinstance(s, dict) and s.get("type") == "Metaspace" for s in steps)
 
 
-class SentencePieceTokenizer:
+class SentencePieceTokenizer(VocabLookup):
     """A checkpoint's SentencePiece ``tokenizer.json``, with BERT's special-token names as aliases.
 
     Args:
@@ -100,22 +100,12 @@ class SentencePieceTokenizer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self.vocab)} pieces)"
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
     def exact_id(self, token: str) -> int:
         """The id of a piece, or of a BERT tag (``[CLS]`` → ``<s>``, ``[SEP]`` → ``</s>``); ``<unk>`` on a miss."""
         found = self.aliases.get(token)
         return found if found is not None else self.vocab.get(token, self.unk_id)
 
     token_to_id = exact_id
-
-    def id_to_token(self, index: int) -> str:
-        return self._itos[index]
 
     def encode_many(self, texts: Sequence[str], prefix: bool = True) -> Pieces:
         """The pieces of every text (no special tokens), offsets in each text; with ``prefix=False``

@@ -18,13 +18,31 @@ from graphmatch.datafiles import locate
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
+class VocabLookup:
+    """What every tokenizer of a ``{token: id}`` vocabulary answers alike: its size and the token
+    of an id. A subclass sets ``vocab`` (token -> id) and ``_itos`` (id -> token)."""
+
+    vocab: dict[str, int]
+    _itos: dict[int, str]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def id_to_token(self, index: int) -> str:
+        return self._itos[index]
+
+
 class Encoding(NamedTuple):
     tokens: list[str]
     ids: list[int]
     char_index: list[int]
 
 
-class CharTokenizer:
+class CharTokenizer(VocabLookup):
     """One token per non-whitespace character, looked up in a BERT ``vocab.txt``.
 
     Args:
@@ -74,13 +92,6 @@ class CharTokenizer:
         hf = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         return cls(hf.get_vocab(), normalize=normalize)
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
     def exact_id(self, token: str) -> int:
         """Exact vocabulary lookup, ``[UNK]`` on a miss (K-BERT reference behaviour)."""
         return self.vocab.get(token, self.unk_id)
@@ -101,9 +112,6 @@ class CharTokenizer:
                     break
             self._cache[token] = cached
         return cached
-
-    def id_to_token(self, index: int) -> str:
-        return self._itos[index]
 
     def encode(self, text: str) -> Encoding:
         """Tokens, ids and character offsets for every non-whitespace character of ``text``."""

@@ -23,7 +23,7 @@ from tokenizers import BertWordPieceTokenizer
 
 from graphmatch.ragged_np import ptr
 from graphmatch.text.segmenters import Span
-from graphmatch.text.tokenizer import SPECIAL_TOKENS
+from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 
 
 class Pieces(NamedTuple):
@@ -43,7 +43,7 @@ class Pieces(NamedTuple):
     text_words: np.ndarray  # [n + 1] the first word of each text
 
 
-class WordPieceTokenizer:
+class WordPieceTokenizer(VocabLookup):
     """A BERT WordPiece vocabulary read by the fast tokenizer of ``tokenizers``.
 
     Args:
@@ -93,21 +93,11 @@ class WordPieceTokenizer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self.vocab)} pieces, lowercase={self.lowercase})"
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
-    def __len__(self) -> int:
-        return len(self.vocab)
-
     def exact_id(self, token: str) -> int:
         """The id of a vocabulary entry (a piece or a tag such as ``[CLS]``), ``[UNK]`` on a miss."""
         return self.vocab.get(token, self.unk_id)
 
     token_to_id = exact_id
-
-    def id_to_token(self, index: int) -> str:
-        return self._itos[index]
 
     def encode_many(self, texts: Sequence[str]) -> Pieces:
         """The pieces and words of every text (no ``[CLS]``/``[SEP]`` added)."""
