@@ -161,6 +161,31 @@ E5_COMPARISONS = (
              "(`pip install graphmatch[multilingual]`). Dev: the first 300 of 1,200 sentences; test: all 1,200. "
              "HowNet: at most 2 branches per matched word, trees cut at 128 pieces.",
     ),
+    Comparison(
+        "e5_medical_ner",
+        "Medical NER, multilingual-e5-small fine-tuned as a K-BERT tagger over characters (two epochs over "
+        "1,500 training sentences): the Medical KG as K-BERT injects it vs no knowledge",
+        (Arm("Medical KG", "kbert/medical_ner_e5_medical"),
+         Arm("no knowledge", "kbert/medical_ner_e5")),
+        ("ner_f1", "accuracy"),
+        common=("train.progress=false", "train.threads=1"),
+        note="Characters looked up among e5's pieces (NER tags characters). Dev: the first 300 of 939 "
+             "sentences; test: all 755. Medical KG: a matched entity's category (疾病, 症状, 部位, 治疗, 检查) "
+             "hung after it, trees cut at 160 tokens.",
+    ),
+    Comparison(
+        "e5_lcqmc_hownet",
+        "LCQMC, multilingual-e5-small fine-tuned as a K-BERT pair classifier (one epoch over 4,000 training "
+        "pairs): HowNet as K-BERT injects it, HowNet selected by the encoder, and no knowledge",
+        (Arm("HowNet", "kbert/lcqmc_e5_hownet"),
+         Arm("HowNet selected", "kbert/lcqmc_e5_hownet_selected"),
+         Arm("no knowledge", "kbert/lcqmc_e5")),
+        ("accuracy", "f1"),
+        common=("train.progress=false", "train.threads=1"),
+        note="Dev: the first 500 of 8,802 pairs; test: the first 2,500 of 12,500. HowNet: at most 2 branches "
+             "per matched word, trees cut at 96 pieces; selected: a branch kept where the cosine of its sememe "
+             "and the pair's text in e5's own embeddings is at least 0.84 (docs/knowledge_selection.md).",
+    ),
 )
 #: the imbalanced relation corpus (issue 21): SemEval resampled to 80 % Other, both BiLSTMs at 20
 #: epochs (patience off), labels weighted by sqrt(N / (C n_c)) (the Chinese recipes' setting) and not

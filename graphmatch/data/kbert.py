@@ -33,6 +33,7 @@ from torch_geometric.utils import cumsum
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, STOP_WORDS
@@ -131,7 +132,8 @@ class KBertDataset(CachedDataset):
                  max_length: int = DEFAULT_MAX_LENGTH, max_entities: int = 2, vocab: str | os.PathLike | None = None,
                  labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
                  transform=None, force_reload: bool = False, progress: bool = True,
-                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto", lowercase: bool = True):
+                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto", lowercase: bool = True,
+                 selection: BranchSelection | None = None):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -146,7 +148,13 @@ class KBertDataset(CachedDataset):
         self.labels: list[str] = list(labels) if labels is not None else []
         self._given, self._builder = builder is not None, builder
         self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode,
-                                          tokenization_of(self.vocab_path, tokenization), lowercase)
+                                          tokenization_of(self.vocab_path, tokenization, tagging=self.kind == "ner"),
+                                          lowercase)
+        self._selection = selection
+        if selection is not None:  # only then: the keys of caches without a selection stay as they were
+            self._tree_options["selection"] = selection.options()
+        #: the candidate branches seen and kept, and a sample of those dropped (``selection.json``)
+        self.selection_report: dict[str, Any] | None = None
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
 
     # ----------------------------------------------------------------- cache
@@ -166,12 +174,14 @@ class KBertDataset(CachedDataset):
         return f"{self.name if self.name in DATASETS else Path(self.name).name}-{self.split}"
 
     def stored_files(self) -> list[str]:
-        return ["data.pt", "labels.json"]
+        return ["data.pt", "labels.json"] + (["selection.json"] if self._selection is not None else [])
 
     def load_cache(self) -> None:
         self.load(self.processed_paths[0], data_cls=HeteroData)
         with open(self.processed_paths[1], encoding="utf-8") as f:
             self.labels = json.load(f)
+        if self._selection is not None:
+            self.selection_report = json.loads(Path(self.processed_paths[2]).read_text(encoding="utf-8"))
 
     # ------------------------------------------------------------- building
     @property
@@ -182,7 +192,7 @@ class KBertDataset(CachedDataset):
             options = {**self._tree_options}
             if self.kind == "ner":
                 options["tag_to_id"] = {t: i for i, t in enumerate(self.labels)}
-            self._builder = make_builder(self.kg_path, self.vocab_path, options)
+            self._builder = make_builder(self.kg_path, self.vocab_path, options, selection=self._selection)
         return self._builder
 
     def write(self) -> None:
@@ -196,6 +206,8 @@ class KBertDataset(CachedDataset):
         self.check_labels(examples)
         corpus = TreeCorpusBuilder(self.builder)
         index = {label: i for i, label in enumerate(self.labels)}
+        selection = self.builder.selection
+        seen = (list(selection.counts), len(selection.dropped)) if selection is not None else None
         try:
             data, slices = self.build(corpus, examples, index)
         except InputError as err:
@@ -204,6 +216,12 @@ class KBertDataset(CachedDataset):
         write_atomically(self.processed_paths[0], lambda tmp: torch.save(stored, tmp))
         text = json.dumps(self.labels, indent=1, ensure_ascii=False)
         write_atomically(self.processed_paths[1], lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        if seen is not None:
+            self.selection_report = {"candidates": selection.counts[0] - seen[0][0],
+                                     "kept": selection.counts[1] - seen[0][1],
+                                     "dropped": [d._asdict() for d in selection.dropped[seen[1]:]]}
+            report = json.dumps(self.selection_report, indent=1, ensure_ascii=False)
+            write_atomically(self.processed_paths[2], lambda tmp: Path(tmp).write_text(report, encoding="utf-8"))
 
     def read(self) -> list[Example]:
         """Parse the source file (the first ``limit`` data lines); bad lines name ``file:line``."""
@@ -377,19 +395,21 @@ def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entit
 
 
 def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
-                 keep_text: bool = False) -> SentenceTreeBuilder:
+                 keep_text: bool = False, selection: BranchSelection | None = None) -> SentenceTreeBuilder:
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
-    with :func:`tree_options` (the one place K-BERT's builder is made)."""
+    with :func:`tree_options` (the one place K-BERT's builder is made) and a branch ``selection``."""
     kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
     options = dict(options)
+    options.pop("selection", None)  # its settings key the cache; the object itself is given
     tokenizer = tokenizer_for(vocab_path, options.pop("tokenizer", "chars"), options.pop("lowercase", True))
-    return SentenceTreeBuilder(kg, tokenizer, keep_text=keep_text, **options)
+    return SentenceTreeBuilder(kg, tokenizer, keep_text=keep_text, selection=selection, **options)
 
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
     """The :func:`tree_options` ``names`` of a builder, as they key a cache."""
     derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "sentencepiece" if builder.subword else "chars",
-               "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words)}
+               "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),
+               "selection": lambda: builder.selection.options() if builder.selection is not None else None}
     return {name: derived[name]() if name in derived else getattr(builder, name) for name in names}
 
 

@@ -84,6 +84,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.ragged_np import ptr, ranges
 from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
@@ -306,6 +307,19 @@ class _Values(NamedTuple):
     ids: np.ndarray  # [sum] their token ids
     texts: list[str]  # [V] the values
     chars: list[str]  # [sum] their tokens (characters or word pieces)
+    objects: list[str]  # [V] each value's object alone (what a selection scores)
+
+    def taken(self, keep: np.ndarray) -> _Values | None:
+        """The values where ``keep`` is set (``None`` if none)."""
+        if keep.all():
+            return self
+        if not keep.any():
+            return None
+        ptrs = ptr(self.lengths)
+        tokens = np.concatenate([np.arange(ptrs[v], ptrs[v + 1]) for v in keep.nonzero()[0].tolist()])
+        pick = keep.nonzero()[0].tolist()
+        return _Values(self.lengths[keep], self.ids[tokens], [self.texts[v] for v in pick],
+                       [self.chars[t] for t in tokens.tolist()], [self.objects[v] for v in pick])
 
 
 class _Words(NamedTuple):
@@ -389,6 +403,10 @@ class TreeCore:
         hang_after (Collection[str], optional): tags of :meth:`build_parts` that a branch hangs
             after when they follow its span's last token (a closing entity marker): the branch
             skips them, its soft positions still continue from the span's end. (default: none)
+        selection (BranchSelection, optional): knowledge that fits the sentence: every value of
+            a matched word is a candidate, scored against its input's texts; a word keeps its
+            ``max_entities`` best (:mod:`~graphmatch.graphs.branch_selection`). Default mode only.
+            (default: :obj:`None`, K-BERT's first ``max_entities`` in file order)
     """
 
     def __init__(
@@ -407,6 +425,7 @@ class TreeCore:
         stop_words: Collection[str] | None = None,
         max_words: int = 3,
         hang_after: Collection[str] = (),
+        selection: BranchSelection | None = None,
     ):
         pieces = isinstance(tokenizer, WordPieceTokenizer)
         subword = isinstance(tokenizer, SentencePieceTokenizer)
@@ -431,6 +450,8 @@ class TreeCore:
             raise ValueError(f"max_entities must be >= 0, got {max_entities}")
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, got {max_words}")
+        if selection is not None and mode == "reference":
+            raise ValueError("a branch selection needs mode='default' (the reference injects K-BERT's first values)")
         self.kg = kg
         self.tokenizer = tokenizer
         self.max_length = max_length
@@ -450,6 +471,8 @@ class TreeCore:
         self.max_words = max_words
         self.hang_after = frozenset(hang_after)
         self.inject = kg is not None and max_entities > 0
+        self.selection = selection
+        self._value_limit = None if selection is not None else max_entities  # candidates per subject
         self._lemmatizer = Lemmatizer(kg.subjects) if pieces and kg is not None else None
         self._lemmas: dict[str, str | None] = {}  # text -> KG subject
         self._reference = mode == "reference"
@@ -792,6 +815,9 @@ class TreeCore:
         values = [self._subject_values(s) for s in matches.text] if self.inject else [None] * len(matches.text)
         first, end = trunk.chars_before[matches.start], trunk.chars_before[matches.end]
         keep = np.fromiter((v is not None for v in values), dtype=bool, count=len(values)) & (end > first)
+        if self.selection is not None and keep.any():
+            values = self._selected(layout, matches, values, keep)
+            keep &= np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
         index = keep.nonzero()[0]
         first, end, values = first[index], end[index], [values[i] for i in index.tolist()]
         span = np.empty((len(index), 2), dtype=np.int64)  # offsets in the word's own text
@@ -807,6 +833,28 @@ class TreeCore:
         return _Words(trunk.input[first], first, end, hang, span, [matches.text[i] for i in index.tolist()], values,
                       width, first.searchsorted(trunk.ptr))
 
+    def _selected(self, layout: _Layout, matches: _Spans, values: list[_Values | None],
+                  keep: np.ndarray) -> list[_Values | None]:
+        """:attr:`selection` over the candidates of the matches where ``keep`` is set: each keeps
+        its best values (``None`` where none is left)."""
+        index = keep.nonzero()[0]
+        word_input = layout.char_input[matches.start[index]]
+        inputs, word_input = np.unique(word_input, return_inverse=True)
+        texts = [(layout.char_input[layout.part_start[p]], layout.string[layout.part_start[p]:layout.part_start[p + 1]])
+                 for p in layout.text_parts.tolist() if layout.part_start[p + 1] > layout.part_start[p]]
+        joined: dict[int, list[str]] = {}
+        for i, text in texts:
+            joined.setdefault(int(i), []).append(text)
+        sentences = [" ".join(joined[i]) for i in inputs.tolist()]
+        chosen = [values[i] for i in index.tolist()]
+        width = np.fromiter((len(v.texts) for v in chosen), dtype=np.int64, count=len(chosen))
+        kept = self.selection.keep(sentences, word_input, width, list(chain.from_iterable(v.objects for v in chosen)),
+                                   self.max_entities, [matches.text[i] for i in index.tolist()])
+        out = list(values)
+        for i, v, mask in zip(index.tolist(), chosen, np.split(kept, ptr(width)[1:-1]), strict=True):
+            out[i] = v.taken(mask)
+        return out
+
     def _subject_values(self, subject: str) -> _Values | None:
         """The values injected on ``subject`` (memoised), ``None`` if none. Default mode drops
         whitespace from a value; the reference keeps every code point."""
@@ -816,34 +864,39 @@ class TreeCore:
             self._values[subject] = self._piece_values(subject)
             return self._values[subject]
         result = None
-        texts, chars = [], []
-        for value in self.kg.values(subject, self.max_entities, self.predicate) if subject in self.kg else ():
+        texts, chars, objects = [], [], []
+        found = (zip(self.kg.values(subject, self._value_limit, self.predicate),
+                     self.kg.values(subject, self._value_limit, False), strict=True) if subject in self.kg else ())
+        for value, obj in found:
             kept = list(value) if self._reference else [ch for ch in value if not ch.isspace()]
             if kept:
                 texts.append(value)
                 chars.append(kept)
+                objects.append(obj)
         if texts:
             flat = list(chain.from_iterable(chars))
             result = _Values(np.fromiter(map(len, chars), dtype=np.int64, count=len(chars)),
-                             np.fromiter(map(self._token_id, flat), dtype=np.int64, count=len(flat)), texts, flat)
+                             np.fromiter(map(self._token_id, flat), dtype=np.int64, count=len(flat)), texts, flat,
+                             objects)
         self._values[subject] = result
         return result
 
     def _piece_values(self, subject: str) -> _Values | None:
         """Word-piece mode: the values of ``subject`` (predicate, space, object) as pieces;
         SentencePiece mode: predicate and object glued, as the continuation of the word (no ``▁``)."""
+        objects = self.kg.values(subject, self._value_limit, False)
         if self.subword:
-            texts = self.kg.values(subject, self.max_entities, self.predicate)
+            texts = self.kg.values(subject, self._value_limit, self.predicate)
             pieces = self.tokenizer.encode_many(texts, prefix=False)
         else:
-            texts = self.kg.values(subject, self.max_entities, self.predicate, joiner=" ")
+            texts = self.kg.values(subject, self._value_limit, self.predicate, joiner=" ")
             pieces = self.tokenizer.encode_many(texts)
         lengths = np.diff(pieces.piece_ptr)
         if not lengths.any():
             return None
         kept = lengths > 0
         return _Values(lengths[kept], pieces.ids, [t for t, k in zip(texts, kept.tolist(), strict=True) if k],
-                       pieces.tokens)
+                       pieces.tokens, [o for o, k in zip(objects, kept.tolist(), strict=True) if k])
 
     @staticmethod
     def _branches(words: _Words) -> _Branches:

@@ -121,8 +121,8 @@ class KnowledgeGraph:
             self._trie = Trie(self.subjects)
         return self._trie
 
-    def values(self, subject: str, max_entities: int = 2, predicate: bool = True, joiner: str = "") -> list[str]:
-        """The first ``max_entities`` values of ``subject`` in file order.
+    def values(self, subject: str, max_entities: int | None = 2, predicate: bool = True, joiner: str = "") -> list[str]:
+        """The first ``max_entities`` values of ``subject`` in file order (``None``: all).
 
         With ``predicate`` the value is predicate and object joined by ``joiner`` (K-BERT's
         classification input: glued for Chinese, ``义原标点``; ``joiner=" "`` for words,

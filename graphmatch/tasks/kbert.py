@@ -21,6 +21,7 @@ from graphmatch.data.batching import CollatedGraphs
 from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, tree_options
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
@@ -30,6 +31,7 @@ from graphmatch.nn.mask_attention import MODES
 from graphmatch.nn.pretrained import pretrained
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 from graphmatch.text.checkpoint import tokenization_of, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
@@ -37,6 +39,19 @@ from graphmatch.text.wordpiece import WordPieceTokenizer
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
 _DROPOUT = "[0, 1]"
+
+
+@dataclass(frozen=True)
+class BranchSelect:
+    """``data.select``: knowledge that fits the sentence (``docs/knowledge_selection.md``)."""
+
+    by: Literal["none", "encoder"] = key(
+        "none", "none: K-BERT's injection (a word's first max_entities values in file order); encoder: every value "
+                "scored by the cosine of its object and the sentence in model.pretrained's mean-pooled embeddings "
+                "(before fine-tuning), a word keeping its max_entities best")
+    top_k: int | None = key(None, "branches kept per sentence, the best over all its words; null = no cap",
+                            interval="[0, inf)")
+    threshold: float = key(0.0, "the lowest cosine a branch keeps", interval="[-1, 1]")
 
 
 @dataclass(frozen=True)
@@ -53,14 +68,16 @@ class KBertData:
     vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's (its vocab.txt, or a SentencePiece "
                                   "tokenizer.json), else Google's Chinese vocabulary")
     tokenization: Literal["auto", "chars", "wordpiece", "sentencepiece"] = key(
-        "auto", "chars (Chinese characters), wordpiece (an English checkpoint's word pieces; no NER), sentencepiece "
-                "(a SentencePiece checkpoint's pieces, e.g. e5-small; no NER), or auto: sentencepiece for a "
-                "tokenizer.json, word pieces when under half of the vocabulary's entries are CJK characters")
+        "auto", "chars (Chinese characters; of a tokenizer.json: looked up among its pieces), wordpiece (an English "
+                "checkpoint's word pieces; no NER), sentencepiece (a SentencePiece checkpoint's pieces, e.g. e5-small; "
+                "no NER), or auto: for a tokenizer.json sentencepiece (chars for NER), word pieces when under half "
+                "of the vocabulary's entries are CJK characters")
     limit: SampleLimits = key(SampleLimits(), "samples used per split; a count reads only the first N lines "
                                               "(graphs are built for them only)")
     mode: Literal["default", "reference"] = key("default", "the tree builder's mode (reference = the official "
                                                            "knowledge layer, quirks included)")
     positive_label: str | int | None = key(None, "the class whose F1 a pair dataset reports; null = 1")
+    select: BranchSelect = key(BranchSelect(), "which candidate branches a word keeps")
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,15 @@ class KBertTask(Task):
     renamed = (Renamed("data.limit", ("data.limit.train",)),
                Renamed("data.limit_eval", ("data.limit.dev", "data.limit.test")))
 
+    @classmethod
+    def check_sections(cls, data: KBertData, model: KBertModel) -> None:
+        if data.select.by == "encoder" and model.pretrained is None:
+            raise ValueError("data.select.by: encoder scores branches with model.pretrained's embeddings; give "
+                             "model.pretrained (e.g. e5-small) or data.select.by: none")
+        if data.select.by != "none" and data.mode == "reference":
+            raise ValueError("data.select.by: a branch selection needs data.mode: default (the reference mode "
+                             "injects K-BERT's first values)")
+
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         m, d = self.model, self.data
@@ -118,6 +144,7 @@ class KBertTask(Task):
         self._tokenization: tuple[str, bool] | None = None  # tokenization(): read from the files once
         self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
+        self._selection: BranchSelection | None = None
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
@@ -141,7 +168,7 @@ class KBertTask(Task):
         ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error. The vocabulary
         is read once per task (every split and the builder ask)."""
         if self._tokenization is None:
-            kind = tokenization_of(self.vocab_path(), self.data.tokenization)
+            kind = tokenization_of(self.vocab_path(), self.data.tokenization, tagging=self.kind == "ner")
             if kind in ("wordpiece", "sentencepiece") and self.kind == "ner":
                 what = "word-piece" if kind == "wordpiece" else "SentencePiece"
                 raise ValueError(f"data.tokenization: {self.vocab_path()} is a {what} vocabulary, and K-BERT NER "
@@ -150,12 +177,26 @@ class KBertTask(Task):
             self._tokenization = kind, lowercase
         return self._tokenization
 
+    def selection(self) -> BranchSelection | None:
+        """``data.select``'s branch selection (one for all splits: each text is embedded once), or
+        ``None`` for K-BERT's injection."""
+        select = self.data.select
+        if select.by == "none":
+            return None
+        if self._selection is None:
+            source = self.pretrained.source if self.pretrained.stored else None  # a run's encoder: its original
+            checkpoint = pretrained(source) if source is not None else self.pretrained
+            embed = SentenceEmbedder(checkpoint, progress=self.config["train"]["progress"])
+            self._selection = BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
+        return self._selection
+
     def _common(self) -> dict[str, Any]:
         d = self.data_cfg
         tokenization, lowercase = self.tokenization()
         return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
                     max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
-                    progress=self.config["train"]["progress"], tokenization=tokenization, lowercase=lowercase)
+                    progress=self.config["train"]["progress"], tokenization=tokenization, lowercase=lowercase,
+                    selection=self.selection())
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once; its labels are the task's."""
@@ -189,7 +230,20 @@ class KBertTask(Task):
         kg = Path(str(self.data.kg)).name  # a built-in name, or the .spo file's
         lines = [f"knowledge coverage ({kg}): " + "; ".join(parts)]
         warning = coverage["train"].warning(kg) if "train" in coverage else None
-        return lines + ([f"warning: {warning}"] if warning else [])
+        return lines + ([f"warning: {warning}"] if warning else []) + self._selection_lines(datasets)
+
+    def _selection_lines(self, datasets: dict[str, Dataset]) -> list[str]:
+        """With ``data.select``: the candidate branches each split kept, and a few it dropped."""
+        reports = {split: ds.selection_report for split, ds in datasets.items()
+                   if ds is not None and getattr(ds, "selection_report", None)}
+        if not reports:
+            return []
+        parts = [f"{split} kept {r['kept']:,} of {r['candidates']:,} candidates "
+                 f"({100 * r['kept'] / max(r['candidates'], 1):.1f} %)" for split, r in reports.items()]
+        dropped = next(iter(reports.values()))["dropped"][:3]
+        examples = "; ".join(f"{d['word']} → {d['value']} ({d['score']:.2f})" for d in dropped)
+        return [f"knowledge selection ({self.data.select.by}): " + "; ".join(parts)
+                + (f"; dropped e.g. {examples}" if examples else "")]
 
     def label_names(self) -> list[str]:
         """The labels (tags) of a checkpoint (:meth:`set_extra_state`), else of the training split
@@ -229,7 +283,7 @@ class KBertTask(Task):
             options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"],
                                    *self.tokenization())
             self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
-                                         keep_text=keep_text)
+                                         keep_text=keep_text, selection=self.selection())
         return self._builder
 
     def input_files(self) -> dict[str, str]:

@@ -47,20 +47,23 @@ def is_wordpiece_vocab(vocab: str | os.PathLike) -> bool:
     return 2 * sum(map(_cjk, entries)) < len(entries)
 
 
-def tokenization_of(vocab: str | os.PathLike, tokenization: str = "auto") -> str:
+def tokenization_of(vocab: str | os.PathLike, tokenization: str = "auto", tagging: bool = False) -> str:
     """``"chars"``, ``"wordpiece"`` or ``"sentencepiece"``: ``tokenization`` itself, or for ``"auto"``
     what the vocabulary is (a ``tokenizer.json``: SentencePiece; a ``vocab.txt``: :func:`is_wordpiece_vocab`).
-    A ``tokenizer.json`` reads as SentencePiece pieces only."""
+    A ``tokenizer.json`` reads as its pieces, or as characters looked up among its pieces
+    (``"chars"``; ``"auto"`` with ``tagging``, for data tagged per character)."""
     if tokenization not in TOKENIZATIONS:
         raise ValueError(f"tokenization must be one of {', '.join(TOKENIZATIONS)}, got {tokenization!r}")
     if Path(vocab).name == "tokenizer.json":
         if not is_sentencepiece(vocab):
             raise ValueError(f"{vocab}: not a SentencePiece tokenizer (no Metaspace pre-tokenizer) and no vocab.txt "
                              "beside it")
-        if tokenization not in ("auto", "sentencepiece"):
-            raise ValueError(f"tokenization {tokenization!r} needs a vocab.txt; {vocab} is a SentencePiece "
-                             "tokenizer: use sentencepiece (or auto)")
-        return "sentencepiece"
+        if tokenization == "wordpiece":
+            raise ValueError(f"tokenization 'wordpiece' needs a vocab.txt; {vocab} is a SentencePiece "
+                             "tokenizer: use sentencepiece, chars (or auto)")
+        if tokenization == "auto":
+            return "chars" if tagging else "sentencepiece"
+        return tokenization
     if tokenization == "sentencepiece":
         raise ValueError(f"tokenization 'sentencepiece' needs a SentencePiece tokenizer.json; {vocab} is a vocab.txt")
     if tokenization != "auto":
@@ -92,12 +95,15 @@ def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "a
 def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
                   lowercase: bool = True) -> CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """The K-BERT tokenizer of a vocabulary: characters, word pieces or SentencePiece pieces
-    (:func:`tokenization_of`)."""
+    (:func:`tokenization_of`); characters of a ``tokenizer.json`` are looked up among its pieces
+    (:meth:`~graphmatch.text.sentencepiece.SentencePieceTokenizer.char_vocab`)."""
     kind = tokenization_of(vocab, tokenization)
     if kind == "wordpiece":
         return WordPieceTokenizer(vocab, lowercase=lowercase)
     if kind == "sentencepiece":
         return SentencePieceTokenizer(vocab)
+    if Path(vocab).name == "tokenizer.json":
+        return CharTokenizer(SentencePieceTokenizer(vocab).char_vocab())
     return CharTokenizer(vocab)
 
 

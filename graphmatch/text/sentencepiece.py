@@ -128,6 +128,15 @@ class SentencePieceTokenizer(VocabLookup):
         word_ptr = np.arange(total + 1)
         return Pieces(ids, start, end, tokens, piece_ptr, start, end, word_ptr, piece_ptr)
 
+    def char_vocab(self) -> dict[str, int]:
+        """A character vocabulary over the pieces, for data tagged per character (K-BERT NER):
+        every single-character piece (the bare one, else its ``▁`` form) and BERT's special-token
+        names as aliases (``[CLS]`` → ``<s>``)."""
+        chars = {t[1]: i for t, i in self.vocab.items() if len(t) == 2 and t[0] == _META}
+        chars.update((t, i) for t, i in self.vocab.items() if len(t) == 1 and t != _META)
+        chars.update(self.aliases)
+        return chars
+
     def tokenize(self, text: str) -> list[str]:
         """The pieces of ``text``."""
         return self._fast.encode(text, add_special_tokens=False).tokens
