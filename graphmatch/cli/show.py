@@ -75,6 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
     p.add_argument("--pretrained", metavar="DIR", help="K-BERT: a checkpoint folder (or minilm) whose vocab.txt "
                    "gives the tokens; an English one's word pieces")
+    p.add_argument("--select", type=float, metavar="COSINE", help="K-BERT: knowledge that fits the sentence: "
+                   "every value of a matched word scored by its cosine with the sentence in --pretrained's "
+                   "embeddings, a word keeping its 2 best at or above COSINE (docs/knowledge_selection.md)")
     p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else downloads where allowed)")
     p.add_argument("--title", help="title of the picture (default: the input text)")
     p.add_argument("--tokenization", help="relation: the tokens the model sees, words, chars, jieba, thulac or "
@@ -100,6 +103,17 @@ def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretra
             file=sys.stderr,
         )
         return CharTokenizer.from_texts(texts)
+
+
+def _selection(threshold: float | None, checkpoint: str | None) -> Any:
+    """``--select``'s branch selection over ``--pretrained``'s embeddings, or None."""
+    if threshold is None:
+        return None
+    from graphmatch.graphs.branch_selection import BranchSelection
+    from graphmatch.nn.pretrained import pretrained
+    from graphmatch.tasks.sentence_embedder import SentenceEmbedder
+
+    return BranchSelection(SentenceEmbedder(pretrained(checkpoint), progress=False), threshold=threshold)
 
 
 def _kg_texts(kg: Any) -> list[str]:
@@ -136,6 +150,9 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         raise ValueError(f"--max-length must be positive, got {args.max_length}")
     length = {"max_length": args.max_length} if args.max_length is not None else {}
     texts = [t for t in (text, text_b) if t is not None]
+    if args.select is not None and (kind != "kbert" or not args.pretrained):
+        raise ValueError("--select scores K-BERT's branches with an encoder: give --kind kbert and --pretrained "
+                         "(e.g. e5-small)")
     if kind == "kbert":
         from graphmatch.graphs.kbert import SentenceTreeBuilder
         from graphmatch.knowledge import KnowledgeGraph
@@ -143,7 +160,11 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         no_kg = (args.kg or "").lower() in ("none", "null")
         kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
         tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
-        data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, **length)(text, text_b)
+        selection = _selection(args.select, args.pretrained)
+        data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection, **length)(text, text_b)
+        if selection is not None:
+            for d in selection.dropped:
+                print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)
         return data, {}
     if kind == "let":
         from graphmatch.graphs.let import LatticePairBuilder

@@ -100,6 +100,22 @@ def test_a_checkpoint_without_vocab_txt_is_one_line(minilm, tmp_path, capsys):
     assert not (tmp_path / "t.png").exists()
 
 
+def test_select_keeps_the_branches_that_fit(e5_small, shared_data, tmp_path, capsys):
+    """``--select``: 笔记本 (a laptop here) loses the sememe 簿册 (a paper notebook), keeps 电脑."""
+    text = "这台笔记本的键盘确实爽，跟台式机差不多，做工也相当不错"
+    argv = ["show", text, "--kind", "kbert", "--pretrained", "e5-small", "--data-dir", str(shared_data)]
+    assert main([*argv, "-o", str(tmp_path / "all.html")]) == 0
+    assert "2 word, 4 entity" in capsys.readouterr().out
+    assert main([*argv, "--select", "0.84", "-o", str(tmp_path / "kept.html")]) == 0
+    captured = capsys.readouterr()
+    assert "2 word, 2 entity" in captured.out
+    assert "dropped 笔记本 → 簿册" in captured.err
+    page = (tmp_path / "kept.html").read_text(encoding="utf-8")
+    assert ">义原电脑</text>" in page and ">义原簿册</text>" not in page
+    assert main(["show", text, "--kind", "kbert", "--select", "0.8", "-o", str(tmp_path / "x.png")]) == 2
+    assert "--select scores K-BERT's branches with an encoder: give --kind kbert and --pretrained" in capsys.readouterr().err
+
+
 def test_let_png_leaves_out_the_closures(shared_data, tmp_path, capsys):
     args = _args(kind="let", text="南京市长江大桥", text_b="长江大桥在南京", data_dir=str(shared_data), closures=False)
     data, options = build_graph(args)
