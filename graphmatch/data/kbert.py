@@ -39,6 +39,7 @@ from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, STOP_WORDS
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
+from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
@@ -133,7 +134,7 @@ class KBertDataset(CachedDataset):
                  labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
                  transform=None, force_reload: bool = False, progress: bool = True,
                  builder: SentenceTreeBuilder | None = None, tokenization: str = "auto", lowercase: bool = True,
-                 selection: BranchSelection | None = None):
+                 selection: BranchSelection | None = None, noun_reading: bool = False):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -149,7 +150,7 @@ class KBertDataset(CachedDataset):
         self._given, self._builder = builder is not None, builder
         self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode,
                                           tokenization_of(self.vocab_path, tokenization, tagging=self.kind == "ner"),
-                                          lowercase)
+                                          lowercase, noun_reading)
         self._selection = selection
         if selection is not None:  # only then: the keys of caches without a selection stay as they were
             self._tree_options["selection"] = selection.options()
@@ -368,14 +369,19 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
 
 
 def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entities: int,
-                 mode: str = "default", tokenization: str = "chars", lowercase: bool = True) -> dict[str, Any]:
+                 mode: str = "default", tokenization: str = "chars", lowercase: bool = True,
+                 noun_reading: bool = False) -> dict[str, Any]:
     """The :class:`SentenceTreeBuilder` options of a dataset kind. The NER rule, as K-BERT's NER
     script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``.
     ``tokenization="wordpiece"`` (English word pieces, uncased when ``lowercase``) adds the
     tokenizer, its case and K-Query's stop words and longest match; ``"sentencepiece"`` (a
     SentencePiece checkpoint such as e5) the tokenizer, queried by the trie over characters; NER
-    is refused for both (its tags are one per character)."""
+    is refused for both (its tags are one per character). ``noun_reading`` (word pieces only): a
+    single word matches where it reads as a noun (:mod:`graphmatch.knowledge.noun_reading`)."""
     ner = kind == "ner"
+    if noun_reading and tokenization != "wordpiece":
+        raise ValueError("data.select.noun_reading reads English words as nouns (WordNet): it needs word pieces "
+                         f"(an English checkpoint), not {tokenization}")
     if tokenization == "sentencepiece":
         if ner:
             raise ValueError("K-BERT NER tags characters; SentencePiece pieces (e5, XLM-R) take classification and "
@@ -388,7 +394,7 @@ def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entit
                              "and pair data only")
         return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "predicate": True,
                 "add_cls": True, "tokenizer": "wordpiece", "lowercase": lowercase, "stop_words": sorted(STOP_WORDS),
-                "max_words": 3}
+                "max_words": 3, **({"noun_readings": True} if noun_reading else {})}
     return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
             "segmenter": "jieba", "predicate": not ner, "add_cls": not ner,
             "tag_to_id": {t: i for i, t in enumerate(labels)} if ner and labels is not None else None}
@@ -401,6 +407,8 @@ def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
     kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
     options = dict(options)
     options.pop("selection", None)  # its settings key the cache; the object itself is given
+    if options.pop("noun_readings", False):
+        options["noun_readings"] = NounReadings()
     tokenizer = tokenizer_for(vocab_path, options.pop("tokenizer", "chars"), options.pop("lowercase", True))
     return SentenceTreeBuilder(kg, tokenizer, keep_text=keep_text, selection=selection, **options)
 
@@ -409,7 +417,8 @@ def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[
     """The :func:`tree_options` ``names`` of a builder, as they key a cache."""
     derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "sentencepiece" if builder.subword else "chars",
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),
-               "selection": lambda: builder.selection.options() if builder.selection is not None else None}
+               "selection": lambda: builder.selection.options() if builder.selection is not None else None,
+               "noun_readings": lambda: builder.noun_readings is not None}
     return {name: derived[name]() if name in derived else getattr(builder, name) for name in names}
 
 

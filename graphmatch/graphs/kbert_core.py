@@ -86,6 +86,7 @@ import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
+from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.ragged_np import ptr, ranges
 from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
 
@@ -101,6 +102,7 @@ DEFAULT_MAX_LENGTH = 256
 NODE_TYPES = ("token", "word", "entity")
 EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
+_SENTENCE_ENDS = frozenset(".!?;:\"'(")
 _MISSING = object()
 _TEXT_A, _TEXT_B, _TAG = 0, 1, 2  # kinds of the parts an input is written out in
 
@@ -403,6 +405,9 @@ class TreeCore:
         hang_after (Collection[str], optional): tags of :meth:`build_parts` that a branch hangs
             after when they follow its span's last token (a closing entity marker): the branch
             skips them, its soft positions still continue from the span's end. (default: none)
+        noun_readings (NounReadings, optional): word-piece mode: a single word matches only
+            where it reads as a noun (:class:`~graphmatch.knowledge.noun_reading.NounReadings`:
+            WordNet's nouns). (default: :obj:`None`)
         selection (BranchSelection, optional): knowledge that fits the sentence: every value of
             a matched word is a candidate, scored against its input's texts; a word keeps its
             ``max_entities`` best (:mod:`~graphmatch.graphs.branch_selection`). Default mode only.
@@ -425,6 +430,7 @@ class TreeCore:
         stop_words: Collection[str] | None = None,
         max_words: int = 3,
         hang_after: Collection[str] = (),
+        noun_readings: NounReadings | None = None,
         selection: BranchSelection | None = None,
     ):
         pieces = isinstance(tokenizer, WordPieceTokenizer)
@@ -450,6 +456,8 @@ class TreeCore:
             raise ValueError(f"max_entities must be >= 0, got {max_entities}")
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, got {max_words}")
+        if noun_readings is not None and not pieces:
+            raise ValueError("noun_readings applies to English word pieces (a WordPieceTokenizer)")
         if selection is not None and mode == "reference":
             raise ValueError("a branch selection needs mode='default' (the reference injects K-BERT's first values)")
         self.kg = kg
@@ -472,6 +480,7 @@ class TreeCore:
         self.hang_after = frozenset(hang_after)
         self.inject = kg is not None and max_entities > 0
         self.selection = selection
+        self.noun_readings = noun_readings
         self._value_limit = None if selection is not None else max_entities  # candidates per subject
         self._lemmatizer = Lemmatizer(kg.subjects) if pieces and kg is not None else None
         self._lemmas: dict[str, str | None] = {}  # text -> KG subject
@@ -737,12 +746,18 @@ class TreeCore:
         string = layout.string
         content = [string[lo:hi].lower() not in self.stop_words for lo, hi in zip(start, end, strict=True)]
         glued = [hi == lo for hi, lo in zip(end, start[1:], strict=False)]  # no space between a word and the next
+        first = (pieces.text_words[word_part]).tolist()  # the first word of each word's text
         found_start, found_end, subjects = [], [], []
         for i, lo in enumerate(start):
             first_ok = content[i] or (i < last[i] and glued[i])
             for j in range(min(i + self.max_words - 1, last[i]), i - 1, -1):
                 ok = content[i] if j == i else first_ok and (content[j] or glued[j - 1])
                 subject = self._lemma(string[lo:end[j]]) if ok else None
+                if subject is not None and j == i and self.noun_readings is not None:
+                    previous = string[start[i - 1]:end[i - 1]] if i > first[i] else None
+                    initial = previous is None or previous in _SENTENCE_ENDS
+                    if not self.noun_readings.fits(string[lo:end[i]], subject, previous, initial):
+                        subject = None
                 if subject is not None:
                     found_start.append(lo)
                     found_end.append(end[j])

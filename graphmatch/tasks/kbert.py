@@ -52,6 +52,8 @@ class BranchSelect:
     top_k: int | None = key(None, "branches kept per sentence, the best over all its words; null = no cap",
                             interval="[0, inf)")
     threshold: float = key(0.0, "the lowest cosine a branch keeps", interval="[-1, 1]")
+    noun_reading: bool = key(False, "English word pieces (WordNet): a single word matches only where it reads as a "
+                                    "noun (WordNet's tag counts, case and the word before it; no single letters)")
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ class KBertTask(Task):
         return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
                     max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
                     progress=self.config["train"]["progress"], tokenization=tokenization, lowercase=lowercase,
-                    selection=self.selection())
+                    selection=self.selection(), noun_reading=self.data.select.noun_reading)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once; its labels are the task's."""
@@ -281,7 +283,7 @@ class KBertTask(Task):
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
             options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"],
-                                   *self.tokenization())
+                                   *self.tokenization(), noun_reading=self.data.select.noun_reading)
             self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
                                          keep_text=keep_text, selection=self.selection())
         return self._builder

@@ -1,0 +1,112 @@
+"""How far the Medical KG's categories agree with the medical NER set's gold entities: of the
+entities K-Query matches (greedy longest match, as the tree builder does), how many are exactly a
+gold entity, and how many of those the KG gives the gold type (疾病 Disease, 症状 Symptom, 部位
+BodyPart, 治疗 Cure, 检查 Examine). No training. With ``--runs``, also what the trained taggers
+do with them: test recall of the gold entities the KG matches and of the others, per arm, from
+each seed's ``predictions_test.jsonl`` (the run folders of ``benchmarks/results.py --only e5_medical_ner``).
+
+    python benchmarks/medical_kg_agreement.py --train-limit 1500 --runs runs/results/e5_medical_ner
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from graphmatch.data.kbert import source_file  # noqa: E402
+from graphmatch.datafiles import iter_lines  # noqa: E402
+from graphmatch.knowledge import KnowledgeGraph, resolve_kg  # noqa: E402
+
+TYPES = {"疾病": "Disease", "症状": "Symptom", "部位": "BodyPart", "治疗": "Cure", "检查": "Examine"}
+
+
+def gold_entity(tags: list[str], start: int, end: int) -> str | None:
+    """The type of the gold entity that is exactly ``[start, end)``, else None."""
+    first = tags[start]
+    if not first.startswith("B-"):
+        return None
+    kind = first[2:]
+    inside = all(t == "I-" + kind for t in tags[start + 1:end])
+    closed = end == len(tags) or not tags[end].startswith("I-")
+    return kind if inside and closed else None
+
+
+def agreement(kg: KnowledgeGraph, lines: list[str]) -> Counter:
+    counts: Counter = Counter()
+    for line in lines:
+        chars, tags = (field.split(" ") for field in line.split("\t"))
+        counts["gold entities"] += sum(t.startswith("B-") for t in tags)
+        for span in kg.longest_matches("".join(chars)):
+            kind = gold_entity(tags, span.start, span.end)
+            counts["matches"] += 1
+            counts["exactly a gold entity"] += kind is not None
+            counts["of the gold type"] += kind is not None and TYPES.get(kg.values(span.word, 1, False)[0]) == kind
+    return counts
+
+
+def entities(tags: list[str]) -> set[tuple[int, int, str]]:
+    """``(start, end, type)`` of every entity of a BIO sequence (a stray ``I-`` starts none)."""
+    out, start = set(), None
+    for i, tag in enumerate([*tags, "O"]):
+        if start is not None and tag != "I-" + kind:
+            out.add((start, i, kind))
+            start = None
+        if tag.startswith("B-"):
+            start, kind = i, tag[2:]
+    return out
+
+
+def recall_by_match(kg: KnowledgeGraph, lines: list[str], predictions: Path) -> tuple[float, float]:
+    """Test recall of the gold entities the KG matches exactly, and of the others."""
+    hit, total = Counter(), Counter()
+    rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+    for line, row in zip(lines, rows, strict=True):
+        chars = line.split("\t")[0].split(" ")
+        matched = {(m.start, m.end) for m in kg.longest_matches("".join(chars))}
+        predicted = entities(row["pred"])
+        for entity in entities(row["gold"]):
+            group = "matched" if entity[:2] in matched else "other"
+            total[group] += 1
+            hit[group] += entity in predicted
+    return tuple(100 * hit[g] / max(total[g], 1) for g in ("matched", "other"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--train-limit", type=int, default=1500, help="training sentences read (the recipes' budget)")
+    p.add_argument("--data-dir")
+    p.add_argument("--runs", type=Path, help="the comparison's folder: <arm>/seed-<n>/predictions_test.jsonl")
+    args = p.parse_args(argv)
+    kg = KnowledgeGraph.from_spo(resolve_kg("medical", args.data_dir))
+    print("| split | gold entities | KG matches | exactly a gold entity | of the gold type |")
+    print("|---|---|---|---|---|")
+    splits = {split: [line for line in list(iter_lines(source_file("medical_ner", split, args.data_dir)))[1:]
+                      if line.strip()] for split in ("train", "dev", "test")}
+    splits["train"] = splits["train"][:args.train_limit]
+    for split, lines in splits.items():
+        c = agreement(kg, lines)
+        m = c["matches"]
+        print(f"| {split} | {c['gold entities']:,} | {m:,} | {c['exactly a gold entity']:,} "
+              f"({100 * c['exactly a gold entity'] / m:.0f} %) | {c['of the gold type']:,} "
+              f"({100 * c['of the gold type'] / m:.0f} %) |")
+    if args.runs is None:
+        return 0
+    print("\n| arm | test recall, entities the KG matches | test recall, the others |\n|---|---|---|")
+    for arm in sorted(p for p in args.runs.iterdir() if p.is_dir()):
+        found = [recall_by_match(kg, splits["test"], f) for f in sorted(arm.glob("seed-*/predictions_test.jsonl"))]
+        if found:
+            cols = [statistics.mean(x) for x in zip(*found, strict=True)]
+            spread = [statistics.stdev(x) if len(x) > 1 else 0.0 for x in zip(*found, strict=True)]
+            print(f"| {arm.name.replace('_', ' ')} | {cols[0]:.2f} ± {spread[0]:.2f} | {cols[1]:.2f} ± {spread[1]:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
