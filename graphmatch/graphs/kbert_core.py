@@ -84,7 +84,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from graphmatch.graphs.options import KBERT_MAX_LENGTH
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.ragged_np import ptr, ranges
 from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
@@ -97,7 +96,7 @@ ENTITY_EDGE = ("token", "in", "entity")
 ANCHOR_EDGE = ("entity", "on", "word")
 IGNORE_INDEX = -100
 #: tokens a sentence tree keeps by default (K-BERT's ``seq_length``); the recipes' ``data.max_length``
-DEFAULT_MAX_LENGTH = KBERT_MAX_LENGTH
+DEFAULT_MAX_LENGTH = 256
 NODE_TYPES = ("token", "word", "entity")
 EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from graphmatch.graphs.options import ALL_SEGMENTERS, LET_MAX_LENGTH, parse_segmenters
 from graphmatch.knowledge import HowNetLexicon, SememeVectors
 from graphmatch.text import CharTokenizer, Span, lattice
 
+ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
 #: tokens a pair keeps by default ([CLS] and both [SEP] included); the recipes' ``data.max_length``
-DEFAULT_MAX_LENGTH = LET_MAX_LENGTH
+DEFAULT_MAX_LENGTH = 128
 
 #: node types and edge types of every LET pair graph (empty ones included, so batches agree)
 NODE_TYPES = ("token", "word", "sense", "sememe")
@@ -26,6 +26,20 @@ EDGE_TYPES = (
     ("sense", "of", "word"),
     ("sememe", "of", "sense"),
 )
+
+
+def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
+    """``"lattice"`` (all three), one name, a comma-separated string or a list → segmenter names."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
+    names = [n for n in names if n]
+    if names == ["lattice"]:
+        return ALL_SEGMENTERS
+    bad = [n for n in names if n not in ALL_SEGMENTERS]
+    if bad or not names:
+        raise ValueError(
+            f"unknown segmentation {value!r}: use 'lattice' or any of {', '.join(ALL_SEGMENTERS)}"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def sememe_vocabulary(lexicon: HowNetLexicon | None, vectors: SememeVectors | None) -> list[str]:

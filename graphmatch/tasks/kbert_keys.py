@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from graphmatch.graphs.options import KBERT_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.models.choices import Head, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
+from graphmatch.tasks.builder_options import KBERT_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 BACKENDS = ("ours", "hf")

@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from graphmatch.graphs.options import LET_MAX_LENGTH as DEFAULT_MAX_LENGTH
-from graphmatch.graphs.options import parse_segmenters
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
 from graphmatch.recipe_keys import Renamed, key
+from graphmatch.tasks.builder_options import LET_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
@@ -19,6 +18,8 @@ _SIZE = "[1, inf)"
 
 
 def _segmentation(value: str) -> str | None:
+    from graphmatch.graphs.let_core import parse_segmenters  # NumPy, no torch; only for a value given
+
     try:
         parse_segmenters(value)
     except ValueError:

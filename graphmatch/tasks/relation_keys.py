@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from graphmatch.graphs.options import INJECT, POSITION_ANCHORS, TOKENIZATIONS
-from graphmatch.graphs.options import RELATION_MAX_DISTANCE as DEFAULT_MAX_DISTANCE
-from graphmatch.graphs.options import RELATION_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
+from graphmatch.tasks.builder_options import INJECT, POSITION_ANCHORS, TOKENIZATIONS
+from graphmatch.tasks.builder_options import RELATION_MAX_DISTANCE as DEFAULT_MAX_DISTANCE
+from graphmatch.tasks.builder_options import RELATION_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("torch", "lightning", "torch_geometric", "numpy")
+HEAVY = ("torch", "lightning", "torch_geometric")
 
 #: runs graphmatch's main() on the arguments given as JSON, then prints its exit status and which
 #: heavy modules were imported
