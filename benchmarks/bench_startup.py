@@ -149,8 +149,8 @@ def main() -> None:
         argv, stdin = cases[names[k]]
         warm_up(argv, stdin, env, EXPECTED.get(names[k], 0))
         wall, cpu, peak = measure(argv, stdin, env, args.runs, EXPECTED.get(names[k], 0))
-        print(f"| `graphmatch {' '.join(argv)}` ({names[k]}) | {wall:.2f} s | {cpu:.2f} s | {peak:.0f} MiB |",
-              flush=True)
+        shown = f"python {' '.join(argv)}" if argv[:1] == ["-c"] else f"graphmatch {' '.join(argv)}"
+        print(f"| `{shown}` ({names[k]}) | {wall:.2f} s | {cpu:.2f} s | {peak:.0f} MiB |", flush=True)
     print(f"\nload average after {os.getloadavg()[0]:.2f}")
     print("\nImport time (cumulative seconds, one run under -X importtime; '-' = not imported):\n")
     print("| command | " + " | ".join(MODULES) + " | all imports |\n|---|" + "---|" * (len(MODULES) + 1))
