@@ -10,6 +10,11 @@ figures, since a shared machine slows everything down.
     PYTHONPATH=. python benchmarks/bench_startup.py --data-dir ../shared/data --runs 5
     PYTHONPATH=. python benchmarks/bench_startup.py --data-dir ../shared/data --repo OLD_CHECKOUT
 
+Two cases need more than a sentence: ``train`` refusing a recipe with an unknown key (exit 2,
+expected) and ``predict RUN "text"`` (a K-BERT quick run trained for a few steps into ``--work``
+when ``--run`` is not given). ``python -c "import torch"`` and ``"import lightning"`` run beside
+them, so that a command's figures read against what loading torch and Lightning alone costs.
+
 ``--repo`` measures another checkout (e.g. an older commit, for a before/after comparison); the
 commands run in it (``python -m`` puts the working folder first on ``sys.path``).
 """
@@ -25,23 +30,35 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: case -> (command-line arguments after ``graphmatch``, stdin)
+#: case -> (command-line arguments after ``graphmatch``, stdin); ``RUN`` stands for the trained run,
+#: a first argument ``-c`` runs ``python -c CODE`` instead of the command
 CASES: dict[str, tuple[list[str], str]] = {
     "inspect kbert --kg hownet (one sentence)": (["inspect", "kbert", "--kg", "hownet", "-"], "我在北京吃苹果\n"),
     "inspect let (one pair, lattice of 3 segmenters, HowNet senses)": (
         ["inspect", "let", "-"], "南京市长江大桥\t长江大桥在南京\n"),
     "graphmatch --help": (["--help"], ""),
+    "a recipe with an unknown key, refused (exit 2)": (
+        ["train", "kbert/chnsenticorp_hownet_quick", "--set", "train.epoch=2"], ""),
+    "predict one text with a K-BERT quick run": (["predict", "RUN", "这家酒店的服务很好，房间也干净"], ""),
+    "python -c 'import torch' (for comparison)": (["-c", "import torch"], ""),
+    "python -c 'import lightning' (for comparison)": (["-c", "import lightning"], ""),
 }
+#: exit statuses a case may end with (a refused recipe exits 2)
+EXPECTED = {"a recipe with an unknown key, refused (exit 2)": 2}
 #: modules whose cumulative import time is reported (when imported at all)
 MODULES = ("torch", "torch_geometric", "torch._dynamo", "torch_geometric.datasets", "transformers", "lightning",
            "graphmatch.graphs.kbert", "graphmatch.graphs.let", "graphmatch.knowledge", "jieba", "thulac", "pkuseg")
 
 
-def warm_up(argv: list[str], stdin: str, env: dict[str, str]) -> None:
+def command(argv: list[str]) -> list[str]:
+    """The process a case runs: ``python -m graphmatch.cli.main ARGV``, or ``python -c CODE``."""
+    return [sys.executable, *argv] if argv[:1] == ["-c"] else [sys.executable, "-m", "graphmatch.cli.main", *argv]
+
+
+def warm_up(argv: list[str], stdin: str, env: dict[str, str], expected: int = 0) -> None:
     """One run, unmeasured: fills the file cache and the processed-data caches."""
-    proc = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", *argv], input=stdin.encode(), env=env,
-                          cwd=env["PYTHONPATH"], capture_output=True)
-    if proc.returncode:
+    proc = subprocess.run(command(argv), input=stdin.encode(), env=env, cwd=env["PYTHONPATH"], capture_output=True)
+    if proc.returncode != expected:
         raise SystemExit(f"graphmatch {' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')[-2000:]}")
 
 
@@ -58,17 +75,18 @@ _MEASURE = (
 )
 
 
-def measure(argv: list[str], stdin: str, env: dict[str, str], runs: int) -> tuple[float, float, float]:
+def measure(argv: list[str], stdin: str, env: dict[str, str], runs: int,
+            expected: int = 0) -> tuple[float, float, float]:
     """Median wall seconds, CPU seconds (user + system) and peak RSS (MiB) over ``runs`` fresh
     processes. On an idle machine the wall time is about the CPU time; on a loaded one the CPU
     time is the steadier figure."""
     walls, cpus, peaks = [], [], []
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "graphmatch.cli.main", *argv],
+        out = subprocess.run([sys.executable, "-c", _MEASURE, *command(argv)],
                              input=stdin.encode(), env=env, cwd=env["PYTHONPATH"], capture_output=True,
                              check=True).stdout
         wall, cpu, peak, status, err = json.loads(out)
-        if status:
+        if os.waitstatus_to_exitcode(status) != expected:
             raise SystemExit(f"graphmatch {' '.join(argv)} failed:\n{err}")
         walls.append(wall)
         cpus.append(cpu)
@@ -78,8 +96,8 @@ def measure(argv: list[str], stdin: str, env: dict[str, str], runs: int) -> tupl
 
 def import_times(argv: list[str], stdin: str, env: dict[str, str]) -> dict[str, float]:
     """Cumulative import seconds of :data:`MODULES` in one run under ``-X importtime``."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "graphmatch.cli.main", *argv],
-                          input=stdin.encode(), env=env, cwd=env["PYTHONPATH"], capture_output=True, check=True)
+    proc = subprocess.run([sys.executable, "-X", "importtime", *command(argv)[1:]],
+                          input=stdin.encode(), env=env, cwd=env["PYTHONPATH"], capture_output=True)
     found: dict[str, float] = {}
     total = 0.0
     for line in proc.stderr.decode(errors="replace").splitlines():
@@ -95,6 +113,17 @@ def import_times(argv: list[str], stdin: str, env: dict[str, str]) -> dict[str, 
     return found
 
 
+def trained_run(work: Path, env: dict[str, str]) -> Path:
+    """A K-BERT quick run of a few optimiser steps (start-up does not depend on its accuracy)."""
+    out = work / "kbert_quick"
+    if not (out / "COMPLETE").is_file():
+        subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "train", "kbert/chnsenticorp_hownet_quick",
+                        "--out", str(out), "--set", "data.limit.train=64", "data.limit.dev=32", "data.limit.test=32",
+                        "train.max_steps=2", "train.epochs=1", "train.progress=false"],
+                       env=env, cwd=env["PYTHONPATH"], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", required=True, help="data root (HowNet, the BERT vocabulary)")
@@ -103,24 +132,30 @@ def main() -> None:
                         help="the checkout to measure (default: this one)")
     parser.add_argument("--cases", nargs="+", choices=range(len(CASES)), type=int, default=list(range(len(CASES))),
                         help="case numbers to run (default: all)")
+    parser.add_argument("--run", help="the run folder predict uses (default: a K-BERT quick run trained into --work)")
+    parser.add_argument("--work", default="bench_startup_work", help="where that run is trained (kept for reuse)")
     args = parser.parse_args()
     repo = str(Path(args.repo).resolve())
     env = {**os.environ, "PYTHONPATH": repo, "GRAPHMATCH_DATA": str(Path(args.data_dir).resolve())}
     names = list(CASES)
+    run = args.run
+    if run is None and any("RUN" in CASES[names[k]][0] for k in args.cases):
+        run = str(trained_run(Path(args.work).resolve(), env))
+    cases = {name: ([run if a == "RUN" else a for a in argv], stdin) for name, (argv, stdin) in CASES.items()}
     print(f"checkout {repo}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
           f"load average before {os.getloadavg()[0]:.2f}")
     print("\n| command | wall (median) | CPU user+sys (median) | peak RSS (median) |\n|---|---|---|---|")
     for k in args.cases:
-        argv, stdin = CASES[names[k]]
-        warm_up(argv, stdin, env)
-        wall, cpu, peak = measure(argv, stdin, env, args.runs)
-        print(f"| `graphmatch {' '.join(argv)}` ({names[k]}) | {wall:.2f} s | {cpu:.2f} s | {peak:.0f} MiB |",
-              flush=True)
+        argv, stdin = cases[names[k]]
+        warm_up(argv, stdin, env, EXPECTED.get(names[k], 0))
+        wall, cpu, peak = measure(argv, stdin, env, args.runs, EXPECTED.get(names[k], 0))
+        shown = f"python {' '.join(argv)}" if argv[:1] == ["-c"] else f"graphmatch {' '.join(argv)}"
+        print(f"| `{shown}` ({names[k]}) | {wall:.2f} s | {cpu:.2f} s | {peak:.0f} MiB |", flush=True)
     print(f"\nload average after {os.getloadavg()[0]:.2f}")
     print("\nImport time (cumulative seconds, one run under -X importtime; '-' = not imported):\n")
     print("| command | " + " | ".join(MODULES) + " | all imports |\n|---|" + "---|" * (len(MODULES) + 1))
     for k in args.cases:
-        argv, stdin = CASES[names[k]]
+        argv, stdin = cases[names[k]]
         times = import_times(argv, stdin, env)
         cells = [f"{times[m]:.2f}" if m in times else "-" for m in MODULES]
         print(f"| `{' '.join(argv)}` | " + " | ".join(cells) + f" | {times['(all imports)']:.2f} |", flush=True)

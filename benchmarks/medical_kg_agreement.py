@@ -53,7 +53,7 @@ def agreement(kg: KnowledgeGraph, lines: list[str]) -> Counter:
 
 def entities(tags: list[str]) -> set[tuple[int, int, str]]:
     """``(start, end, type)`` of every entity of a BIO sequence (a stray ``I-`` starts none)."""
-    out, start = set(), None
+    out, start, kind = set(), None, ""
     for i, tag in enumerate([*tags, "O"]):
         if start is not None and tag != "I-" + kind:
             out.add((start, i, kind))
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         if found:
             cols = [statistics.mean(x) for x in zip(*found, strict=True)]
             spread = [statistics.stdev(x) if len(x) > 1 else 0.0 for x in zip(*found, strict=True)]
-            print(f"| {arm.name.replace('_', ' ')} | {cols[0]:.2f} ± {spread[0]:.2f} | {cols[1]:.2f} ± {spread[1]:.2f} |")
+            label = arm.name.replace("_", " ")
+            print(f"| {label} | {cols[0]:.2f} ± {spread[0]:.2f} | {cols[1]:.2f} ± {spread[1]:.2f} |")
     return 0
 
 

@@ -23,8 +23,6 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import numpy as np
-
 NO_INPUT = "no input: every line is empty"
 
 
@@ -110,6 +108,8 @@ def kbert_rows(
     checkpoint folder or short name whose vocabulary is used instead (word pieces for an English
     one); ``max_length`` and ``query`` :obj:`None` for the builder's.
     """
+    import numpy as np
+
     from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer

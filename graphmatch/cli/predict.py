@@ -37,22 +37,23 @@ def run_file(args: argparse.Namespace) -> int:
     gradients inside :meth:`Predictor.predict`; the process's grad mode is left as it was)."""
     from graphmatch.engine.predictor import Predictor, write_jsonl
 
-    if args.text is not None or args.show or args.explain:
-        raise ValueError("--input predicts a file: give no text, --show or --explain with it")
-    if args.output is not None and args.output != "-" and Path(args.output).is_dir():
-        raise ValueError(f"--output {args.output} is a folder; give the file to write (e.g. OUT.jsonl)")
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize)
     write_jsonl(predictor.predict_file(args.input, progress=args.progress), args.output)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.restore import load, predict_graph
+    from graphmatch.engine.arguments import check_predict  # no torch: arguments refused at once
 
+    if args.input is not None and (args.text is not None or args.show or args.explain):
+        raise ValueError("--input predicts a file: give no text, --show or --explain with it")
+    if args.input is None and args.text is None:
+        raise ValueError("give a text to predict, or --input FILE")
+    check_predict(args.run, args.input, args.output)
     if args.input is not None:
         return run_file(args)
-    if args.text is None:
-        raise ValueError("give a text to predict, or --input FILE")
+    from graphmatch.engine.restore import load, predict_graph
+
     task, model = load(args.run)
     data = task.encode(args.text, args.text_b)
     row = predict_graph(task, model, data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -34,10 +35,18 @@ def _figure(value: object) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine import train
-    from graphmatch.engine.run_folder import env_rank
+    """Reads and checks the recipe (and the run folder to resume) before torch and Lightning are
+    imported, so that a bad recipe is refused at once; on a terminal, says what comes next."""
+    from graphmatch.engine.run_folder import plan  # no torch
 
-    run_dir = train(args.recipe, args.overrides, args.out, seeds=args.seeds, resume=args.resume)
+    checked = plan(args.recipe, args.overrides, args.out, args.seeds, args.resume)
+    if sys.stderr.isatty() and checked.config["train"]["progress"]:
+        print(f"graphmatch train: recipe {checked.config['name']} (task {checked.config['task']}) checked; "
+              "loading torch and Lightning, then the data", file=sys.stderr, flush=True)
+    from graphmatch.engine.run_folder import env_rank
+    from graphmatch.engine.runner import train_plan
+
+    run_dir = train_plan(checked)
     if env_rank() != 0:
         return 0
     metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))

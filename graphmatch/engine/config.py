@@ -14,19 +14,21 @@ with a warning (:func:`graphmatch.recipe_keys.upgrade`). Every key: ``docs/recip
 from __future__ import annotations
 
 import copy
-import importlib
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from graphmatch.datafiles import package_folder
 from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
-from graphmatch.tasks.base import BUILTIN_TASKS, Task, get_task, task_names
+from graphmatch.tasks.keys import BUILTIN_TASKS, TaskKeys, declared_names, keys_of
+
+if TYPE_CHECKING:
+    from graphmatch.tasks.base import Task
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
 SCHEDULES = ("linear", "constant")
@@ -190,17 +192,12 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
 
 # --------------------------------------------------------------------------- tasks
 def task_class(name: str) -> type[Task]:
-    """The task registered as ``name``; ``"package.module:name"`` imports the module first."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"the recipe's 'task' must be a task name; known tasks: {', '.join(task_names())}")
-    if ":" in name:
-        module, _, registered = name.partition(":")
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:
-            raise ValueError(f"task {name!r}: cannot import module {module!r} ({err})") from err
-        return get_task(registered)
-    return get_task(name)
+    """The task registered as ``name``; ``"package.module:name"`` imports the module first. This
+    loads the task (torch); a recipe is checked with :func:`~graphmatch.tasks.keys.keys_of` alone."""
+    from graphmatch.tasks.base import get_task
+
+    keys_of(name)  # the same errors as resolve() for a bad name; imports a package.module first
+    return get_task(name.partition(":")[2] if ":" in name else name)
 
 
 # --------------------------------------------------------------------------- overrides
@@ -233,7 +230,7 @@ def _override_layer(parsed: list[tuple[list[str], Any]]) -> dict[str, Any]:
     return layer
 
 
-def declarations(cls: type[Task]) -> dict[str, type]:
+def declarations(cls: type[TaskKeys]) -> dict[str, type]:
     """The section dataclasses of a recipe of task ``cls``."""
     return {"data": cls.Data, "model": cls.Model, **ENGINE_SECTIONS}
 
@@ -279,8 +276,8 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     task = next((v for p, v in reversed(parsed) if p == ["task"]),
                 next((raw["task"] for _, raw in reversed(chain) if raw.get("task") is not None), None))
     if task is None:
-        raise ValueError(f"the recipe names no 'task'; known tasks: {', '.join(task_names())}")
-    cls = task_class(task)
+        raise ValueError(f"the recipe names no 'task'; known tasks: {', '.join(declared_names())}")
+    cls = keys_of(task)
     sections = declarations(cls)
     renamed = [*ENGINE_RENAMED, *cls.renamed]
     merged: dict[str, Any] = {}
@@ -317,7 +314,7 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
     the declarations (``graphmatch recipe --keys [TASK]``); default: graphmatch's own tasks."""
     from graphmatch.recipe_keys import describe
 
-    names = list(task_names_) if task_names_ else [n for n in task_names() if n in BUILTIN_TASKS]
+    names = list(task_names_) if task_names_ else list(BUILTIN_TASKS)
     lines = ["# Recipe keys", "",
              "Generated from the declarations (`graphmatch recipe --keys > docs/recipes.md`); do not edit by hand.",
              "A recipe is described in `docs/engine.md` (Recipes); how to add a key in `CONTRIBUTING.md`.", ""]
@@ -332,7 +329,7 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
     for section, cls in ENGINE_SECTIONS.items():
         table(f"`{section}` (every task)", cls, f"{section}.", _doc(cls))
     for name in names:
-        task = task_class(name)
+        task = keys_of(name)
         for section, cls in (("data", task.Data), ("model", task.Model)):
             table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
         if task.renamed:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from graphmatch.datafiles import write_atomically
-from graphmatch.engine.checkpoint import META, read_checkpoint
 from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
 
@@ -141,6 +140,8 @@ def plan(
             if has_seeds(resume):
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
         elif resume.is_file():
+            from graphmatch.engine.checkpoint import META, read_checkpoint  # torch: only for a .ckpt
+
             saved = read_checkpoint(resume)[META]["config"]
             config, ckpt = _same_config(resume, resolve(saved, stored=True), config, given_overrides), resume
         else:

@@ -25,7 +25,8 @@ from graphmatch.engine.run_folder import env_rank
 from graphmatch.engine.signals import TrainingStopped
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 
-__all__ = ["train", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads", "env_rank"]
+__all__ = ["train", "train_plan", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads",
+           "env_rank"]
 
 
 def train(
@@ -53,7 +54,12 @@ def train(
             configuration; ``run_dir`` may also name such a folder.
         callbacks: extra Lightning callbacks.
     """
-    plan = run_folder.plan(recipe, overrides, run_dir, seeds, resume)
+    return train_plan(run_folder.plan(recipe, overrides, run_dir, seeds, resume), callbacks)
+
+
+def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Path:
+    """:func:`train` of a checked :class:`~graphmatch.engine.run_folder.Plan` (``graphmatch train``
+    makes the plan, which reads and checks the recipe, before torch and Lightning are imported)."""
     config = plan.config
     check_accelerator(config["train"])
     quiet(config["train"]["progress"])

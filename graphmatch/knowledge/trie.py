@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import zipfile
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
+
+from graphmatch import datafiles
 
 _END = ""  # key marking the end of a word; never a character of a word
 
@@ -61,6 +67,12 @@ class Trie:
 
 _SHIFT = 21  # every code point is below 2**21, so (node << 21) | code is a unique transition key
 _CODES = 0x110000
+#: a trie of at least this many words is kept compiled under ``$GRAPHMATCH_CACHE/tries`` (a smaller one
+#: builds in milliseconds)
+CACHE_MIN_WORDS = 5000
+#: bump when the compiled arrays change
+CACHE_FORMAT = 1
+_ARRAYS = ("_depth", "_best_word", "_best_length", "_keys", "_child")
 
 
 class FlatTrie:
@@ -73,9 +85,55 @@ class FlatTrie:
     most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
     only records the node each offset reached: every node knows its depth and the longest word
     that ends on the path to it, so the walk's results are read off the last nodes at the end.
+
+    A trie of :data:`CACHE_MIN_WORDS` words or more is compiled once: its arrays are kept under
+    ``cache_dir`` (default ``$GRAPHMATCH_CACHE/tries``), keyed by the sha256 of its words in
+    order, and read back by the next process that builds the same trie (WordNet's: 1.3 s to
+    build); ``cache_dir=False`` always builds.
     """
 
-    def __init__(self, words: Iterable[str] = ()):
+    def __init__(self, words: Iterable[str] = (), cache_dir: str | os.PathLike | bool | None = None):
+        words = list(words)
+        path = self._cache_path(words, cache_dir)
+        if path is not None and path.is_file() and self._read(path):
+            return
+        self._build(words)
+        if path is not None:
+            datafiles.write_atomically(path, self._write)
+
+    @staticmethod
+    def _cache_path(words: list[str], cache_dir: str | os.PathLike | bool | None) -> Path | None:
+        if cache_dir is False or len(words) < CACHE_MIN_WORDS:
+            return None
+        folder = Path(datafiles.CACHE_DIR / "tries" if cache_dir in (None, True) else cache_dir)  # type: ignore[arg-type]
+        digest = hashlib.sha256(f"{CACHE_FORMAT}|".encode())
+        digest.update(np.fromiter(map(len, words), dtype=np.int64, count=len(words)).tobytes())
+        digest.update("".join(words).encode("utf-8", "surrogatepass"))
+        return folder / f"{digest.hexdigest()[:32]}.npz"
+
+    def _write(self, tmp: str) -> None:
+        top = (self._root >= 0).nonzero()[0]
+        with open(tmp, "wb") as f:
+            np.savez(f, **{name: getattr(self, name) for name in _ARRAYS}, root_codes=top,
+                     root_children=self._root[top], text=np.array("".join(self.words)),
+                     lengths=np.fromiter(map(len, self.words), dtype=np.int64, count=len(self.words)))
+
+    def _read(self, path: Path) -> bool:
+        """The compiled arrays of ``path``; False (the trie is built again) for a damaged file."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {name: z[name] for name in (*_ARRAYS, "root_codes", "root_children", "text", "lengths")}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            return False
+        for name in _ARRAYS:
+            setattr(self, name, arrays[name])
+        self._root = np.full(_CODES, -1, dtype=np.int64)
+        self._root[arrays["root_codes"]] = arrays["root_children"]
+        text, ends = str(arrays["text"]), np.cumsum(arrays["lengths"]).tolist()
+        self.words = [text[lo:hi] for lo, hi in zip([0, *ends[:-1]], ends, strict=True)] if ends else []
+        return True
+
+    def _build(self, words: list[str]) -> None:
         nodes: dict[str, int] = {"": 0}
         parent: list[int] = [0]
         code: list[int] = [0]

@@ -2,22 +2,16 @@ r"""Att-BLSTM relation classifier over a batch of relation sentence graphs."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
+from graphmatch.models.choices import Init, RnnDropoutOn
 from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.inits import glorot_linear_, uniform_embedding_
 from graphmatch.ragged import batch_vector
-
-Init = Literal["pytorch", "official"]
-INITS: tuple[str, ...] = get_args(Init)
-RnnDropoutOn = Literal["output", "input"]
-RNN_DROPOUT_ON: tuple[str, ...] = get_args(RnnDropoutOn)
 
 
 class AttBLSTM(torch.nn.Module):

@@ -13,8 +13,6 @@ from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.inits import glorot_linear_, glorot_normal_, uniform_embedding_
 from graphmatch.ragged import batch_vector
 
-ENTITY_STATES = ("mean", "last")
-
 
 class EntityAttentionBiLSTM(torch.nn.Module):
     r"""The BiLSTM with entity-aware attention and latent entity typing from the `"Semantic

@@ -10,18 +10,11 @@ visibility on the batch's device (:func:`graphmatch.graphs.kbert.dense_inputs`);
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import torch
 from torch import Tensor, nn
 
 from graphmatch.graphs.kbert import dense_inputs
-
-Pooling = Literal["first", "mean", "max", "last"]
-POOLINGS: tuple[str, ...] = get_args(Pooling)
-#: classification heads: K-BERT's own (UER's ``output_layer_1`` + tanh) or BERT's pretrained pooler
-Head = Literal["uer", "bert_pooler"]
-HEADS: tuple[str, ...] = get_args(Head)
+from graphmatch.models.choices import Head, Pooling
 
 
 class KBert(nn.Module):

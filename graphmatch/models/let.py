@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -49,6 +49,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
 from graphmatch.graphs.let import char_pair_edges
+from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
@@ -57,17 +58,6 @@ from graphmatch.nn.pretrained import Pretrained, pretrained
 from graphmatch.nn.sagt import SaGT
 from graphmatch.nn.sememe_attention import SememeAttention
 from graphmatch.ragged import batch_vector
-
-Encoder = Literal["transformer", "bert"]
-ENCODERS: tuple[str, ...] = get_args(Encoder)
-Objective = Literal["bce", "softmax"]
-OBJECTIVES: tuple[str, ...] = get_args(Objective)
-#: what each sememe attends over: the sememes of its sense (paper) or of its sentence (released code)
-SememeScope = Literal["sense", "sentence"]
-SEMEME_SCOPES: tuple[str, ...] = get_args(SememeScope)
-#: c_CLS: the encoder's pooled output (released code) or the raw first state
-ClsVector = Literal["pooled", "first"]
-CLS_VECTORS: tuple[str, ...] = get_args(ClsVector)
 
 
 @dataclass

@@ -1,21 +1,37 @@
-"""Layers over batched graphs (no datasets, no training)."""
+"""Layers over batched graphs (no datasets, no training).
 
+The layers are imported when first named (``graphmatch.nn.SaGT``, or from their modules), so that
+``graphmatch.nn.choices`` can be read without torch."""
+
+from __future__ import annotations
+
+import importlib
 import warnings
 from typing import Any
 
-from graphmatch.nn.additive_pooling import AdditiveAttentionPooling  # noqa: F401
-from graphmatch.nn.bilstm import PackedBiLSTM  # noqa: F401
-from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead  # noqa: F401
-from graphmatch.nn.entity_start import EntityStartHead  # noqa: F401
-from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling  # noqa: F401
-from graphmatch.nn.hf_bert import HFBertEncoder, additive_mask  # noqa: F401
-from graphmatch.nn.latent_types import LatentEntityTyping  # noqa: F401
-from graphmatch.nn.mask_attention import MaskSelfAttention, visibility_density  # noqa: F401
-from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder  # noqa: F401
-from graphmatch.nn.mdgat_conv import MDGATConv  # noqa: F401
-from graphmatch.nn.mp_cosine import MultiPerspectiveCosine  # noqa: F401
-from graphmatch.nn.sagt import SaGT, SaGTLayer, expand_to_senses  # noqa: F401
-from graphmatch.nn.sememe_attention import SememeAttention, group_edges  # noqa: F401
+#: each public name and the module that defines it
+_WHERE = {
+    "AdditiveAttentionPooling": "additive_pooling",
+    "PackedBiLSTM": "bilstm",
+    "EntityAwareAttentionHead": "entity_aware_head",
+    "EntityStartHead": "entity_start",
+    "FeatureWiseAttentionPooling": "featurewise_pooling",
+    "HFBertEncoder": "hf_bert",
+    "additive_mask": "hf_bert",
+    "LatentEntityTyping": "latent_types",
+    "MaskSelfAttention": "mask_attention",
+    "visibility_density": "mask_attention",
+    "MaskTransformerConfig": "mask_transformer",
+    "MaskTransformerEncoder": "mask_transformer",
+    "MDGATConv": "mdgat_conv",
+    "MultiPerspectiveCosine": "mp_cosine",
+    "SaGT": "sagt",
+    "SaGTLayer": "sagt",
+    "expand_to_senses": "sagt",
+    "SememeAttention": "sememe_attention",
+    "group_edges": "sememe_attention",
+}
+__all__ = sorted(_WHERE)
 
 #: names of the release before, kept for one release: old name -> new name
 RENAMED = {"AttentionPooling": "AdditiveAttentionPooling", "AttentivePooling": "FeatureWiseAttentionPooling"}
@@ -26,5 +42,13 @@ def __getattr__(name: str) -> Any:
         new = RENAMED[name]
         warnings.warn(f"graphmatch.nn.{name} is renamed {new}; the old name goes in the next release",
                       DeprecationWarning, stacklevel=2)
-        return globals()[new]
+        return __getattr__(new)
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"graphmatch.nn.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'graphmatch.nn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})

@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import MessagePassing
 from torch_geometric.utils import softmax
 
-MODES = ("auto", "dense", "sparse")
+from graphmatch.nn.choices import MODES
 
 
 def visibility_density(visible: Tensor) -> float:

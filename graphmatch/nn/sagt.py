@@ -5,10 +5,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from graphmatch.nn.choices import UPDATES
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.ragged import ragged_arange
-
-UPDATES = ("gru", "residual")
 
 
 def expand_to_senses(edge_index: Tensor, sense_word: Tensor, num_words: int) -> Tensor:

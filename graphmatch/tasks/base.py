@@ -23,52 +23,24 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.nn.pretrained import Pretrained
-from graphmatch.recipe_keys import Renamed, build, key
+from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
+
+__all__ = ["BUILTIN_TASKS", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
 
 _REGISTRY: dict[str, type[Task]] = {}
-
-
-_LIMIT = "a count >= 1 (int), a fraction in (0, 1] (float) or null"
-
-
-def _limit(value: Any) -> str | None:
-    ok = (isinstance(value, int) and value >= 1) or (isinstance(value, float) and 0 < value <= 1)
-    return None if ok else _LIMIT
-
-
-@dataclass(frozen=True)
-class SampleLimits:
-    """``data.limit``: how many samples of each split are used (quick runs). The engine keeps the
-    first ``N`` (an int) or that fraction (a float); a task whose datasets can read fewer lines
-    also passes an int count to them, so that graphs are built for those samples only."""
-
-    train: int | float | None = key(None, "training samples: the first N, or a fraction; null = all",
-                                    check=_limit, allowed=_LIMIT)
-    dev: int | float | None = key(None, "dev samples, the same way", check=_limit, allowed=_LIMIT)
-    test: int | float | None = key(None, "test samples, the same way", check=_limit, allowed=_LIMIT)
-
-    def count(self, split: str) -> int | None:
-        """The limit of ``split`` when it is a count (what a dataset can read), else None."""
-        value = getattr(self, split)
-        return value if isinstance(value, int) else None
-
-
-@dataclass(frozen=True)
-class NoKeys:
-    """A section without keys."""
 
 
 def register(cls: type[Task]) -> type[Task]:
     """Class decorator: make a task available to recipes under ``cls.name``."""
     _REGISTRY[cls.name] = cls
+    register_keys(cls)
     return cls
 
 
@@ -84,10 +56,6 @@ def task_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-#: the tasks of graphmatch itself (each in the module of its name)
-BUILTIN_TASKS = ("kbert", "let", "relation")
-
-
 def _import_builtin_tasks() -> None:
     import importlib
 
@@ -99,7 +67,7 @@ def _import_builtin_tasks() -> None:
                 raise
 
 
-class Task(abc.ABC):
+class Task(TaskKeys, abc.ABC):
     """One model family as the engine sees it.
 
     Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
@@ -111,24 +79,11 @@ class Task(abc.ABC):
     it sets them in ``__init__``.
     """
 
-    name: ClassVar[str]
-    Data: ClassVar[type] = NoKeys
-    Model: ClassVar[type] = NoKeys
-    #: old key names and where their values go now (one release of grace)
-    renamed: ClassVar[tuple[Renamed, ...]] = ()
-    #: the plain defaults of both sections, derived from ``Data`` and ``Model``
-    defaults: ClassVar[dict[str, dict[str, Any]]] = {"data": {}, "model": {}}
     metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
     monitor: str = "accuracy"
     #: the pretrained encoder, resolved once from ``model.pretrained`` in ``__init__`` (None without one);
     #: its config and tokenizer files are stored in the run folder (:meth:`Pretrained.store`)
     pretrained: Pretrained | None = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        from graphmatch.recipe_keys import defaults
-
-        cls.defaults = {"data": defaults(cls.Data), "model": defaults(cls.Model)}
 
     def __init__(self, config: dict[str, Any]):
         self.config = config
@@ -136,19 +91,6 @@ class Task(abc.ABC):
         self.data_cfg: dict[str, Any] = config["data"]
         self.model_cfg: dict[str, Any] = config["model"]
         self.data, self.model = self.sections(config)
-
-    @classmethod
-    def sections(cls, config: dict[str, Any]) -> tuple[Any, Any]:
-        """The typed ``data`` and ``model`` sections of a resolved configuration, after the checks
-        that involve several keys (:meth:`check_sections`)."""
-        data, model = build(cls.Data, config["data"]), build(cls.Model, config["model"])
-        cls.check_sections(data, model)
-        return data, model
-
-    @classmethod
-    def check_sections(cls, data: Any, model: Any) -> None:
-        """Raise a one-line ValueError for a combination of keys that cannot work (optional)."""
-        return None
 
     # ----------------------------------------------------------------- data
     @abc.abstractmethod

@@ -1,7 +1,8 @@
 """K-BERT: sentence classification, sentence-pair classification and NER over sentence trees.
 
-Recipe keys: :class:`KBertData` and :class:`KBertModel` (every key, its default and allowed
-values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
+Recipe keys: :class:`~graphmatch.tasks.kbert_keys.KBertData` and
+:class:`~graphmatch.tasks.kbert_keys.KBertModel` (declared without torch, :mod:`graphmatch.tasks.keys`;
+every key, its default and allowed values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
 ``model.visible_matrix: false`` (full attention over the injected sequence),
 ``model.soft_positions: false`` (hard positions 0..L-1).
 """
@@ -9,9 +10,8 @@ values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -23,110 +23,21 @@ from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
-from graphmatch.models.kbert import Head, KBert, Pooling
-from graphmatch.nn.mask_attention import MODES
+from graphmatch.models.kbert import KBert
 from graphmatch.nn.pretrained import pretrained
-from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 from graphmatch.text.checkpoint import tokenization_of, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
-BACKENDS = ("ours", "hf")
-_SIZE = "[1, inf)"
-_DROPOUT = "[0, 1]"
-
-
-@dataclass(frozen=True)
-class BranchSelect:
-    """``data.select``: knowledge that fits the sentence (``docs/knowledge_selection.md``)."""
-
-    by: Literal["none", "encoder"] = key(
-        "none", "none: K-BERT's injection (a word's first max_entities values in file order); encoder: every value "
-                "scored by the cosine of its object and the sentence in model.pretrained's mean-pooled embeddings "
-                "(before fine-tuning), a word keeping its max_entities best")
-    top_k: int | None = key(None, "branches kept per sentence, the best over all its words; null = no cap",
-                            interval="[0, inf)")
-    threshold: float = key(0.0, "the lowest cosine a branch keeps", interval="[-1, 1]")
-    noun_reading: bool = key(False, "English word pieces (WordNet): a single word matches only where it reads as a "
-                                    "noun (WordNet's tag counts, case and the word before it; no single letters)")
-
-
-@dataclass(frozen=True)
-class KBertData:
-    """K-BERT's data: the dataset, the knowledge graph and how sentence trees are built."""
-
-    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, sst2, lcqmc, msra_ner, medical_ner, or "
-                                       "a folder of {train,dev,test}.tsv")
-    root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
-    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
-    kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
-    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
-    max_entities: int = key(2, "branches injected per word", interval="[0, inf)")
-    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's (its vocab.txt, or a SentencePiece "
-                                  "tokenizer.json), else Google's Chinese vocabulary")
-    tokenization: Literal["auto", "chars", "wordpiece", "sentencepiece"] = key(
-        "auto", "chars (Chinese characters; of a tokenizer.json: looked up among its pieces), wordpiece (an English "
-                "checkpoint's word pieces; no NER), sentencepiece (a SentencePiece checkpoint's pieces, e.g. e5-small; "
-                "no NER), or auto: for a tokenizer.json sentencepiece (chars for NER), word pieces when under half "
-                "of the vocabulary's entries are CJK characters")
-    limit: SampleLimits = key(SampleLimits(), "samples used per split; a count reads only the first N lines "
-                                              "(graphs are built for them only)")
-    mode: Literal["default", "reference"] = key("default", "the tree builder's mode (reference = the official "
-                                                           "knowledge layer, quirks included)")
-    positive_label: str | int | None = key(None, "the class whose F1 a pair dataset reports; null = 1")
-    select: BranchSelect = key(BranchSelect(), "which candidate branches a word keeps")
-
-
-@dataclass(frozen=True)
-class KBertModel:
-    """K-BERT's encoder and head."""
-
-    backend: Literal["ours", "hf"] = key("ours", "the mask-transformer: ours, or hf (transformers.BertModel)")
-    pretrained: str | None = key(None, "a local BERT checkpoint folder, an official K-BERT/UER checkpoint, minilm "
-                                       "or a HuggingFace hub id; its config sets the sizes (loaded strictly)")
-    hidden_size: int = key(768, "encoder width (without model.pretrained)", interval=_SIZE)
-    num_layers: int = key(12, "encoder layers (without model.pretrained)", interval=_SIZE)
-    num_heads: int = key(12, "attention heads (without model.pretrained)", interval=_SIZE)
-    intermediate_size: int = key(3072, "feed-forward width (without model.pretrained)", interval=_SIZE)
-    max_position: int = key(512, "position table size (without model.pretrained)", interval=_SIZE)
-    dropout: float = key(0.1, "hidden dropout (and the bert_pooler head's)", interval=_DROPOUT)
-    attention_dropout: float = key(0.1, "attention-probability dropout", interval=_DROPOUT)
-    pooling: Pooling = key("first", "sentence vector: [CLS], mean, max or last real token")
-    head: Head = key("uer", "uer: K-BERT's fresh tanh layer, no dropout; bert_pooler: BERT's pooler + dropout")
-    tag_prior: bool = key(True, "NER: the tag layer's bias starts at the log frequency of each training tag")
-    visible_matrix: bool = key(True, "K-BERT's visible matrix; false = full attention (ablation)")
-    soft_positions: bool = key(True, "soft positions; false = hard positions 0..L-1 (ablation)")
-    attention_mode: str = key("auto", "masked attention kernel (ours only)", choices=MODES)
-    sparse_threshold: float = key(0.02, "visible fraction below which auto attention goes sparse",
-                                  interval="[0, 1]")
-    attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
-    layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
-                                                             "K-BERT/UER checkpoint, else bert (ours only)")
-
 
 @register
-class KBertTask(Task):
+class KBertTask(KBertKeys, Task):
     """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets."""
-
-    name = "kbert"
-    Data = KBertData
-    Model = KBertModel
-    renamed = (Renamed("data.limit", ("data.limit.train",)),
-               Renamed("data.limit_eval", ("data.limit.dev", "data.limit.test")))
-
-    @classmethod
-    def check_sections(cls, data: KBertData, model: KBertModel) -> None:
-        if data.select.by == "encoder" and model.pretrained is None:
-            raise ValueError("data.select.by: encoder scores branches with model.pretrained's embeddings; give "
-                             "model.pretrained (e.g. e5-small) or data.select.by: none")
-        if data.select.by != "none" and data.mode == "reference":
-            raise ValueError("data.select.by: a branch selection needs data.mode: default (the reference mode "
-                             "injects K-BERT's first values)")
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)

@@ -1,6 +1,7 @@
 """LET short-text matching (LCQMC, BQ, any ``text_a<TAB>text_b<TAB>label`` file).
 
-Recipe keys: :class:`LETData` and :class:`LETModel` (every key, its default and allowed values:
+Recipe keys: :class:`~graphmatch.tasks.let_keys.LETData` and :class:`~graphmatch.tasks.let_keys.LETModel`
+(declared without torch, :mod:`graphmatch.tasks.keys`; every key, its default and allowed values:
 ``docs/recipes.md``). A relative ``data.train`` / ``dev`` / ``test`` path is looked up in the
 working folder, then under ``data.root`` and ``$GRAPHMATCH_DATA``.
 
@@ -10,9 +11,8 @@ Metrics: accuracy and positive-class F1 (dev accuracy selects the checkpoint).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,106 +21,25 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
-from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
-from graphmatch.graphs.let_core import DEFAULT_MAX_LENGTH
+from graphmatch.graphs.let import LatticePairBuilder, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
-from graphmatch.models.let import (
-    ClsVector,
-    Encoder,
-    LETConfig,
-    LETMatcher,
-    Objective,
-    SememeScope,
-    match_loss,
-    match_probability,
-)
+from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.nn.pretrained import pretrained
-from graphmatch.nn.sagt import UPDATES
-from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
 
-PairDataset = Literal["lcqmc", "bq", "tsv"]
-DATASETS: tuple[str, ...] = get_args(PairDataset)
 SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
 _MODEL_KEYS = ("encoder", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
                "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
                "sememe_attention", "sememe_scope", "sagt_mlp", "cls")
-_SIZE = "[1, inf)"
-
-
-def _segmentation(value: str) -> str | None:
-    try:
-        parse_segmenters(value)
-    except ValueError:
-        return "lattice, or any of jieba, thulac, pkuseg (a comma list)"
-    return None
-
-
-@dataclass(frozen=True)
-class LETData:
-    """LET's data: the pair files, the lattice and the senses."""
-
-    dataset: PairDataset = key("lcqmc", "lcqmc (its files under data.root), bq or tsv "
-                                                          "(pair files given as data.train/dev/test)")
-    root: str | None = key(None, "data root holding lcqmc/, hownet/, kbert/vocab/; null = $GRAPHMATCH_DATA")
-    train: str | None = key(None, "training pair file (required for bq and tsv; overrides lcqmc's)")
-    dev: str | None = key(None, "dev pair file (required for bq and tsv; overrides lcqmc's)")
-    test: str | None = key(None, "test pair file (optional)")
-    format: Literal["auto", "tsv", "csv"] = key("auto", "pair file format")
-    segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
-                                       "comma list", check=_segmentation)
-    senses: bool = key(True, "build sense and sememe nodes (HowNet)")
-    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
-                          interval="[5, inf)")
-    limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
-                                              "(graphs are built for them only)")
-    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE")
-    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
-    sememe_vectors: str | None = key(None, "sememe vectors (word2vec text); null = hownet/sememe_vec.txt")
-    workers: int | None = key(None, "processes building the graphs; null = the CPU cores", interval=_SIZE)
-
-
-@dataclass(frozen=True)
-class LETModel:
-    """LET's character encoder, SaGT and matching layers."""
-
-    encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
-                                          "(model.pretrained)")
-    pretrained: str | None = key(None, "a local HF BERT folder, or minilm (encoder bert; loaded strictly)")
-    encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
-    encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
-    encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
-    encoder_ffn: int = key(512, "own transformer: feed-forward width", interval=_SIZE)
-    hidden: int = key(128, "width of the graph layers", interval=_SIZE)
-    sagt_layers: int = key(2, "SaGT layers", interval="[0, inf)")
-    sagt_heads: int = key(1, "SaGT attention heads", interval=_SIZE)
-    heads: int = key(4, "MD-GAT heads of the sememe and character attention", interval=_SIZE)
-    perspectives: int = key(20, "multi-perspective cosine perspectives P", interval=_SIZE)
-    dropout: float = key(0.2, "dropout", interval="[0, 1]")
-    senses: bool = key(True, "use the senses; false = the senses-off ablation on the same graphs")
-    sememe_attention: bool = key(True, "attention among sememes before sense pooling; false = the ablation")
-    sememe_scope: SememeScope = key("sense", "what a sememe attends over; sentence = the released code")
-    sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
-    update: str = key("gru", "SaGT's word update", choices=UPDATES)
-    objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
-    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code) or the raw first state")
-    pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
 
 
 @register
-class LETTask(Task):
+class LETTask(LETKeys, Task):
     """Chinese short-text matching with LET over lattice pair graphs."""
 
-    name = "let"
-    Data = LETData
-    Model = LETModel
-    renamed = (Renamed("model.bert_path", ("model.pretrained",)),
-               Renamed("data.limit", ("data.limit.train",)),
-               Renamed("data.dev_limit", ("data.limit.dev",)),
-               Renamed("data.test_limit", ("data.limit.test",)),
-               Renamed("data.progress", ("train.progress",)))
     metrics = ("accuracy", "f1")
     monitor = "accuracy"
 

@@ -1,8 +1,9 @@
 """Relation classification: Att-BLSTM, the entity-aware BiLSTM, and a pretrained transformer with
 an entity-start or an entity-aware attention head, on SemEval-2010 Task 8 or any relation files.
 
-Recipe keys: :class:`RelationData` and :class:`RelationModel` (every key, its default and
-allowed values: ``docs/recipes.md``).
+Recipe keys: :class:`~graphmatch.tasks.relation_keys.RelationData` and
+:class:`~graphmatch.tasks.relation_keys.RelationModel` (declared without torch, :mod:`graphmatch.tasks.keys`;
+every key, its default and allowed values: ``docs/recipes.md``).
 
 The label set is the training file's. Labels that are SemEval's are scored with the official
 ``semeval2010`` metric; others with ``relation_f1`` (macro-F1 without the negative labels). Both
@@ -21,9 +22,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -35,133 +35,34 @@ from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import (
-    DEFAULT_MAX_DISTANCE,
-    DEFAULT_MAX_LENGTH,
-    POSITION_ANCHORS,
-    TOKENIZATIONS,
     RelationGraphBuilder,
     WordPieces,
     split_input_line,
     tokens_of,
 )
-from graphmatch.graphs.relation_kbert import INJECT
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
-from graphmatch.models.att_blstm import Init, RnnDropoutOn
-from graphmatch.models.entity_attention import ENTITY_STATES
 from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, pretrained
-from graphmatch.recipe_keys import key
-from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
+    BILSTM_MODELS,
+    MODELS,
+    TRANSFORMER_MODELS,
+    RelationData,
+    RelationKeys,
+    RelationModel,
+)
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
-BILSTM_MODELS = ("att_blstm", "entity_attention")
-TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
-ModelName = Literal["att_blstm", "entity_attention", "transformer_entity_start", "transformer_entity_attention"]
-MODELS: tuple[str, ...] = get_args(ModelName)
 _NO_L2 = ("embedding.", "position.")
-_SIZE = "[1, inf)"
-_DROPOUT = "[0, 1]"
 #: digits each label's probability keeps in a row's ``probs``
 PROBS_DIGITS = 6
 #: percent of unknown training tokens above which a run warns
 UNKNOWN_WARNING = 5
 
 
-def _max_length(value: Any) -> str | None:
-    ok = value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 2)
-    return None if ok else "a count >= 2, or auto"
-
-
-@dataclass(frozen=True)
-class RelationData:
-    """Relation data: the files, the tokenization and the sentence graphs."""
-
-    root: str | None = key(None, "data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA (or a download)")
-    cache_dir: str | None = key(None, "where processed graphs go")
-    train_file: str | None = key(None, "training relation file; null = SemEval's TRAIN_FILE.TXT and "
-                                       "TEST_FILE_FULL.TXT")
-    dev_file: str | None = key(None, "dev file; null = data.dev_size sentences held out of train")
-    test_file: str | None = key(None, "test file")
-    format: Literal["auto", "semeval", "tsv"] = key("auto", "relation file format")
-    tokenization: str | None = key(None, "null = words for the BiLSTM models, the pretrained tokenizer's pieces "
-                                         "for the transformers", choices=(*TOKENIZATIONS, "pieces"))
-    negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
-                                                  "default list")
-    limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
-    max_distance: int = key(DEFAULT_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
-    max_length: int | str = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
-                                                     "around the entities; auto = the longest training sentence",
-                                check=_max_length, allowed="a count >= 2, or auto")
-    on_bad_line: Literal["error", "skip"] = key("error", "a line the model cannot represent (entities further "
-                                                         "apart than max_length, no token) stops the run, or is "
-                                                         "skipped with one warning")
-    dev_size: int = key(800, "dev sentences held out of train when there is no dev_file", interval="[0, inf)")
-    split_seed: int = key(1, "seed of that hold-out")
-    min_freq: int = key(1, "vocabulary: words seen at least this often in train", interval=_SIZE)
-    markers: bool = key(True, "keep <e1> </e1> <e2> </e2> as tokens")
-    position_anchor: str = key("span", "relative positions to the entity span or to its last token",
-                               choices=POSITION_ANCHORS)
-    kg: str | None = key(None, "knowledge graph whose values hang on the sentence as K-BERT branches (transformers): "
-                               "wordnet, another built-in name or a .spo file; null = no knowledge")
-    inject: str = key("entities", "with data.kg: branches on the two entities' head words, or on every matched word",
-                      choices=INJECT)
-    max_entities: int = key(2, "with data.kg: branches (values) per matched word", interval="[0, inf)")
-    predicate: bool = key(True, "with data.kg: a branch is predicate and object (type group), or the object alone")
-
-
-@dataclass(frozen=True)
-class RelationModel:
-    """Relation models: a BiLSTM (Att-BLSTM, entity-aware) or a pretrained transformer with a head."""
-
-    name: ModelName = key("att_blstm", "the model")
-    embedding_dim: int = key(100, "word embedding size", interval=_SIZE)
-    hidden_size: int = key(100, "BiLSTM hidden size per direction", interval=_SIZE)
-    position_dim: int = key(50, "relative-position embedding size", interval=_SIZE)
-    heads: int = key(4, "self-attention heads (entity_attention)", interval=_SIZE)
-    latent_types: int = key(3, "latent entity types K", interval=_SIZE)
-    attention_size: int = key(50, "entity-aware attention size", interval=_SIZE)
-    emb_dropout: float = key(0.3, "dropout on the embeddings", interval=_DROPOUT)
-    rnn_dropout: float = key(0.3, "dropout of the BiLSTM", interval=_DROPOUT)
-    dropout: float = key(0.5, "dropout before the classifier", interval=_DROPOUT)
-    rnn_dropout_on: RnnDropoutOn = key("output", "the BiLSTM dropout on its outputs, or on each direction's "
-                                                 "inputs (official code)")
-    self_attention_relu: bool = key(False, "ReLU on the self-attention's output projection (official code)")
-    entity_state: str = key("mean", "an entity is the mean of its tokens' states, or its last token's",
-                            choices=ENTITY_STATES)
-    init: Init = key("pytorch", "PyTorch's initialisation, or the official code's")
-    l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
-    l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
-    word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
-    pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm or a HuggingFace hub id")
-    pack: bool = key(True, "two sentences per encoder row (transformers)")
-    class_weight: Literal["none", "balanced", "sqrt"] = key("none", "cross-entropy weight of label c: none (1), "
-                                                                    "balanced (N / (C n_c) over the training labels) "
-                                                                    "or its square root")
-    head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
-                                  interval=_SIZE)
-
-
 @register
-class RelationTask(Task):
+class RelationTask(RelationKeys, Task):
     """Relation classification over relation sentence graphs."""
-
-    name = "relation"
-    Data = RelationData
-    Model = RelationModel
-
-    @classmethod
-    def check_sections(cls, data: RelationData, model: RelationModel) -> None:
-        if model.name in TRANSFORMER_MODELS and not model.pretrained:
-            raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
-        if model.name in BILSTM_MODELS and model.pretrained:
-            raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
-                             "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
-        if data.kg is not None and model.name not in TRANSFORMER_MODELS:
-            raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
-        if data.tokenization is not None:
-            valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
-            if data.tokenization not in valid:
-                raise ValueError(f"data.tokenization must be one of {', '.join(valid)} (or null) for "
-                                 f"model.name={model.name}, got {data.tokenization!r}")
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)

@@ -1,0 +1,59 @@
+"""A command's arguments checked before torch and Lightning are imported (``graphmatch evaluate``
+and ``predict``; ``train`` checks its recipe with :func:`graphmatch.engine.run_folder.plan`).
+
+Every check here reads only files (a run folder's ``config.yaml``, the recipe keys' declarations,
+:mod:`graphmatch.tasks.keys`), so a bad ``--set``, a run folder that is not there or a missing
+input file is refused in a fraction of a second; the command repeats the checks that need the
+checkpoint itself once torch is loaded.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphmatch.engine.config import diff, resolve
+from graphmatch.engine.runs import read_yaml
+
+
+def run_path(run_or_ckpt: str | os.PathLike) -> Path:
+    """``run_or_ckpt`` when it is a run folder or a file; the error of a missing one
+    (:func:`graphmatch.engine.checkpoint.find_checkpoint`'s) otherwise."""
+    path = Path(run_or_ckpt)
+    if not path.exists():
+        raise FileNotFoundError(f"no run folder or checkpoint at {path}")
+    return path
+
+
+def check_evaluate(run_or_ckpt: str | os.PathLike, split: str, overrides: Sequence[str],
+                   predictions: str | os.PathLike | None) -> None:
+    """What :func:`graphmatch.engine.restore.evaluate` refuses that the run folder's
+    ``config.yaml`` shows: a bad ``--split``, ``--predictions`` at a folder, a missing run, an
+    unknown or bad ``--set`` key, a ``model.`` key changed."""
+    if split not in ("dev", "test"):
+        raise ValueError(f"--split must be dev or test, got {split!r}")
+    if predictions is not None and Path(predictions).is_dir():
+        raise ValueError(f"--predictions {predictions} is a folder; give the file to write (e.g. OUT.jsonl)")
+    path = run_path(run_or_ckpt)
+    stored = path / "config.yaml"
+    if path.is_dir() and stored.is_file() and overrides:
+        saved = read_yaml(stored)
+        changed = [k for k in diff(resolve(saved, stored=True), resolve(saved, overrides, stored=True))
+                   if k.startswith("model.")]
+        if changed:
+            raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
+
+
+def check_predict(run_or_ckpt: str | os.PathLike, input_file: str | None, output: str | None) -> None:
+    """What ``graphmatch predict`` refuses without its model: a missing run, a missing
+    ``--input`` file, ``--output`` at a folder."""
+    run_path(run_or_ckpt)
+    if input_file is not None and input_file != "-":  # the errors open() gives (one line each, cli.main)
+        if not Path(input_file).exists():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), input_file)
+        if Path(input_file).is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), input_file)
+    if output is not None and output != "-" and Path(output).is_dir():
+        raise ValueError(f"--output {output} is a folder; give the file to write (e.g. OUT.jsonl)")

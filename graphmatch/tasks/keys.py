@@ -1,0 +1,113 @@
+"""What a recipe of each task may say, without the task: its ``data`` and ``model`` sections,
+old key names and the rules between keys, importable without torch.
+
+Each of graphmatch's families declares these in ``graphmatch/tasks/<family>_keys.py`` (a
+:class:`TaskKeys` subclass, registered with :func:`register_keys`), which imports neither torch nor
+NumPy; its :class:`~graphmatch.tasks.base.Task` inherits them. So a command reads and checks a
+recipe (:func:`graphmatch.engine.config.resolve`) in a fraction of a second, before the task, torch
+and Lightning are loaded. A task defined outside graphmatch (``package.module:name``) is imported
+whole: its :class:`~graphmatch.tasks.base.Task` is its own declaration.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from graphmatch.recipe_keys import Renamed, build, defaults, key
+
+#: the tasks of graphmatch itself (each in the module of its name, its keys in ``<name>_keys``)
+BUILTIN_TASKS = ("kbert", "let", "relation")
+
+_LIMIT = "a count >= 1 (int), a fraction in (0, 1] (float) or null"
+
+
+def _limit(value: Any) -> str | None:
+    ok = (isinstance(value, int) and value >= 1) or (isinstance(value, float) and 0 < value <= 1)
+    return None if ok else _LIMIT
+
+
+@dataclass(frozen=True)
+class SampleLimits:
+    """``data.limit``: how many samples of each split are used (quick runs). The engine keeps the
+    first ``N`` (an int) or that fraction (a float); a task whose datasets can read fewer lines
+    also passes an int count to them, so that graphs are built for those samples only."""
+
+    train: int | float | None = key(None, "training samples: the first N, or a fraction; null = all",
+                                    check=_limit, allowed=_LIMIT)
+    dev: int | float | None = key(None, "dev samples, the same way", check=_limit, allowed=_LIMIT)
+    test: int | float | None = key(None, "test samples, the same way", check=_limit, allowed=_LIMIT)
+
+    def count(self, split: str) -> int | None:
+        """The limit of ``split`` when it is a count (what a dataset can read), else None."""
+        value = getattr(self, split)
+        return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True)
+class NoKeys:
+    """A section without keys."""
+
+
+class TaskKeys:
+    """The recipe sections of one task: ``name``, ``Data`` and ``Model`` (frozen dataclasses of
+    :func:`graphmatch.recipe_keys.key` fields), ``renamed`` keys and :meth:`check_sections`."""
+
+    name: ClassVar[str]
+    Data: ClassVar[type] = NoKeys
+    Model: ClassVar[type] = NoKeys
+    #: old key names and where their values go now (one release of grace)
+    renamed: ClassVar[tuple[Renamed, ...]] = ()
+    #: the plain defaults of both sections, derived from ``Data`` and ``Model``
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {"data": {}, "model": {}}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.defaults = {"data": defaults(cls.Data), "model": defaults(cls.Model)}
+
+    @classmethod
+    def sections(cls, config: dict[str, Any]) -> tuple[Any, Any]:
+        """The typed ``data`` and ``model`` sections of a resolved configuration, after the checks
+        that involve several keys (:meth:`check_sections`)."""
+        data, model = build(cls.Data, config["data"]), build(cls.Model, config["model"])
+        cls.check_sections(data, model)
+        return data, model
+
+    @classmethod
+    def check_sections(cls, data: Any, model: Any) -> None:
+        """Raise a one-line ValueError for a combination of keys that cannot work (optional)."""
+        return None
+
+
+_KEYS: dict[str, type[TaskKeys]] = {}
+
+
+def register_keys(cls: type[TaskKeys]) -> type[TaskKeys]:
+    """Class decorator: the sections of task ``cls.name`` (a registered task registers its own)."""
+    _KEYS[cls.name] = cls
+    return cls
+
+
+def declared_names() -> list[str]:
+    """The names of graphmatch's tasks and of every task registered so far."""
+    return sorted({*BUILTIN_TASKS, *_KEYS})
+
+
+def keys_of(name: str) -> type[TaskKeys]:
+    """The sections of the task a recipe names: a built-in one from its ``<name>_keys`` module
+    (no torch), ``"package.module:name"`` after importing the module."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"the recipe's 'task' must be a task name; known tasks: {', '.join(declared_names())}")
+    registered = name
+    if ":" in name:
+        module, _, registered = name.partition(":")
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            raise ValueError(f"task {name!r}: cannot import module {module!r} ({err})") from err
+    elif name in BUILTIN_TASKS and name not in _KEYS:
+        importlib.import_module(f"graphmatch.tasks.{name}_keys")
+    if registered not in _KEYS:
+        raise KeyError(f"unknown task {registered!r}; known tasks: {', '.join(declared_names())}")
+    return _KEYS[registered]

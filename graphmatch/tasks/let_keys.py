@@ -1,0 +1,92 @@
+"""LET's recipe sections (:class:`LETData`, :class:`LETModel`), importable without torch
+(:mod:`graphmatch.tasks.keys`); the task is :class:`graphmatch.tasks.let.LETTask`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
+from graphmatch.nn.choices import UPDATES
+from graphmatch.recipe_keys import Renamed, key
+from graphmatch.tasks.builder_options import LET_MAX_LENGTH as DEFAULT_MAX_LENGTH
+from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
+
+PairDataset = Literal["lcqmc", "bq", "tsv"]
+DATASETS: tuple[str, ...] = get_args(PairDataset)
+_SIZE = "[1, inf)"
+
+
+def _segmentation(value: str) -> str | None:
+    from graphmatch.graphs.let_core import parse_segmenters  # NumPy, no torch; only for a value given
+
+    try:
+        parse_segmenters(value)
+    except ValueError:
+        return "lattice, or any of jieba, thulac, pkuseg (a comma list)"
+    return None
+
+
+@dataclass(frozen=True)
+class LETData:
+    """LET's data: the pair files, the lattice and the senses."""
+
+    dataset: PairDataset = key("lcqmc", "lcqmc (its files under data.root), bq or tsv "
+                                                          "(pair files given as data.train/dev/test)")
+    root: str | None = key(None, "data root holding lcqmc/, hownet/, kbert/vocab/; null = $GRAPHMATCH_DATA")
+    train: str | None = key(None, "training pair file (required for bq and tsv; overrides lcqmc's)")
+    dev: str | None = key(None, "dev pair file (required for bq and tsv; overrides lcqmc's)")
+    test: str | None = key(None, "test pair file (optional)")
+    format: Literal["auto", "tsv", "csv"] = key("auto", "pair file format")
+    segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
+                                       "comma list", check=_segmentation)
+    senses: bool = key(True, "build sense and sememe nodes (HowNet)")
+    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
+                          interval="[5, inf)")
+    limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
+                                              "(graphs are built for them only)")
+    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE")
+    vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
+    sememe_vectors: str | None = key(None, "sememe vectors (word2vec text); null = hownet/sememe_vec.txt")
+    workers: int | None = key(None, "processes building the graphs; null = the CPU cores", interval=_SIZE)
+
+
+@dataclass(frozen=True)
+class LETModel:
+    """LET's character encoder, SaGT and matching layers."""
+
+    encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
+                                          "(model.pretrained)")
+    pretrained: str | None = key(None, "a local HF BERT folder, or minilm (encoder bert; loaded strictly)")
+    encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
+    encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
+    encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
+    encoder_ffn: int = key(512, "own transformer: feed-forward width", interval=_SIZE)
+    hidden: int = key(128, "width of the graph layers", interval=_SIZE)
+    sagt_layers: int = key(2, "SaGT layers", interval="[0, inf)")
+    sagt_heads: int = key(1, "SaGT attention heads", interval=_SIZE)
+    heads: int = key(4, "MD-GAT heads of the sememe and character attention", interval=_SIZE)
+    perspectives: int = key(20, "multi-perspective cosine perspectives P", interval=_SIZE)
+    dropout: float = key(0.2, "dropout", interval="[0, 1]")
+    senses: bool = key(True, "use the senses; false = the senses-off ablation on the same graphs")
+    sememe_attention: bool = key(True, "attention among sememes before sense pooling; false = the ablation")
+    sememe_scope: SememeScope = key("sense", "what a sememe attends over; sentence = the released code")
+    sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
+    update: str = key("gru", "SaGT's word update", choices=UPDATES)
+    objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
+    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code) or the raw first state")
+    pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
+
+
+@register_keys
+class LETKeys(TaskKeys):
+    """The sections of a ``task: let`` recipe."""
+
+    name = "let"
+    Data = LETData
+    Model = LETModel
+    renamed = (Renamed("model.bert_path", ("model.pretrained",)),
+               Renamed("data.limit", ("data.limit.train",)),
+               Renamed("data.dev_limit", ("data.limit.dev",)),
+               Renamed("data.test_limit", ("data.limit.test",)),
+               Renamed("data.progress", ("train.progress",)))
