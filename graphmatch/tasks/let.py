@@ -124,6 +124,13 @@ class LETTask(Task):
     metrics = ("accuracy", "f1")
     monitor = "accuracy"
 
+    @classmethod
+    def check_sections(cls, data: LETData, model: LETModel) -> None:
+        if model.encoder == "transformer" and model.pretrained is not None:
+            raise ValueError(f"model.pretrained={model.pretrained}: model.encoder=transformer is LET's own small "
+                             "character transformer, trained from scratch, and loads no pretrained encoder; use "
+                             "model.encoder=bert to load it, or leave model.pretrained out")
+
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         m = self.model
