@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Iterator
 from typing import NoReturn, TextIO
 
+from graphmatch import __version__
+
 #: subcommand modules, in the order ``graphmatch --help`` lists them
 COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show", "recipe", "kg", "pretrained")
 DEBUG_FLAG = "--debug"
@@ -40,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="graphmatch",
         description="Knowledge-enhanced Chinese NLP on PyTorch Geometric (K-BERT, LET, relation classification).",
     )
+    parser.add_argument("--version", action="version", version=f"graphmatch {__version__}")
     parser.add_argument(DEBUG_FLAG, action="store_true",
                         help="show the traceback of an error (may be given anywhere on the command line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
