@@ -10,9 +10,10 @@ A user's own data path (``data.train=bq/train.csv``, a dataset folder) goes thro
 :func:`resolve_path`: an absolute path is taken as it is; a relative one is looked up in the
 working folder first, then under the data roots (``root``, then ``$GRAPHMATCH_DATA``).
 
-A user's text files are read through :func:`read_text` / :func:`iter_lines`: UTF-8 with a
-leading byte-order mark removed; invalid UTF-8 is a ``ValueError`` naming the file and line, a
-folder where a file is expected a ``ValueError`` naming it.
+A user's text files are read through :func:`read_text` / :func:`iter_lines` (an open binary
+stream: :func:`decode_lines`): UTF-8 with a byte-order mark at the start of any line removed (it
+never becomes part of a label or text); invalid UTF-8 and a NUL byte are a ``ValueError`` naming
+the file and line, a folder where a file is expected a ``ValueError`` naming it.
 
 Every file the project writes (caches, downloads, run folders, checkpoints) goes through
 :func:`write_atomically`: complete under its real name, or not there at all.
@@ -28,7 +29,7 @@ import shutil
 import sys
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 ENV_VAR = "GRAPHMATCH_DATA"
@@ -408,19 +409,36 @@ def resolve_path(path: str | os.PathLike, root: str | os.PathLike | None = None,
     raise FileNotFoundError(f"{what} {path} not found: looked at {looked}{hint}")
 
 
+#: the byte-order mark, as text
+BOM = "\ufeff"
+
+
 def decode_utf8(data: bytes, where: str, first_line: int = 1) -> str:
-    """``data`` as text: UTF-8, a leading byte-order mark removed; invalid UTF-8 is a
+    """``data`` (whole lines) as text: UTF-8, a byte-order mark at the start of any line removed
+    (files joined together keep theirs mid-file); invalid UTF-8 and a NUL byte are a
     ``ValueError`` naming ``where`` and the line (counted from ``first_line``)."""
+    nul = data.find(b"\0")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
+        if 0 <= nul < err.start:
+            raise _nul_error(data, nul, where, first_line) from None
         line = first_line + data.count(b"\n", 0, err.start)
         column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
         raise ValueError(
             f"{where}:{line}: not valid UTF-8 (byte 0x{data[err.start]:02x} at byte {column} of the line); "
             "save the file as UTF-8"
         ) from None
-    return text.removeprefix("\ufeff") if first_line == 1 else text
+    if nul >= 0:
+        raise _nul_error(data, nul, where, first_line)
+    return text.removeprefix(BOM).replace("\n" + BOM, "\n")
+
+
+def _nul_error(data: bytes, at: int, where: str, first_line: int) -> ValueError:
+    line = first_line + data.count(b"\n", 0, at)
+    column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return ValueError(f"{where}:{line}: a NUL byte (at byte {column} of the line) in a text file; "
+                      "it is not text (a binary or damaged file?): remove it or give the right file")
 
 
 def _check_file(path: Path) -> None:
@@ -440,24 +458,30 @@ def read_text(path: str | os.PathLike) -> str:
 
 def iter_lines(source: str | os.PathLike) -> Iterator[str]:
     """The lines of a user's text file, ``"-"`` for stdin, without their line ends (``\\n`` or
-    ``\\r\\n``), read as they come: UTF-8, a leading byte-order mark removed; invalid UTF-8
-    names the file and line."""
+    ``\\r\\n``), read as they come: UTF-8, a byte-order mark at the start of a line removed;
+    invalid UTF-8 and a NUL byte name the file and line."""
     if str(source) == "-":
         stream = getattr(sys.stdin, "buffer", sys.stdin)  # a text stream when stdin was replaced
-        yield from _lines(stream, "<stdin>")
+        yield from decode_lines(stream, "<stdin>")
         return
     path = Path(source)
     _check_file(path)
     with open(path, "rb") as f:
-        yield from _lines(f, str(path))
+        yield from decode_lines(f, str(path))
 
 
-def _lines(stream, where: str) -> Iterator[str]:
+def decode_lines(stream: Iterable[bytes] | Iterable[str], where: str) -> Iterator[str]:
+    """The lines of a stream opened in binary mode (a text stream is taken as it is, but for
+    the checks), as :func:`iter_lines` reads them; errors name ``where`` and the line."""
     for n, raw in enumerate(stream, 1):
-        line = decode_utf8(raw, where, n) if isinstance(raw, bytes) else raw
-        if n == 1:
-            line = line.removeprefix("\ufeff")
+        if isinstance(raw, bytes):
+            line = decode_utf8(raw, where, n)
+        else:
+            if "\0" in raw:
+                raise _nul_error(raw.encode("utf-8", "surrogatepass"), raw.index("\0"), where, n)
+            line = raw.removeprefix(BOM)
         yield line.rstrip("\r\n")
+
 
 
 def write_atomically(path: str | os.PathLike, content: Callable[[str], None] | str | bytes) -> None:

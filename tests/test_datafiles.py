@@ -150,3 +150,31 @@ def test_user_text_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbfx\ny\n"), encoding="utf-8"))
     assert list(datafiles.iter_lines("-")) == ["x", "y"]
+
+
+def test_a_bom_at_the_start_of_any_line_is_dropped(tmp_path, monkeypatch):
+    """Files joined together (``cat a.tsv b.tsv``) keep each file's BOM at the start of a line."""
+    f = tmp_path / "joined.tsv"
+    f.write_bytes(b"\xef\xbb\xbflabel\ttext\r\n1\tx\n\xef\xbb\xbf0\ty\n\xef\xbb\xbf\r\n1\tz\xef\xbb\xbf\n")
+    assert list(datafiles.iter_lines(f)) == ["label\ttext", "1\tx", "0\ty", "", "1\tz\ufeff"]  # mid-line: text
+    assert datafiles.read_text(f) == "label\ttext\r\n1\tx\n0\ty\n\r\n1\tz\ufeff\n"
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x\n\xef\xbb\xbfy\n"), encoding="utf-8"))
+    assert list(datafiles.iter_lines("-")) == ["x", "y"]
+
+
+def test_a_nul_byte_is_refused_naming_the_line(tmp_path, monkeypatch):
+    f = tmp_path / "in.tsv"
+    f.write_bytes(b"a\tb\nc\x00d\n")
+    for read in (datafiles.read_text, lambda p: list(datafiles.iter_lines(p))):
+        with pytest.raises(ValueError, match=r"in\.tsv:2: a NUL byte \(at byte 2 of the line\) in a text file"):
+            read(f)
+    f.write_bytes(b"\x00\x00\xff\xfe")  # binary: the NUL comes first
+    with pytest.raises(ValueError, match=r"in\.tsv:1: a NUL byte \(at byte 1 of the line\)"):
+        datafiles.read_text(f)
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("ok\nnot\0ok\n"))  # a text stream (stdin replaced)
+    with pytest.raises(ValueError, match=r"<stdin>:2: a NUL byte"):
+        list(datafiles.iter_lines("-"))

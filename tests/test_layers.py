@@ -49,7 +49,7 @@ def violations(root: Path) -> list[str]:
 
 def test_every_module_belongs_to_a_layer():
     assert sorted(p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
-                  if p.name != "__pycache__" and p.name != "__init__.py") == sorted(ORDER)
+                  if p.name not in ("__pycache__", "__init__.py", "py.typed")) == sorted(ORDER)
 
 
 def test_layers_point_one_way():

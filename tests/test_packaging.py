@@ -45,7 +45,7 @@ def build_wheel(dest: Path) -> Path:
     """``pip wheel`` of a copy of the checkout's package files (the checkout gets no build/)."""
     src = dest / "src"
     src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md", "graphmatch", "recipes"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "graphmatch", "recipes"):
         (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, src / name)
     shutil.copytree(REPO / "datasets" / "samples", src / "datasets" / "samples")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest),
@@ -100,3 +100,37 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
                          "--set", "train.epochs=1"], cwd=work, env=env, capture_output=True, text=True)
     assert zh.returncode == 0, zh.stderr[-3000:]
     assert (work / "zh" / "COMPLETE").is_file()
+
+
+def test_the_wheel_carries_its_license_type_hints_version_and_urls(tmp_path):
+    import graphmatch
+
+    wheel = build_wheel(tmp_path / "wheel")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    info = f"graphmatch-{graphmatch.__version__}.dist-info"
+    assert wheel.name.startswith(f"graphmatch-{graphmatch.__version__}-")  # one version, written once
+    assert "graphmatch/py.typed" in names and f"{info}/licenses/LICENSE" in names
+    meta = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
+    fields = [line.split(": ", 1) for line in meta.split("\n\n", 1)[0].splitlines() if ": " in line]
+    urls = dict(value.split(", ", 1) for key, value in fields if key == "Project-URL")
+    assert set(urls) >= {"Homepage", "Documentation", "Source", "Issues", "Changelog"}
+    assert all(url.startswith("https://github.com/graphmatch/graphmatch") for url in urls.values())
+    assert ["License-File", "LICENSE"] in fields and ["Version", graphmatch.__version__] in fields
+    license_text = zipfile.ZipFile(wheel).read(f"{info}/licenses/LICENSE").decode()
+    assert license_text == (REPO / "LICENSE").read_text()
+    assert license_text.startswith("MIT License") and "Copyright (c) 2026 the graphmatch developers" in license_text
+
+
+def test_version_and_changelog(capsys):
+    import graphmatch
+    from graphmatch.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out == f"graphmatch {graphmatch.__version__}\n"
+    out = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "--version"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(REPO)}).stdout
+    assert out == f"graphmatch {graphmatch.__version__}\n"
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert changelog.startswith("# Changelog") and f"\n## {graphmatch.__version__}\n" in changelog
+    assert (REPO / "graphmatch" / "py.typed").is_file()

@@ -16,7 +16,9 @@ import importlib
 import sys
 import warnings
 from collections.abc import Iterator
-from typing import TextIO
+from typing import NoReturn, TextIO
+
+from graphmatch import __version__
 
 #: subcommand modules, in the order ``graphmatch --help`` lists them
 COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show", "recipe", "kg", "pretrained")
@@ -27,11 +29,20 @@ USER_ERROR = 2
 INTERRUPTED = 130
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors (an unknown choice, a missing argument) are one line,
+    ``graphmatch COMMAND: error: ...``, and point to ``--help`` instead of printing the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USER_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="graphmatch",
         description="Knowledge-enhanced Chinese NLP on PyTorch Geometric (K-BERT, LET, relation classification).",
     )
+    parser.add_argument("--version", action="version", version=f"graphmatch {__version__}")
     parser.add_argument(DEBUG_FLAG, action="store_true",
                         help="show the traceback of an error (may be given anywhere on the command line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -73,7 +73,7 @@ class RelationExample:
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
-    """The lines of a UTF-8 text file without line ends; a leading BOM is dropped and invalid
+    """The lines of a UTF-8 text file without line ends; a BOM at the start of a line is dropped and invalid
     UTF-8 is a :class:`ValueError` naming the file and line."""
     path = Path(path)
     if not path.is_file():
@@ -84,7 +84,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise ValueError(f"{path}:{line}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
-    lines = text.removeprefix("\ufeff").splitlines()
+    lines = [line.removeprefix("\ufeff") for line in text.splitlines()]  # a BOM at any line start
     bad = _CONTROL.search(text)
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from graphmatch.datafiles import package_folder
+from graphmatch.datafiles import package_folder, read_text
 from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
 from graphmatch.tasks.keys import BUILTIN_TASKS, TaskKeys, declared_names, keys_of
 
@@ -139,32 +139,47 @@ def find_recipe(name: str | os.PathLike) -> Path:
     for c in candidates:
         if c.is_file():
             return c
+    folder = next((c for c in candidates if c.is_dir()), None)
+    if folder is not None:
+        inside = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.yaml"))
+        listed = f"; the recipes in it: {', '.join(inside[:8])}{', ...' if len(inside) > 8 else ''}" if inside else ""
+        raise ValueError(f"recipe {folder} is a folder, not a recipe file{listed}")
     known = sorted(
-        {str(p.relative_to(d).with_suffix("")) for d in recipe_dirs() if d.is_dir() for p in d.rglob("*.yaml")}
+        {p.relative_to(d).with_suffix("").as_posix() for d in recipe_dirs() if d.is_dir() for p in d.rglob("*.yaml")}
     )
-    raise FileNotFoundError(f"recipe {str(name)!r} not found; known recipes: {', '.join(known) or '(none)'}")
+    asked = Path(name).as_posix().removesuffix(".yaml")
+    asked = asked.split("recipes/", 1)[1] if "recipes/" in asked else asked  # a checkout's path
+    near = suggest(asked, known)
+    hint = f"did you mean {near}? " if near else ""
+    raise FileNotFoundError(f"recipe {str(name)!r} not found; {hint}known recipes: {', '.join(known) or '(none)'}")
 
 
 def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tuple[str, dict[str, Any]]]:
-    """``(file, mapping)`` of a recipe and of the recipes it inherits from with ``base:``, the
-    farthest base first (each mapping without ``base``; the recipe's own ``name`` defaults to
-    its file name)."""
+    """``(file, mapping)`` of a recipe and of the recipes it inherits from with ``base:`` (a file,
+    or a list of files merged in order, each over the one before), the farthest base first (each
+    mapping without ``base``; the recipe's own ``name`` defaults to its file name)."""
     path = find_recipe(path)
     real = path.resolve()
     if real in _seen:
         raise ValueError(f"recipe {path} inherits from itself through 'base:'")
-    with open(path, encoding="utf-8") as f:
-        try:
-            raw = load_yaml(f.read()) or {}
-        except yaml.YAMLError as err:  # one line: where and what
-            mark = getattr(err, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise ValueError(f"recipe {where} is not valid YAML: {problem}") from err
+    try:
+        raw = load_yaml(read_text(path))
+    except yaml.YAMLError as err:  # one line: where and what
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ValueError(f"recipe {where} is not valid YAML: {problem}") from err
+    if raw is None:
+        raise ValueError(f"recipe {path} is empty; a recipe is a mapping with 'task' (or 'base') and the sections "
+                         f"{', '.join(SECTIONS)}")
     if not isinstance(raw, dict):
         raise ValueError(f"recipe {path} must be a mapping with sections {', '.join(SECTIONS)}")
     base = raw.pop("base", None)
-    parents = [] if base is None else read_chain(real.parent / base, _seen + (real,))
+    bases = [base] if isinstance(base, (str, os.PathLike)) else base if base is not None else []
+    if not isinstance(bases, list) or not all(isinstance(b, (str, os.PathLike)) and str(b) for b in bases):
+        raise ValueError(f"recipe {path}: 'base' is a recipe file, or a list of them (merged in order), "
+                         f"got {base!r}")
+    parents = [link for b in bases for link in read_chain(real.parent / b, _seen + (real,))]
     for _, parent in parents:
         parent.pop("name", None)
     raw.setdefault("name", path.stem)
@@ -172,7 +187,7 @@ def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tu
 
 
 def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
-    """Load a recipe file, merging it over its ``base:`` recipe (recursively)."""
+    """Load a recipe file, merging it over its ``base:`` recipe(s) (recursively)."""
     merged: dict[str, Any] = {}
     for _, raw in read_chain(path):
         merged = deep_merge(merged, raw)

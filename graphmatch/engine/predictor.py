@@ -38,7 +38,7 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
-from graphmatch.datafiles import write_atomically
+from graphmatch.datafiles import iter_lines, write_atomically
 from graphmatch.engine import runs
 from graphmatch.tasks.base import Task
 
@@ -193,11 +193,7 @@ def read_input_lines(path: str | os.PathLike, columns: Any) -> tuple[list[tuple[
     """:func:`read_inputs`, and the line number of each input (blank lines are skipped)."""
     name = _name(path)
     suffix = Path(name).suffix.lower()
-    if str(path) == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+    lines = list(iter_lines(path))  # UTF-8, BOMs and NUL bytes as every data file; errors name file:line
     out, numbers = [], []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -209,6 +205,8 @@ def read_input_lines(path: str | os.PathLike, columns: Any) -> tuple[list[tuple[
                 fields = next(csv.reader([line]))
             else:
                 fields = line.split("\t")
+            if any("\0" in field for field in fields):  # JSON's \u0000
+                raise ValueError("a NUL character in the input; it is not text")
             out.append(tuple(columns(fields)))
             numbers.append(number)
         except ValueError as err:

@@ -9,6 +9,9 @@
 * **ranks**: under DDP only rank 0 (:func:`env_rank`) checks, creates and marks folders; it
   announces its folder in ``$GRAPHMATCH_RUN_DIR`` so that the processes Lightning launches write
   the same one (:func:`choose_folder`);
+* **one owner**: a training claims its folder (:func:`graphmatch.engine.run_owner.claim`) before
+  anything is built and gives it back at the end; a second training of a claimed folder is refused
+  with its owner's pid, host and start time, and a claim left by a killed run is taken over;
 * **creation and completion**: :func:`open_folder` makes the folder and writes ``config.yaml``
   once data and model are ready (so a bad input leaves no folder); :func:`close_folder` writes the
   ``COMPLETE`` marker last, and readers refuse a folder without it (:func:`check_complete`).
@@ -28,6 +31,7 @@ from typing import Any
 
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve
+from graphmatch.engine.run_owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
 
 RUN_DIR_ENV = "GRAPHMATCH_RUN_DIR"  # set by rank 0 so the processes Lightning launches agree
@@ -62,7 +66,8 @@ def nothing_saved(run_dir: str | os.PathLike) -> bool:
         if path.is_dir():
             if not (path.parent == run_dir and path.name.startswith("seed-")):
                 return False
-        elif path.name not in STARTING_FILES and not (path.name.startswith(".") and path.name.endswith(".tmp")):
+        elif path.name not in (*STARTING_FILES, OWNER_FILE) and not (
+                path.name.startswith(".") and path.name.endswith(".tmp")):
             return False
     return True
 
@@ -236,11 +241,39 @@ def check_free(run_dir: Path) -> None:
     that can be written (rank 0 checks)."""
     if env_rank() == 0:
         check_writable(run_dir)
-    if env_rank() == 0 and run_dir.exists() and any(run_dir.iterdir()) and not nothing_saved(run_dir):
+    if (env_rank() == 0 and run_dir.exists() and any(p.name != OWNER_FILE for p in run_dir.iterdir())
+            and not nothing_saved(run_dir)):
         raise ValueError(
             f"run folder {run_dir} already exists and is not empty; choose another --out, "
             f"or continue it with --resume {run_dir}"
         )
+
+
+def claim_folder(config: Mapping[str, Any], run_dir: Path | None, *, resume: bool) -> tuple[Path, Claim | None]:
+    """:func:`choose_folder`, then claim it for this run (rank 0; the other ranks get ``None``):
+    :class:`~graphmatch.engine.run_owner.FolderInUse` when another training owns it; a new run
+    (not ``resume``) must then find it free (:func:`check_free`). A default folder taken at the
+    same moment by another run is replaced by the next free name."""
+    for _ in range(5):
+        base = choose_folder(config, run_dir)
+        if env_rank() != 0:
+            return base, None
+        check_writable(base)
+        try:
+            owned = claim(base)
+        except FolderInUse:
+            if run_dir is not None:
+                raise
+            continue
+        try:
+            if not resume:
+                check_free(base)
+        except BaseException:
+            owned.release()
+            raise
+        owned.warn_taken_over()
+        return base, owned
+    raise AssertionError("five default run folders taken at once")  # pragma: no cover
 
 
 def open_folder(run_dir: Path, config: Mapping[str, Any], seeds: Sequence[int] | None = None) -> None:

@@ -63,7 +63,7 @@ def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Pat
     config = plan.config
     check_accelerator(config["train"])
     quiet(config["train"]["progress"])
-    base = run_folder.choose_folder(config, plan.run_dir)
+    base, claim = run_folder.claim_folder(config, plan.run_dir, resume=plan.resume_dir)  # before any build
     with cpu_threads(config["train"]):
         try:
             if plan.seeds == 1 and not run_folder.has_seeds(base):
@@ -72,6 +72,9 @@ def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Pat
         except TrainingStopped as stopped:
             stopped.run_dir = base  # a several-seed run resumes from its base folder
             raise
+        finally:
+            if claim is not None:
+                claim.release()
 
 
 def _train_seeds(

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphmatch.datafiles import locate, resolve_path
+from graphmatch.datafiles import decode_lines, locate, resolve_path
 from graphmatch.knowledge.trie import Trie
 from graphmatch.knowledge.wordnet import packaged_graph
 from graphmatch.text.segmenters import Span
@@ -89,8 +89,8 @@ class KnowledgeGraph:
         for path in paths:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"knowledge graph file not found: {path}")
-            with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
+            with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f:
+                for lineno, line in enumerate(decode_lines(f, str(path)), 1):
                     line = line.strip()
                     if not line:
                         continue
@@ -106,6 +106,10 @@ class KnowledgeGraph:
         if skipped:
             warnings.warn(f"skipped {skipped} malformed line(s) in {', '.join(map(str, paths))}",
                           stacklevel=2)
+        if not kg.subjects and paths:
+            raise ValueError(f"{', '.join(map(str, paths))}: the knowledge graph is empty (no "
+                             "'subject<TAB>predicate<TAB>object' line); give a file with triples, or no knowledge "
+                             "graph (kg: null in a recipe, --kg none on the command line)")
         return kg
 
     def __len__(self) -> int:

@@ -90,3 +90,10 @@ class LETKeys(TaskKeys):
                Renamed("data.dev_limit", ("data.limit.dev",)),
                Renamed("data.test_limit", ("data.limit.test",)),
                Renamed("data.progress", ("train.progress",)))
+
+    @classmethod
+    def check_sections(cls, data: LETData, model: LETModel) -> None:
+        if model.encoder == "transformer" and model.pretrained is not None:
+            raise ValueError(f"model.pretrained={model.pretrained}: model.encoder=transformer is LET's own small "
+                             "character transformer, trained from scratch, and loads no pretrained encoder; use "
+                             "model.encoder=bert to load it, or leave model.pretrained out")

@@ -189,3 +189,20 @@ def test_inspect_starts_without_torch(shared_data, argv, stdin):
     assert proc.stderr.splitlines()[-1] == "False False"
     row = json.loads(proc.stdout)
     assert row["visible"] if argv[1] == "kbert" else row["words"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["show", "文本", "--kind", "kbret", "-o", "x.png"],
+     "graphmatch show: error: argument --kind: invalid choice: 'kbret' (choose from 'kbert', 'let', 'relation') "
+     "(see graphmatch show --help)"),
+    (["evaluate", "run", "--split", "train"], "graphmatch evaluate: error: argument --split: invalid choice: 'train' "
+                                              "(choose from 'dev', 'test') (see graphmatch evaluate --help)"),
+    (["trian"], "graphmatch: error: argument COMMAND: invalid choice: 'trian'"),
+    (["show", "--kind", "let"], "graphmatch show: error: the following arguments are required:"),
+])
+def test_unknown_choices_and_missing_arguments_are_one_line(capsys, argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith(message), err

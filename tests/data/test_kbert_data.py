@@ -182,3 +182,15 @@ def test_a_relative_dataset_folder_is_found_under_the_data_root(folder, tmp_path
     monkeypatch.setenv("GRAPHMATCH_DATA", str(folder))
     ds = KBertClassificationDataset("cls", "train", **_kw(tmp_path, shared_data))
     assert ds.source == folder / "cls" / "train.tsv" and len(ds) == 3
+
+
+def test_a_bom_in_the_middle_of_a_file_never_becomes_a_label(folder, tmp_path, shared_data, recwarn):
+    """Two files joined (``cat a.tsv b.tsv``): the second one's BOM starts a line mid-file."""
+    data = folder / "joined"
+    data.mkdir()
+    rows = "".join(f"{i % 2}\t句子{i}很好\n" for i in range(20))
+    (data / "train.tsv").write_bytes(b"\xef\xbb\xbf" + f"label\ttext_a\n{rows}".encode() + b"\xef\xbb\xbf0\t"
+                                     + "又一个句子\n".encode())
+    ds = KBertClassificationDataset(str(data), "train", **_kw(tmp_path, shared_data))
+    assert ds.labels == ["0", "1"] and len(ds) == 21
+    assert not [w for w in recwarn if "\ufeff" in str(w.message)]

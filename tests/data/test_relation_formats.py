@@ -124,3 +124,11 @@ def test_control_characters_name_file_and_line(tmp_path, char):
     semeval.write_text(f'1\t"The <e1>a</e1>{char} b <e2>c</e2>"\nOther\n', encoding="utf-8")
     with pytest.raises(ValueError, match=rf"^{semeval}:1: control character"):
         read_relation_file(semeval)
+
+
+def test_a_bom_at_the_start_of_a_later_line_is_stripped(tmp_path):
+    """Two files joined: the second one's BOM would otherwise be part of the head entity."""
+    ex = read_tsv_file(_write(tmp_path, TSV + "\ufeff" + TSV))
+    half = len(ex) // 2
+    assert len(ex) == 2 * half and [e.sentence.entity_text(1) for e in ex[half:]] == [
+        e.sentence.entity_text(1) for e in ex[:half]]

@@ -199,3 +199,27 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     assert done.stderr.splitlines()[-1] == "_LazyModule False False False"  # no Lightning either (issue 32)
     expected = Predictor.from_run(run).predict([("自然语言", "处理"), ("好", "坏")])
     assert [json.loads(line) for line in done.stdout.splitlines()] == expected
+
+
+def test_predict_input_is_read_as_every_data_file(trained_run, tmp_path: Path, capsys) -> None:
+    """``predict --input`` reads with the line reader training uses: undecodable bytes and NUL
+    bytes are one line naming file:line, and a BOM at the start of a line is no part of the text."""
+    run, _ = trained_run
+    given = tmp_path / "in.tsv"
+    given.write_bytes("自然语言\t处理\n".encode() + b"\xff\xfe\x00\x01binary\n")
+    assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"graphmatch predict: error: {given}:2: not valid UTF-8 (byte "
+                                                    "0xff at byte 1 of the line); save the file as UTF-8"]
+    given.write_bytes("自然语言\t处理\n好\x00\t坏\n".encode())
+    assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"graphmatch predict: error: {given}:2: a NUL byte (at byte 4 ")
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_text('["自然语言", "处理"]\n["好\\u0000", "坏"]\n', encoding="utf-8")
+    assert main(["predict", str(run), "--input", str(jsonl), "--no-progress"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"graphmatch predict: error: {jsonl}:2: a NUL character in the "
+                                                    "input; it is not text"]
+    given.write_bytes("\ufeff自然语言\t处理\n\ufeff好\t坏\n".encode())  # two files joined
+    assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == Predictor.from_run(run).predict([("自然语言", "处理"), ("好", "坏")])

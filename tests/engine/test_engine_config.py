@@ -162,3 +162,48 @@ def test_warmup_then_linear_decay() -> None:
         opt.step()
         sched.step()
     assert lrs == pytest.approx([0.0, 0.5, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125])
+
+
+def test_base_as_a_list_is_merged_in_order(tmp_path: Path) -> None:
+    (tmp_path / "short.yaml").write_text("train:\n  epochs: 1\n  batch_size: 8\n")
+    (tmp_path / "wide.yaml").write_text("model:\n  hidden: 32\ntrain:\n  epochs: 3\n")
+    both = tmp_path / "both.yaml"
+    both.write_text(f"base: [{TOY}, short.yaml, wide.yaml]\ntrain:\n  seed: 3\n")
+    config = resolve(both)
+    assert config["name"] == "both" and config["model"]["hidden"] == 32  # each base over the one before
+    assert (config["train"]["epochs"], config["train"]["batch_size"], config["train"]["seed"]) == (3, 8, 3)
+    assert config["data"]["n_train"] == 128  # from the first base
+    for bad in ("base: {a: 1}", "base: [toy.yaml, 3]", "base: ['']"):
+        (tmp_path / "bad.yaml").write_text(bad + "\n")
+        with pytest.raises(ValueError, match=r"bad\.yaml: 'base' is a recipe file, or a list of them"):
+            resolve(tmp_path / "bad.yaml")
+
+
+def test_an_empty_recipe_names_its_file(tmp_path: Path) -> None:
+    for text in ("", "# nothing yet\n"):
+        (tmp_path / "empty.yaml").write_text(text)
+        with pytest.raises(ValueError, match=f"^recipe {tmp_path / 'empty.yaml'} is empty; a recipe is a mapping"):
+            resolve(tmp_path / "empty.yaml")
+
+
+def test_a_recipe_folder_is_named_as_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "a.yaml").write_text(f"base: {TOY}\n")
+    with pytest.raises(ValueError, match=f"^recipe {tmp_path / 'mine'} is a folder, not a recipe file; the "
+                                         "recipes in it: a.yaml$"):
+        resolve(tmp_path / "mine")
+    with pytest.raises(ValueError, match=f"^recipe {tmp_path} is a folder, not a recipe file; the recipes in it: "
+                                         "mine/a.yaml$"):
+        find_recipe(tmp_path)
+    with pytest.raises(ValueError, match=r"recipes/kbert is a folder, not a recipe file; the recipes in it: .*"
+                                         r"chnsenticorp_hownet_quick\.yaml"):
+        find_recipe("kbert")  # a folder of the project's recipes
+
+
+@pytest.mark.parametrize("asked", ["kbert/chnsenticorp_hownet_quik", "recipes/kbert/chnsenticorp_hownet_quick.yaml",
+                                   "let/lcqmc_quik"])
+def test_an_unknown_recipe_suggests_the_nearest_name(tmp_path: Path, monkeypatch, asked: str) -> None:
+    monkeypatch.chdir(tmp_path)  # outside a checkout, a checkout's recipes/ path is a packaged name
+    near = "let/lcqmc_quick" if asked.startswith("let") else "kbert/chnsenticorp_hownet_quick"
+    with pytest.raises(FileNotFoundError, match=f"^recipe '{asked}' not found; did you mean {near}\\? known recipes"):
+        find_recipe(asked)

@@ -87,3 +87,28 @@ def test_real_hownet_kg(hownet_kg):
 def test_builtin_names(shared_data):
     kg = KnowledgeGraph.load("medical", shared_data)
     assert {p for vals in kg.subjects.values() for p, _ in vals} == {"类别"}
+
+
+def test_an_empty_kg_file_is_an_error(tmp_path):
+    for text in ("", "\n\n"):
+        (tmp_path / "empty.spo").write_text(text)
+        with pytest.raises(ValueError, match=r"empty\.spo: the knowledge graph is empty"):
+            KnowledgeGraph.from_spo(tmp_path / "empty.spo")
+    (tmp_path / "bad.spo").write_text("only one field\n")
+    with pytest.raises(ValueError, match=r"bad\.spo: the knowledge graph is empty"), pytest.warns(UserWarning):
+        KnowledgeGraph.from_spo(tmp_path / "bad.spo", on_error="skip")
+
+
+def test_kg_files_are_read_as_every_data_file(tmp_path):
+    import gzip
+
+    path = tmp_path / "kg.spo"
+    path.write_bytes(b"\xef\xbb\xbf\xe5\x8c\x97\tis\tcity\n\xef\xbb\xbfx\ty\tz\n")  # a BOM on any line
+    assert set(KnowledgeGraph.from_spo(path).subjects) == {"北", "x"}
+    path.write_bytes(b"a\tb\tc\nx\x00\ty\tz\n")
+    with pytest.raises(ValueError, match=r"kg\.spo:2: a NUL byte"):
+        KnowledgeGraph.from_spo(path)
+    packed = tmp_path / "kg.spo.gz"
+    packed.write_bytes(gzip.compress(b"a\tb\tc\nx\ty\t\xff\n"))
+    with pytest.raises(ValueError, match=r"kg\.spo\.gz:2: not valid UTF-8"):
+        KnowledgeGraph.from_spo(packed)

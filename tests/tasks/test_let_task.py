@@ -223,3 +223,18 @@ def test_relative_files_and_a_training_file_without_labels(tmp_path, shared_data
     err = capsys.readouterr().err
     assert err.strip().endswith("nolabel.csv: the pairs have no label column; training and dev files need "
                                 "text_a<TAB>text_b<TAB>label (0 or 1)") and len(err.splitlines()) == 1
+
+
+def test_a_pretrained_encoder_the_model_does_not_use_is_refused(tmp_path, capsys) -> None:
+    """LET's own character transformer loads no checkpoint: naming one is one line, and no run
+    folder claims an encoder it never loaded."""
+    from graphmatch.cli.main import main
+
+    with pytest.raises(ValueError, match=r"^model\.pretrained=e5-small: model\.encoder=transformer is LET's own small "
+                                         r"character transformer.*lcqmc_quick\.yaml\)$"):
+        resolve("let/lcqmc_quick", ["model.pretrained=e5-small"])
+    run = tmp_path / "run"
+    assert main(["train", "let/lcqmc_quick", "--set", "model.pretrained=minilm", "--out", str(run)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "model.pretrained=minilm: model.encoder=transformer" in err[0] and not run.exists()
+    assert resolve("let/lcqmc_quick", ["model.encoder=bert", "model.pretrained=minilm"])["model"]["pretrained"]
