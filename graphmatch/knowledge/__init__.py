@@ -6,8 +6,7 @@ modules), so that importing one module of the package does not load the others."
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from graphmatch.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {
@@ -27,13 +26,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"graphmatch.knowledge.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'graphmatch.knowledge' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_exports("graphmatch.knowledge", globals(), _WHERE)

@@ -5,8 +5,7 @@ that ``graphmatch.models.choices`` can be read without torch."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from graphmatch.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {"AttBLSTM": "att_blstm", "EntityAttentionBiLSTM": "entity_attention", "KBert": "kbert",
@@ -14,13 +13,4 @@ _WHERE = {"AttBLSTM": "att_blstm", "EntityAttentionBiLSTM": "entity_attention", 
 __all__ = ["AttBLSTM", "EntityAttentionBiLSTM", "KBert", "LETMatcher", "RelationTransformer"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"graphmatch.models.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'graphmatch.models' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_exports("graphmatch.models", globals(), _WHERE)

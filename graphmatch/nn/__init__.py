@@ -5,9 +5,7 @@ The layers are imported when first named (``graphmatch.nn.SaGT``, or from their 
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from graphmatch.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {
@@ -37,18 +35,4 @@ __all__ = sorted(_WHERE)
 RENAMED = {"AttentionPooling": "AdditiveAttentionPooling", "AttentivePooling": "FeatureWiseAttentionPooling"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in RENAMED:
-        new = RENAMED[name]
-        warnings.warn(f"graphmatch.nn.{name} is renamed {new}; the old name goes in the next release",
-                      DeprecationWarning, stacklevel=2)
-        return __getattr__(new)
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"graphmatch.nn.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'graphmatch.nn' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_exports("graphmatch.nn", globals(), _WHERE, RENAMED)
