@@ -39,6 +39,7 @@ from graphmatch.nn.sagt import UPDATES
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.base import SampleLimits, Task, register
 from graphmatch.text import CharTokenizer
+from graphmatch.text.checkpoint import pair_segments
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
 DATASETS: tuple[str, ...] = get_args(PairDataset)
@@ -46,7 +47,7 @@ SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
 _MODEL_KEYS = ("encoder", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
                "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
-               "sememe_attention", "sememe_scope", "sagt_mlp", "cls")
+               "sememe_attention", "sememe_scope", "sagt_mlp", "cls", "freeze_word_embeddings")
 _SIZE = "[1, inf)"
 
 
@@ -88,7 +89,7 @@ class LETModel:
 
     encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
                                           "(model.pretrained)")
-    pretrained: str | None = key(None, "a local HF BERT folder, or minilm (encoder bert; loaded strictly)")
+    pretrained: str | None = key(None, "a local HF BERT folder, minilm or e5-small (encoder bert; loaded strictly)")
     encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
     encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
     encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
@@ -105,8 +106,10 @@ class LETModel:
     sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
     update: str = key("gru", "SaGT's word update", choices=UPDATES)
     objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
-    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code) or the raw first state")
+    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code), the raw first state, or "
+                                   "mean: the mean of the pair's token states (e5-small: no pooler, trained so)")
     pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
+    freeze_word_embeddings: bool = key(False, "keep the encoder's word-embedding table as loaded (not trained)")
 
 
 @register
@@ -211,13 +214,15 @@ class LETTask(Task):
     def config_of_model(self) -> LETConfig:
         m = self.model
         if m.encoder == "bert" and self.pretrained is None:
-            raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, or minilm)")
+            raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, minilm or e5-small)")
         return LETConfig(
             **{k: getattr(m, k) for k in _MODEL_KEYS},
             bert_path=self.pretrained,
             vocab_size=self.tokenizer().vocab_size,
             senses=m.senses and self.data.senses,
             num_sememes=len(self.sememe_names()),
+            # type 1 for the second sentence only where the checkpoint's pair template has it (not e5)
+            segments=self.pretrained is None or pair_segments(self.pretrained.folder),
         )
 
     def build_model(self) -> torch.nn.Module:
