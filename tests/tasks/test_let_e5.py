@@ -66,6 +66,14 @@ def test_let_e5_trains_from_the_command(e5_small, shared_data, samples, tmp_path
     task, model = load(run)  # from the run's stored encoder folder (its tokenizer.json)
     assert model.config.cls == "mean" and model.config.segments is False
     assert model.encoder.hidden_size == 384 and model.pad_id == 1
+    # the recipe keeps the word-embedding table as loaded; the layers above it were trained
+    from safetensors import safe_open
+
+    with safe_open(str(e5_small / "model.safetensors"), framework="pt") as f:
+        rows = f.get_slice("embeddings.word_embeddings.weight")[:64]
+        layer = f.get_tensor("encoder.layer.0.output.dense.weight")
+    assert torch.equal(model.encoder.embeddings.word.weight[:64], rows)
+    assert not torch.equal(model.encoder.layers[0].output.weight, layer)
     assert task.tokenizer().encode(TEXT_A).ids == CharTokenizer.from_pretrained(e5_small).encode(TEXT_A).ids
     model.eval()
     batch = Batch.from_data_list([task.encode(TEXT_A, TEXT_B), task.encode("手机", "苹果手机好用吗")])
