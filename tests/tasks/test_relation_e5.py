@@ -29,8 +29,8 @@ def _tokens(pieces, sentence):
 @pytest.mark.parametrize("sentence", [
     "The <e1>lid</e1> of the <e2>jar</e2> would not open.",
     "<e1>Heavy rain</e1> caused the <e2>flood</e2>, they said.",
-    "我的<e1>母亲</e1>住在<e2>北京</e2>。",
-    "<e1>故宫</e1>位于<e2>北京</e2>市中心。",
+    "我的<e1>母亲</e1>喜欢<e2>音乐</e2>。",
+    "<e1>长城</e1>的一段位于<e2>北京</e2>北部。",
 ])
 def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_small, sentence):
     pieces = relation_pieces(e5_small)
@@ -40,15 +40,27 @@ def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_small, sentence):
     assert sorted(ids.values()) == [250002, 250003, 250004, 250005] and pieces.vocab_size == 250006
     tokens = _tokens(pieces, sentence)
     assert tokens[0] == "<s>" and tokens[-1] == "</s>"
-    assert [t for t in tokens if t in MARKERS] == [t for t in MARKERS]  # each marker once, one token
-    plain = sentence
-    for m in MARKERS:
-        plain = plain.replace(m, "")
-    # without the markers, the pieces are those e5 cuts the plain sentence into (no stray ▁)
-    assert [t for t in tokens[1:-1] if t not in MARKERS] == spm.tokenize(plain)
+    assert [t for t in tokens if t in MARKERS] == list(MARKERS)  # each marker once, one token
+    # e5 cuts these sentences at the entity boundaries: without the markers, its own pieces (no stray ▁)
+    assert [t for t in tokens[1:-1] if t not in MARKERS] == spm.tokenize(_plain(sentence))
     graph = make_builder(OPTIONS, None, pieces)(sentence)
     assert graph["token"].word_id.tolist() == [ids.get(t, spm.vocab.get(t)) for t in tokens]
     assert graph["token"].word_id[0] == 0 and graph["token"].word_id[-1] == 2  # <s>, </s>
+
+
+def test_a_piece_across_an_entity_boundary_is_cut_there(e5_small):
+    """e5 reads 我的母亲住在北京 as … 住 在北京: the entity 北京 gets its own pieces, read as a
+    continuation (no ▁ before it), and the rest stays e5's."""
+    pieces, spm = relation_pieces(e5_small), SentencePieceTokenizer.from_pretrained(e5_small)
+    assert spm.tokenize("我的母亲住在北京。") == ["\u2581", "我的", "母亲", "住", "在北京", "。"]
+    tokens = _tokens(pieces, "我的<e1>母亲</e1>住在<e2>北京</e2>。")
+    assert tokens == ["<s>", "\u2581", "我的", "<e1>", "母亲", "</e1>", "住在", "<e2>", "北京", "</e2>", "。", "</s>"]
+
+
+def _plain(sentence: str) -> str:
+    for m in MARKERS:
+        sentence = sentence.replace(m, "")
+    return sentence
 
 
 def test_a_bert_checkpoint_keeps_its_unused_slots(tmp_path):
