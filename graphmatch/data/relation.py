@@ -26,6 +26,12 @@ from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
+from graphmatch.data.relation_pieces import (
+    SentencePieceRelationBuilder,
+    SentencePieces,
+    builder_for_pieces,
+    relation_pieces,
+)
 from graphmatch.datafiles import write_atomically
 from graphmatch.graphs.relation import (
     DEFAULT_MAX_DISTANCE,
@@ -156,7 +162,7 @@ class RelationDataset(CachedDataset):
         self.split = split
         self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
         self.format = format
-        self.pieces = WordPieces.from_pretrained(pretrained) if pretrained is not None else None
+        self.pieces = relation_pieces(pretrained) if pretrained is not None else None
         self.settings = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
                              dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
                              position_anchor=position_anchor, on_bad_line=on_bad_line, inject=inject,
@@ -172,6 +178,8 @@ class RelationDataset(CachedDataset):
         if self.pieces is not None:
             options["pieces"] = self.pieces.digest
         builder, version = RelationGraphBuilder, GRAPHS_FORMAT
+        if isinstance(self.pieces, SentencePieces):
+            builder = SentencePieceRelationBuilder
         if self.kg_path is not None:  # the knowledge graph itself is an input file
             options.update(inject=o["inject"], max_entities=o["max_entities"], predicate=o["predicate"])
             builder, version = RelationTreeBuilder, {"graphs": GRAPHS_FORMAT, "trees": TREES_FORMAT}
@@ -353,7 +361,7 @@ def make_builder(options: dict[str, Any], vocab: Vocab | None, pieces: WordPiece
                                    max_entities=options.get("max_entities", 2),
                                    predicate=options.get("predicate", True), **common)
     if pieces is not None:
-        return RelationGraphBuilder.for_pieces(pieces, **common)
+        return builder_for_pieces(pieces, **common)
     return RelationGraphBuilder(vocab, split=splitter(options["tokenization"]), **common)
 
 

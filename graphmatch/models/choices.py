@@ -20,8 +20,8 @@ OBJECTIVES: tuple[str, ...] = get_args(Objective)
 #: what each sememe attends over: the sememes of its sense (paper) or of its sentence (released code)
 SememeScope = Literal["sense", "sentence"]
 SEMEME_SCOPES: tuple[str, ...] = get_args(SememeScope)
-#: c_CLS: the encoder's pooled output (released code) or the raw first state
-ClsVector = Literal["pooled", "first"]
+#: c_CLS: the encoder's pooled output (released code), the raw first state, or the mean of the token states
+ClsVector = Literal["pooled", "first", "mean"]
 CLS_VECTORS: tuple[str, ...] = get_args(ClsVector)
 
 # relation BiLSTMs (graphmatch.models.att_blstm, entity_attention)

@@ -26,8 +26,13 @@ r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batche
    \mathbf{r}_b; |\mathbf{r}_a - \mathbf{r}_b|; \mathbf{r}_a \circ \mathbf{r}_b]))` with binary
    cross-entropy (paper), or a 2-way softmax (released code); :math:`\mathbf{c}_{CLS}` is the
    encoder's pooled output :math:`\tanh(\mathbf{W}_p\mathbf{h}_{CLS} + \mathbf{b}_p)` as in the
-   released code (``cls="first"``: the raw :math:`\mathbf{h}_{CLS}`), and the FFN has the released
-   code's widths :math:`2d \to d \to` out.
+   released code (``cls="first"``: the raw :math:`\mathbf{h}_{CLS}`; ``cls="mean"``: the mean of
+   the pair's token states, as multilingual-e5 was trained, whose checkpoint has no pooler), and the
+   FFN has the released code's widths :math:`2d \to d \to` out.
+
+The token types are 0 for ``[CLS] a [SEP]`` and 1 for ``b [SEP]`` (BERT's segments); with
+``segments=False`` every token takes type 0, for a checkpoint that trained type row 0 only (XLM-R,
+multilingual-e5: its tokenizer's pair template gives both texts type 0).
 
 Where this follows the paper, the released code (``lbe0613/LET``) or neither is tabulated in
 ``docs/let_reference.md``.
@@ -91,6 +96,10 @@ class LETConfig:
     update: str = "gru"
     objective: Objective = "bce"
     cls: ClsVector = "pooled"
+    #: token types 0 / 1 for the two sentences (BERT); ``False``: all 0 (a checkpoint with one trained type row)
+    segments: bool = True
+    #: keep the encoder's word-embedding table as loaded (e5-small: 250,002 rows, 96 M of its 118 M weights)
+    freeze_word_embeddings: bool = False
     #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
     #: with a SAT vector + 208 more of the HowNet files = 2,192)
     num_sememes: int = 2192
@@ -135,6 +144,7 @@ class LETMatcher(nn.Module):
         self.config = c = config
         enc = c.encoder_config()
         self.encoder = MaskTransformerEncoder(enc)
+        self.encoder.embeddings.word.weight.requires_grad_(not c.freeze_word_embeddings)
         self.pad_id = enc.pad_token_id
         d = c.hidden
         self.char_proj = nn.Linear(enc.hidden_size, d)
@@ -181,14 +191,19 @@ class LETMatcher(nn.Module):
     # ---------------------------------------------------------------- forward
     def encode_chars(self, data: HeteroData) -> tuple[Tensor, Tensor]:
         r"""Character encoder over each pair: token vectors ``[N, E]`` and :math:`\mathbf{c}_{CLS}`
-        ``[B, E]`` (the pooled output, or the raw first state with ``cls="first"``)."""
+        ``[B, E]`` (the pooled output; the raw first state with ``cls="first"``; the mean of the
+        pair's token states with ``cls="mean"``)."""
         tok = data["token"]
         batch = batch_vector(tok)
         ids, mask = to_dense_batch(tok.input_ids, batch, fill_value=self.pad_id)
-        seg, _ = to_dense_batch(tok.sent, batch)
+        seg, _ = to_dense_batch(tok.sent if self.config.segments else torch.zeros_like(tok.sent), batch)
         pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
         h = self.encoder(ids, pos, seg, mask.unsqueeze(1))
-        cls = h[:, 0] if self.config.cls == "first" else self.encoder.pool(h[:, 0])
+        if self.config.cls == "mean":
+            weight = mask.unsqueeze(-1).to(h.dtype)
+            cls = (h * weight).sum(1) / weight.sum(1).clamp_min(1.0)
+        else:
+            cls = h[:, 0] if self.config.cls == "first" else self.encoder.pool(h[:, 0])
         return h[mask], cls
 
     def forward(self, data: HeteroData) -> Tensor:

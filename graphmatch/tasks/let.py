@@ -28,12 +28,13 @@ from graphmatch.nn.pretrained import pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
+from graphmatch.text.checkpoint import pair_segments
 
 SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
 _MODEL_KEYS = ("encoder", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
                "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
-               "sememe_attention", "sememe_scope", "sagt_mlp", "cls")
+               "sememe_attention", "sememe_scope", "sagt_mlp", "cls", "freeze_word_embeddings")
 
 
 @register
@@ -130,13 +131,15 @@ class LETTask(LETKeys, Task):
     def config_of_model(self) -> LETConfig:
         m = self.model
         if m.encoder == "bert" and self.pretrained is None:
-            raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, or minilm)")
+            raise ValueError("model.encoder=bert needs model.pretrained (a local BERT folder, minilm or e5-small)")
         return LETConfig(
             **{k: getattr(m, k) for k in _MODEL_KEYS},
             bert_path=self.pretrained,
             vocab_size=self.tokenizer().vocab_size,
             senses=m.senses and self.data.senses,
             num_sememes=len(self.sememe_names()),
+            # type 1 for the second sentence only where the checkpoint's pair template has it (not e5)
+            segments=self.pretrained is None or pair_segments(self.pretrained.folder),
         )
 
     def build_model(self) -> torch.nn.Module:

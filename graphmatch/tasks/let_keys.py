@@ -57,7 +57,7 @@ class LETModel:
 
     encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
                                           "(model.pretrained)")
-    pretrained: str | None = key(None, "a local HF BERT folder, or minilm (encoder bert; loaded strictly)")
+    pretrained: str | None = key(None, "a local HF BERT folder, minilm or e5-small (encoder bert; loaded strictly)")
     encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
     encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
     encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
@@ -74,8 +74,10 @@ class LETModel:
     sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
     update: str = key("gru", "SaGT's word update", choices=UPDATES)
     objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
-    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code) or the raw first state")
+    cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code), the raw first state, or "
+                                   "mean: the mean of the pair's token states (e5-small: no pooler, trained so)")
     pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
+    freeze_word_embeddings: bool = key(False, "keep the encoder's word-embedding table as loaded (not trained)")
 
 
 @register_keys

@@ -19,6 +19,7 @@ SemEval labels, in the official ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import warnings
@@ -32,6 +33,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
+from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import (
@@ -41,7 +43,14 @@ from graphmatch.graphs.relation import (
     tokens_of,
 )
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
-from graphmatch.nn.pretrained import ALLOW_UNEXPECTED, bert_config, layer_groups, load_pretrained, pretrained
+from graphmatch.nn.pretrained import (
+    ALLOW_UNEXPECTED,
+    Checkpoint,
+    bert_config,
+    layer_groups,
+    load_pretrained,
+    pretrained,
+)
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
     BILSTM_MODELS,
@@ -254,7 +263,7 @@ class RelationTask(RelationKeys, Task):
 
     def pieces(self) -> WordPieces:
         if self._pieces is None:
-            self._pieces = WordPieces.from_pretrained(self.pretrained_dir())
+            self._pieces = relation_pieces(self.pretrained_dir())  # e5-small: the markers as 4 added tokens
         return self._pieces
 
     def max_length(self) -> int:
@@ -332,7 +341,9 @@ class RelationTask(RelationKeys, Task):
 
             from graphmatch.models.relation_transformer import RelationTransformer
 
-            encoder = BertModel(bert_config(self.pretrained), add_pooling_layer=False)
+            # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
+            encoder = BertModel(bert_config(self.pretrained, vocab_size=self.pieces().vocab_size),
+                                add_pooling_layer=False)
             return RelationTransformer(
                 encoder, num_classes, head=m.name.removeprefix("transformer_"), dropout=m.dropout,
                 num_positions=num_positions, position_dim=m.position_dim, latent_types=m.latent_types,
@@ -387,8 +398,12 @@ class RelationTask(RelationKeys, Task):
         embeddings (vocabulary words found in ``model.word_vectors``; others stay random)."""
         if self.transformer:
             # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
-            load_pretrained(model.encoder, self.pretrained.checkpoint(),
-                            allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
+            ckpt, rows = self.pretrained.checkpoint(), model.encoder.config.vocab_size
+            ckpt, added = grown_embeddings(ckpt, rows, model.encoder.config.initializer_range)
+            load_pretrained(model.encoder, ckpt, allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
+            if added:
+                print(f"pretrained: {added} embedding rows added for the entity markers "
+                      f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)
             return
         path = self.model.word_vectors
         if not path:
@@ -473,6 +488,20 @@ class RelationTask(RelationKeys, Task):
             "type_weights": None if "types" not in att else att["types"][0].tolist(),
             "title": f"{self.label_names()[int(pred)]}  (p = {float(prob):.2f})",
         }
+
+
+def grown_embeddings(ckpt: Checkpoint, rows: int, std: float) -> tuple[Checkpoint, int]:
+    """``ckpt`` with its word-embedding table grown to ``rows`` (tokens the tokenizer added, e.g. the
+    entity markers of a SentencePiece checkpoint): each new row the mean of the checkpoint's rows plus
+    normal noise of ``std``, so that the markers start apart and among the pretrained embeddings.
+    Returns the checkpoint (``ckpt`` itself when nothing is added) and the rows added."""
+    name = "embeddings.word_embeddings.weight"
+    table = ckpt.state.get(name)
+    if table is None or table.shape[0] >= rows:
+        return ckpt, 0
+    added = rows - table.shape[0]
+    new = table.mean(0, keepdim=True) + std * torch.randn(added, table.shape[1], dtype=table.dtype)
+    return dataclasses.replace(ckpt, state={**ckpt.state, name: torch.cat([table, new])}), added
 
 
 def write_answers(path: str | os.PathLike, ids: list[int], labels: list[str]) -> None:

@@ -107,6 +107,17 @@ def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
     return CharTokenizer(vocab)
 
 
+def pair_segments(folder: str | os.PathLike) -> bool:
+    """Whether a checkpoint gives the second text of a pair token type 1: BERT (a ``vocab.txt``) does;
+    a SentencePiece checkpoint as its ``tokenizer.json``'s pair template says (XLM-R, multilingual-e5:
+    type 0 for both texts, :attr:`~graphmatch.text.sentencepiece.SentencePieceTokenizer.pair_segments`)."""
+    folder = Path(folder)
+    spm = folder / "tokenizer.json"
+    if (folder / "vocab.txt").is_file() or not is_sentencepiece(spm):
+        return True
+    return SentencePieceTokenizer(spm).pair_segments
+
+
 def vocab_size(vocab: str | os.PathLike) -> int:
     """Entries of a ``vocab.txt`` (its lines) or of a ``tokenizer.json`` (pieces and added tokens)."""
     if Path(vocab).name == "tokenizer.json":
@@ -116,4 +127,4 @@ def vocab_size(vocab: str | os.PathLike) -> int:
 
 
 __all__ = ["TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab", "is_wordpiece_vocab",
-           "tokenization_of", "tokenizer_for", "vocab_size"]
+           "pair_segments", "tokenization_of", "tokenizer_for", "vocab_size"]

@@ -46,7 +46,7 @@ def test_task_options_are_checked(shared_data):
         task_cls(resolve("let/lcqmc_quick", ["data.dataset=snli"]))
     with pytest.raises(ValueError, match="^data.segmentation must be lattice, or any of jieba, thulac, pkuseg"):
         task_cls(resolve("let/lcqmc_quick", ["data.segmentation=ltp"]))
-    for key, value in (("sememe_scope", "word"), ("cls", "mean"), ("update", "lstm"), ("objective", "hinge")):
+    for key, value in (("sememe_scope", "word"), ("cls", "max"), ("update", "lstm"), ("objective", "hinge")):
         with pytest.raises(ValueError, match=f"^model.{key} must be one of .*, got '{value}'$"):
             task_cls(resolve("let/lcqmc_quick", [f"model.{key}={value}"]))
     with pytest.raises(ValueError, match="^model.sememe_attention must be a bool"):

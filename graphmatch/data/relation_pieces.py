@@ -1,0 +1,99 @@
+"""A checkpoint's tokenizer as relation word pieces, for BERT's WordPiece and for SentencePiece
+(XLM-R, multilingual-e5) checkpoints alike.
+
+A BERT vocabulary has ``[unusedN]`` slots: the entity markers take the first four
+(:class:`~graphmatch.graphs.relation.WordPieces`) and the embedding table keeps its size. A
+SentencePiece vocabulary (e5-small: 250,002 pieces) has none: :class:`SentencePieces` adds
+``<e1>`` ``</e1>`` ``<e2>`` ``</e2>`` to it as four new tokens (ids 250,002-250,005 for e5), so the
+encoder's embedding table needs four more rows (the task grows it when it loads the checkpoint).
+
+SentencePiece writes ``▁`` for a space and before the text; cut at the entity boundaries and read
+piece by piece, ``我的<e1>母亲</e1>`` would put a ``▁`` before ``母亲`` that e5 never puts there.
+:class:`SentencePieceRelationBuilder` reads the first text piece of a sentence as e5 reads a text and
+every other piece as a continuation (no ``▁`` before it), a piece's trailing spaces moved to the next
+one, so the pieces between the markers are e5's own wherever e5 itself cuts at the entity boundaries.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
+from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
+from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
+
+
+class SentencePieces(WordPieces):
+    """A SentencePiece checkpoint's tokenizer (``transformers`` loads it as ``XLMRobertaTokenizerFast``)
+    with the entity markers added as tokens; ``<s>`` … ``</s>`` around the sentence, pad ``<pad>``.
+
+    Args:
+        tokenizer: the ``transformers`` tokenizer of the folder (the markers are added to it).
+        pieces: the folder's :class:`~graphmatch.text.sentencepiece.SentencePieceTokenizer` (the same
+            ``tokenizer.json``), which reads a text piece as a continuation.
+    """
+
+    def __init__(self, tokenizer, pieces: SentencePieceTokenizer):
+        tokenizer.add_tokens(list(MARKERS), special_tokens=True)
+        super().__init__(tokenizer, markers=MARKERS)
+        self.pieces = pieces
+
+    def split_piece(self, text: str, first: bool) -> list[str]:
+        """The pieces of ``text``: read as a text (``▁`` before it) when it begins the sentence, else as
+        a continuation of the text before it."""
+        return self.pieces.encode_many([text], prefix=first).tokens
+
+
+class SentencePieceRelationBuilder(RelationGraphBuilder):
+    """:class:`~graphmatch.graphs.relation.RelationGraphBuilder` over :class:`SentencePieces`: the text
+    pieces between the entity boundaries read as one text (module docstring)."""
+
+    def tokenized(self, sentence: str | MarkedSentence | RelationSentence, where: str = "input") -> RelationSentence:
+        if isinstance(sentence, str):
+            sentence = parse_markup(sentence, where)
+        if isinstance(sentence, MarkedSentence):
+            sentence = tokenize_marked(sentence, _Continuing(self.vocab), where)
+        return super().tokenized(sentence, where)
+
+
+class _Continuing:
+    """``split`` for the five text pieces of one sentence, in order (:func:`tokenize_marked`): the first
+    with text is read as the sentence's start, the others as continuations; trailing spaces go on."""
+
+    def __init__(self, pieces: SentencePieces):
+        self.pieces = pieces
+        self.first = True
+        self.carry = ""
+
+    def __call__(self, piece: str) -> list[str]:
+        text = self.carry + piece
+        body = text.rstrip()
+        self.carry = text[len(body):]
+        if not body:
+            return []
+        tokens = self.pieces.split_piece(body, self.first)
+        self.first = False
+        return tokens
+
+
+def relation_pieces(path: str | os.PathLike) -> WordPieces:
+    """The relation word pieces of a checkpoint folder: :class:`SentencePieces` for a SentencePiece
+    ``tokenizer.json`` without a ``vocab.txt``, else BERT's word pieces with the markers in
+    ``[unusedN]`` slots."""
+    path = Path(path)
+    if (path / "vocab.txt").is_file() or not is_sentencepiece(path / "tokenizer.json"):
+        return WordPieces.from_pretrained(path)
+    from transformers import AutoTokenizer
+
+    return SentencePieces(AutoTokenizer.from_pretrained(str(path), local_files_only=True),
+                          SentencePieceTokenizer(path / "tokenizer.json"))
+
+
+def builder_for_pieces(pieces: WordPieces, **options) -> RelationGraphBuilder:
+    """The relation graph builder over ``pieces`` (:class:`SentencePieceRelationBuilder` for SentencePiece)."""
+    kind = SentencePieceRelationBuilder if isinstance(pieces, SentencePieces) else RelationGraphBuilder
+    return kind.for_pieces(pieces, **options)
+
+
+__all__ = ["SentencePieceRelationBuilder", "SentencePieces", "builder_for_pieces", "relation_pieces"]

@@ -1,0 +1,108 @@
+"""LET over multilingual-e5-small: characters looked up among e5's pieces, token type 0 for both
+sentences, c_CLS as the mean of the token states, trained end to end from the command."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import torch
+from torch_geometric.data import Batch
+from torch_geometric.utils import scatter
+
+from graphmatch.engine import load, resolve
+from graphmatch.tasks.base import get_task
+from graphmatch.text.checkpoint import pair_segments
+from graphmatch.text.sentencepiece import SentencePieceTokenizer
+from graphmatch.text.tokenizer import CharTokenizer
+
+TINY = ["model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false"]
+TEXT_A, TEXT_B = "苹果手机怎么样，DVD好用吗", "这个手机电池耐用吗？"
+
+
+def _pairs(samples, shared_data, tmp_path, *extra):
+    pairs = samples / "pairs"
+    return ["data.dataset=tsv", *(f"data.{s}={pairs / f'{s}.tsv'}" for s in ("train", "dev", "test")),
+            f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", "data.segmentation=jieba",
+            "data.limit.train=12", "data.limit.dev=8", "data.limit.test=8", "train.max_steps=2",
+            "train.batch_size=4", "train.eval_batch_size=8", "train.threads=1", *TINY, *extra]
+
+
+def test_characters_are_e5_pieces(e5_small, shared_data, tmp_path):
+    pieces = SentencePieceTokenizer.from_pretrained(e5_small)
+    chars = CharTokenizer.from_pretrained(e5_small)
+    assert (chars.cls_id, chars.sep_id, chars.pad_id, chars.unk_id) == (0, 2, 1, 3)  # <s> </s> <pad> <unk>
+    assert [pieces.id_to_token(i) for i in (0, 1, 2, 3)] == ["<s>", "<pad>", "</s>", "<unk>"]
+    for text in (TEXT_A, TEXT_B):
+        enc = chars.encode(text)
+        assert enc.tokens == [ch for ch in text if not ch.isspace()]
+        for ch, i in zip(enc.tokens, enc.ids, strict=True):
+            # e5's own piece of the character read as a continuation (no ▁ before it): the bare
+            # piece, else its ▁ form, of the character as e5 normalises it (NFKC: ， → ,)
+            (alone,) = pieces.encode_many([ch], prefix=False).ids.tolist()
+            form = unicodedata.normalize("NFKC", ch)
+            assert i == alone == pieces.vocab.get(form, pieces.vocab.get("\u2581" + form)), ch
+            assert i != chars.unk_id
+    # the graphs LET builds hold those ids: <s> a </s> b </s>
+    task = get_task("let")(resolve("let/lcqmc_e5", [f"data.root={shared_data}", f"data.cache_dir={tmp_path}",
+                                                    "data.segmentation=jieba"]))
+    ids = task.encode(TEXT_A, TEXT_B)["token"].input_ids.tolist()
+    assert ids == [0, *chars.encode(TEXT_A).ids, 2, *chars.encode(TEXT_B).ids, 2]
+    assert pair_segments(e5_small) is False  # e5's pair template: type 0 for both texts
+
+
+def test_let_e5_trains_from_the_command(e5_small, shared_data, samples, tmp_path, capsys):
+    from graphmatch.cli.main import main
+
+    run = tmp_path / "run"
+    args = ["train", "let/lcqmc_e5", "--set", *_pairs(samples, shared_data, tmp_path), "--out", str(run)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert f"pretrained: loaded 197 tensors from {e5_small / 'model.safetensors'}" in err  # strictly
+    assert "pretrained: pooler.dense.* (2 tensors) not in the checkpoint; initialised fresh" in err
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["steps"] == 2 and metrics["samples"] == {"train": 12, "dev": 8, "test": 8}
+
+    task, model = load(run)  # from the run's stored encoder folder (its tokenizer.json)
+    assert model.config.cls == "mean" and model.config.segments is False
+    assert model.encoder.hidden_size == 384 and model.pad_id == 1
+    # the recipe keeps the word-embedding table as loaded; the layers above it were trained
+    from safetensors import safe_open
+
+    with safe_open(str(e5_small / "model.safetensors"), framework="pt") as f:
+        rows = f.get_slice("embeddings.word_embeddings.weight")[:64]
+        layer = f.get_tensor("encoder.layer.0.output.dense.weight")
+    assert torch.equal(model.encoder.embeddings.word.weight[:64], rows)
+    assert not torch.equal(model.encoder.layers[0].output.weight, layer)
+    assert task.tokenizer().encode(TEXT_A).ids == CharTokenizer.from_pretrained(e5_small).encode(TEXT_A).ids
+    model.eval()
+    batch = Batch.from_data_list([task.encode(TEXT_A, TEXT_B), task.encode("手机", "苹果手机好用吗")])
+    with torch.no_grad():
+        tokens, cls = model.encode_chars(batch)
+        # c_CLS is the mean of each pair's token states
+        assert torch.allclose(cls, scatter(tokens, batch["token"].batch, 0, reduce="mean"), atol=1e-5)
+        # every token has type 0: e5's untrained type row 1 is never read
+        model.encoder.embeddings.segment.weight[1].fill_(100.0)
+        assert torch.allclose(model.encode_chars(batch)[0], tokens)
+        (row, _) = task.decode(model(batch), batch)
+    assert row["pred"] in ("0", "1")
+
+
+def test_segments_and_pooling_for_a_bert_checkpoint(tmp_path, shared_data):
+    """A BERT checkpoint keeps its segments (type 1 for the second sentence) and the pooled c_CLS."""
+    from transformers import BertConfig, BertModel
+
+    bert_dir = tmp_path / "bert"
+    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=140)).save_pretrained(bert_dir)
+    (bert_dir / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"苹果手机好用吗"]))
+    assert pair_segments(bert_dir) is True
+    task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.pretrained={bert_dir}",
+                                                 "data.segmentation=jieba", *TINY]))
+    model = task.build_model().eval()
+    assert model.config.segments is True and model.config.cls == "pooled"
+    batch = Batch.from_data_list([task.encode("苹果手机", "好用吗")])
+    with torch.no_grad():
+        before = model.encode_chars(batch)[0]
+        model.encoder.embeddings.segment.weight[1].fill_(100.0)
+        assert not torch.allclose(model.encode_chars(batch)[0], before)
