@@ -120,7 +120,7 @@ def test_an_old_name_beside_its_new_one_must_agree():
 def test_stored_let_configuration_of_the_previous_release(shared_data):
     from graphmatch.engine import resolve
 
-    new = resolve("let/lcqmc_quick", ["model.pretrained=minilm", "train.progress=false"])
+    new = resolve("let/lcqmc_quick", ["model.encoder=bert", "model.pretrained=minilm", "train.progress=false"])
     old = {**new, "data": {**new["data"]}, "model": {**new["model"]}}
     limit = old["data"].pop("limit")
     old["data"].update(limit=limit["train"], dev_limit=limit["dev"], test_limit=limit["test"], progress=True)
