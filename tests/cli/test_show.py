@@ -28,7 +28,8 @@ def _has_color(path, color: str) -> bool:
 
 
 def _args(**kw) -> argparse.Namespace:
-    base = dict(text_b=None, kg=None, max_length=None, segmenters="jieba", no_senses=False, vocab=None, data_dir=None)
+    base = dict(text_b=None, kg=None, max_length=None, segmenters="jieba", no_senses=False, vocab=None, data_dir=None,
+                select=None, pretrained=None)
     return argparse.Namespace(**{**base, **kw})
 
 
