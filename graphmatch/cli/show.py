@@ -150,7 +150,8 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         raise ValueError(f"--max-length must be positive, got {args.max_length}")
     length = {"max_length": args.max_length} if args.max_length is not None else {}
     texts = [t for t in (text, text_b) if t is not None]
-    if args.select is not None and (kind != "kbert" or not args.pretrained):
+    select = getattr(args, "select", None)
+    if select is not None and (kind != "kbert" or not getattr(args, "pretrained", None)):
         raise ValueError("--select scores K-BERT's branches with an encoder: give --kind kbert and --pretrained "
                          "(e.g. e5-small)")
     if kind == "kbert":
@@ -160,7 +161,7 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         no_kg = (args.kg or "").lower() in ("none", "null")
         kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
         tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
-        selection = _selection(args.select, args.pretrained)
+        selection = _selection(select, args.pretrained)
         data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection, **length)(text, text_b)
         if selection is not None:
             for d in selection.dropped:

@@ -28,7 +28,7 @@ from graphmatch.nn.pretrained import pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
-from graphmatch.text.checkpoint import pair_segments
+from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments
 
 SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
@@ -60,7 +60,7 @@ class LETTask(LETKeys, Task):
             if vocab:
                 self._tokenizer = CharTokenizer(vocab)
             elif self.pretrained is not None:
-                self._tokenizer = CharTokenizer.from_pretrained(self.pretrained.folder)
+                self._tokenizer = char_tokenizer_of(self.pretrained.folder)
             else:
                 self._tokenizer = CharTokenizer.default(self.data_cfg["root"])
         return self._tokenizer

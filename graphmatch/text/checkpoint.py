@@ -118,6 +118,17 @@ def pair_segments(folder: str | os.PathLike) -> bool:
     return SentencePieceTokenizer(spm).pair_segments
 
 
+def char_tokenizer_of(folder: str | os.PathLike) -> CharTokenizer:
+    """One token per character over a checkpoint folder: its ``vocab.txt``; else the single-character
+    pieces of a SentencePiece ``tokenizer.json`` (XLM-R, multilingual-e5:
+    :meth:`~graphmatch.text.sentencepiece.SentencePieceTokenizer.char_vocab`, ``[CLS]`` → ``<s>``);
+    else its HF tokenizer's vocabulary."""
+    spm = Path(folder) / "tokenizer.json"
+    if not (Path(folder) / "vocab.txt").is_file() and is_sentencepiece(spm):
+        return CharTokenizer(SentencePieceTokenizer(spm).char_vocab())
+    return CharTokenizer.from_pretrained(folder)
+
+
 def vocab_size(vocab: str | os.PathLike) -> int:
     """Entries of a ``vocab.txt`` (its lines) or of a ``tokenizer.json`` (pieces and added tokens)."""
     if Path(vocab).name == "tokenizer.json":
@@ -126,5 +137,15 @@ def vocab_size(vocab: str | os.PathLike) -> int:
         return sum(1 for _ in f)
 
 
-__all__ = ["TOKENIZATIONS", "checkpoint_folder", "checkpoint_tokenizer", "checkpoint_vocab", "is_wordpiece_vocab",
-           "pair_segments", "tokenization_of", "tokenizer_for", "vocab_size"]
+__all__ = [
+    "TOKENIZATIONS",
+    "char_tokenizer_of",
+    "checkpoint_folder",
+    "checkpoint_tokenizer",
+    "checkpoint_vocab",
+    "is_wordpiece_vocab",
+    "pair_segments",
+    "tokenization_of",
+    "tokenizer_for",
+    "vocab_size",
+]

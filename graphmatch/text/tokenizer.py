@@ -83,18 +83,11 @@ class CharTokenizer(VocabLookup):
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, normalize: bool = True) -> CharTokenizer:
-        """The vocabulary of a local pretrained model: ``path/vocab.txt``; else the single-character
-        pieces of a SentencePiece ``path/tokenizer.json`` (XLM-R, multilingual-e5:
-        :meth:`~graphmatch.text.sentencepiece.SentencePieceTokenizer.char_vocab`, ``[CLS]`` → ``<s>``);
-        else its HF tokenizer's vocabulary."""
+        """The vocabulary of a local pretrained model: ``path/vocab.txt``, else its HF tokenizer's
+        (a SentencePiece folder: :func:`graphmatch.text.checkpoint.char_tokenizer_of`)."""
         path = Path(path)
         if (path / "vocab.txt").is_file():
             return cls(path / "vocab.txt", normalize=normalize)
-        # imported here: sentencepiece.py imports this module
-        from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
-
-        if is_sentencepiece(path / "tokenizer.json"):
-            return cls(SentencePieceTokenizer(path / "tokenizer.json").char_vocab(), normalize=normalize)
         from transformers import AutoTokenizer
 
         hf = AutoTokenizer.from_pretrained(str(path), local_files_only=True)

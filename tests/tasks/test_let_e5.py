@@ -12,9 +12,8 @@ from torch_geometric.utils import scatter
 
 from graphmatch.engine import load, resolve
 from graphmatch.tasks.base import get_task
-from graphmatch.text.checkpoint import pair_segments
+from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments
 from graphmatch.text.sentencepiece import SentencePieceTokenizer
-from graphmatch.text.tokenizer import CharTokenizer
 
 TINY = ["model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false"]
 TEXT_A, TEXT_B = "苹果手机怎么样，DVD好用吗", "这个手机电池耐用吗？"
@@ -30,7 +29,7 @@ def _pairs(samples, shared_data, tmp_path, *extra):
 
 def test_characters_are_e5_pieces(e5_small, shared_data, tmp_path):
     pieces = SentencePieceTokenizer.from_pretrained(e5_small)
-    chars = CharTokenizer.from_pretrained(e5_small)
+    chars = char_tokenizer_of(e5_small)
     assert (chars.cls_id, chars.sep_id, chars.pad_id, chars.unk_id) == (0, 2, 1, 3)  # <s> </s> <pad> <unk>
     assert [pieces.id_to_token(i) for i in (0, 1, 2, 3)] == ["<s>", "<pad>", "</s>", "<unk>"]
     for text in (TEXT_A, TEXT_B):
@@ -74,7 +73,7 @@ def test_let_e5_trains_from_the_command(e5_small, shared_data, samples, tmp_path
         layer = f.get_tensor("encoder.layer.0.output.dense.weight")
     assert torch.equal(model.encoder.embeddings.word.weight[:64], rows)
     assert not torch.equal(model.encoder.layers[0].output.weight, layer)
-    assert task.tokenizer().encode(TEXT_A).ids == CharTokenizer.from_pretrained(e5_small).encode(TEXT_A).ids
+    assert task.tokenizer().encode(TEXT_A).ids == char_tokenizer_of(e5_small).encode(TEXT_A).ids
     model.eval()
     batch = Batch.from_data_list([task.encode(TEXT_A, TEXT_B), task.encode("手机", "苹果手机好用吗")])
     with torch.no_grad():
@@ -93,7 +92,7 @@ def test_segments_and_pooling_for_a_bert_checkpoint(tmp_path, shared_data):
     from transformers import BertConfig, BertModel
 
     bert_dir = tmp_path / "bert"
-    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+    BertModel(BertConfig(vocab_size=12, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32, max_position_embeddings=140)).save_pretrained(bert_dir)
     (bert_dir / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"苹果手机好用吗"]))
     assert pair_segments(bert_dir) is True
