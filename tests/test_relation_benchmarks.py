@@ -1,6 +1,7 @@
 """The plain relation baselines and the equal-budget comparison script in ``benchmarks/``."""
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -327,14 +328,15 @@ def test_learning_curve_plots_each_arm_over_the_shares_that_finished(tmp_path):
     results = _load("results")
     comps = {c.name: c for c in results.COMPARISONS}
     png = tmp_path / "curve.png"
+    curve = dataclasses.replace(results.CURVES[0], png=png)
     full = comps["minilm_wordnet"]
     for arm, tests in zip(full.arms, ([86.0, 87.0, 88.0], [85.0, 85.0, 85.0]), strict=True):
         _fake_seeds(results.run_dir(tmp_path, full, arm), arm.recipe, tests, metric="semeval2010")
-    assert results.learning_curve(tmp_path, png) is None and not png.exists()  # one share: no curve
+    assert results.learning_curve(tmp_path, curve) is None and not png.exists()  # one share: no curve
     small = comps["minilm_wordnet_10"]
     for arm, tests in zip(small.arms, ([70.0, 72.0, 74.0], [60.0, 61.0, 62.0]), strict=True):
         _fake_seeds(results.run_dir(tmp_path, small, arm), arm.recipe, tests, metric="semeval2010")
-    points = results.learning_curve(tmp_path, png)
+    points = results.learning_curve(tmp_path, curve)
     assert points == {"WordNet": [(0.1, 72.0, 2.0), (1.0, 87.0, 1.0)],
                       "no knowledge": [(0.1, 61.0, 1.0), (1.0, 85.0, 0.0)]}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
