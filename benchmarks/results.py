@@ -475,7 +475,7 @@ def learning_curve(root: Path, curve: Curve, reuse: Reuse | None = None) -> dict
             reuse.check(path.parent)
             stat = json.loads(path.read_text(encoding="utf-8"))["test"][comp.metrics[0]]
             points.setdefault(arm.label, []).append((share, stat["mean"], stat["std"]))
-    if len({share for curve in points.values() for share, _, _ in curve}) < 2:
+    if len({share for line in points.values() for share, _, _ in line}) < 2:
         return None
     import matplotlib
 
@@ -483,12 +483,12 @@ def learning_curve(root: Path, curve: Curve, reuse: Reuse | None = None) -> dict
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=120)
-    for label, curve in points.items():
-        curve.sort()
-        x, y, err = zip(*curve, strict=True)
+    for label, line in points.items():
+        line.sort()
+        x, y, err = zip(*line, strict=True)
         ax.errorbar([100 * v for v in x], y, yerr=err, marker="o", capsize=3, label=label)
     ax.set_xscale("log")
-    shares = sorted({100 * v for curve in points.values() for v, _, _ in curve})
+    shares = sorted({100 * v for line in points.values() for v, _, _ in line})
     ax.set_xticks(shares, [f"{v:g} %" for v in shares])
     ax.minorticks_off()
     ax.set_xlabel(curve.xlabel)
