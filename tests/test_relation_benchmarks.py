@@ -276,8 +276,8 @@ def test_verify_commands_are_valid_single_seed_trainings(tmp_path, monkeypatch):
             corpus = tmp_path.resolve() / "runs" / "corpora" / "imbalanced-0.8"
             assert f"data.train_file={corpus}/train.tsv" in cmd and written == [(corpus, "DATA", 0.8)]
         assert cmd[0] == sys.executable and str(tmp_path / "out") in cmd
-        if "graphmatch.cli.main" not in cmd:  # the plain baseline script
-            assert cmd[1].endswith("baseline_relation.py") and cmd[cmd.index("--seed") + 1] == "42"
+        if "graphmatch.cli.main" not in cmd:  # the plain baseline scripts
+            assert cmd[1].endswith(("baseline_relation.py", "plain_e5.py")) and cmd[cmd.index("--seed") + 1] == "42"
             continue
         config = resolve(cmd[cmd.index("train") + 1], cmd[cmd.index("--set") + 1:])
         assert (config["train"]["seed"], config["train"]["threads"]) == (42, 1), job.label
@@ -332,11 +332,20 @@ def test_learning_curve_plots_each_arm_over_the_shares_that_finished(tmp_path):
     full = comps["minilm_wordnet"]
     for arm, tests in zip(full.arms, ([86.0, 87.0, 88.0], [85.0, 85.0, 85.0]), strict=True):
         _fake_seeds(results.run_dir(tmp_path, full, arm), arm.recipe, tests, metric="semeval2010")
-    assert results.learning_curve(tmp_path, curve) is None and not png.exists()  # one share: no curve
+    nodoc = tmp_path / "none.md"
+    assert results.learning_curve(tmp_path, curve, doc=nodoc) is None and not png.exists()  # one share: no curve
     small = comps["minilm_wordnet_10"]
     for arm, tests in zip(small.arms, ([70.0, 72.0, 74.0], [60.0, 61.0, 62.0]), strict=True):
         _fake_seeds(results.run_dir(tmp_path, small, arm), arm.recipe, tests, metric="semeval2010")
-    points = results.learning_curve(tmp_path, curve)
+    points = results.learning_curve(tmp_path, curve, doc=nodoc)
     assert points == {"WordNet": [(0.1, 72.0, 2.0), (1.0, 87.0, 1.0)],
                       "no knowledge": [(0.1, 61.0, 1.0), (1.0, 85.0, 0.0)]}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a share without run folders is read from its published table
+    doc = tmp_path / "results.md"
+    doc.write_text("<!-- results:minilm_wordnet_25 -->\n| arm | recipe | seeds | dev semeval2010 | test semeval2010 |\n"
+                   "|---|---|---|---|---|\n| WordNet | `r` | 42 | 1.00 ± 0.50 | 79.28 ± 0.84 |\n"
+                   "<!-- /results:minilm_wordnet_25 -->\n")
+    points = results.learning_curve(tmp_path, curve, doc=doc)
+    assert points["WordNet"] == [(0.1, 72.0, 2.0), (0.25, 79.28, 0.84), (1.0, 87.0, 1.0)]
+    assert points["no knowledge"] == [(0.1, 61.0, 1.0), (1.0, 85.0, 0.0)]

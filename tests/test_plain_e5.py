@@ -1,0 +1,38 @@
+"""``benchmarks/plain_e5.py``: the plain HuggingFace e5 classifier, the control arm of the e5
+K-BERT tables, on a few sentences (the real budget runs in ``benchmarks/results.py``)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        module = sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_trains_selects_on_dev_and_reports_as_an_arm(tmp_path, monkeypatch, shared_data, e5_small):
+    plain, results = _load("plain_e5"), _load("results")
+    for name, value in {"TRAIN": 24, "DEV": 8, "TEST": 8, "BATCH": 8, "EVERY": 1}.items():
+        monkeypatch.setattr(plain, name, value)
+    texts, labels = plain.read_split("train", 24, str(shared_data))
+    assert len(texts) == 24 and set(labels) == {0, 1} and "\t" not in texts[0]
+    comp = next(c for c in results.COMPARISONS if c.name == "e5_chnsenticorp_plain")
+    out = results.run_dir(tmp_path, comp, comp.arms[0])
+    summary = plain.train(out, [42, 43], str(shared_data), threads=1)
+    seed = json.loads((out / "seed-42" / "metrics.json").read_text())
+    assert seed["steps"] == 3 and [h["step"] for h in seed["history"]] == [1, 2, 3]
+    best = max(seed["history"], key=lambda h: h["dev_accuracy"])
+    assert seed["best_step"] == best["step"] and seed["dev"]["accuracy"] == best["dev_accuracy"]
+    assert summary["test"]["accuracy"]["values"] == [
+        json.loads((out / f"seed-{s}" / "metrics.json").read_text())["test"]["accuracy"] for s in (42, 43)]
+    block = results.table(tmp_path, comp, results.Reuse(None, (seed["provenance"]["commit"],)))
+    assert "| plain HF e5 | `benchmarks/plain_e5.py` | 42, 43 |" in block
+    again = plain.train(out, [42, 43], str(shared_data), threads=1)  # finished seeds are read, not retrained
+    assert again["test"] == summary["test"]
