@@ -15,13 +15,17 @@ to :meth:`RelationTask.loss`). Predictions are written as JSON lines and, for
 SemEval labels, in the official ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``, with
 ``<stem>.semeval_key.txt`` from the gold labels) for
 ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
+
+One class per variant, chosen once from ``model.name`` when the task is made
+(``RelationTask(config)`` is a :class:`~graphmatch.tasks.relation_bilstm.BiLSTMRelationTask` or a
+:class:`~graphmatch.tasks.relation_transformer.TransformerRelationTask`); this module holds what
+they share: the data, labels, metrics, loss, decoding and outputs.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import abc
 import os
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,26 +35,12 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.data.relation import SPLITS, RelationDataset, make_builder
+from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
-from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
-from graphmatch.graphs.relation import (
-    RelationGraphBuilder,
-    WordPieces,
-    split_input_line,
-    tokens_of,
-)
+from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
-from graphmatch.nn.pretrained import (
-    ALLOW_UNEXPECTED,
-    Checkpoint,
-    bert_config,
-    layer_groups,
-    load_pretrained,
-    pretrained,
-)
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
     BILSTM_MODELS,
@@ -60,9 +50,8 @@ from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
     RelationKeys,
     RelationModel,
 )
-from graphmatch.text.vocab import Vocab, load_word_vectors
+from graphmatch.text.vocab import Vocab
 
-_NO_L2 = ("embedding.", "position.")
 #: digits each label's probability keeps in a row's ``probs``
 PROBS_DIGITS = 6
 #: percent of unknown training tokens above which a run warns
@@ -71,21 +60,32 @@ UNKNOWN_WARNING = 5
 
 @register
 class RelationTask(RelationKeys, Task):
-    """Relation classification over relation sentence graphs."""
+    """Relation classification over relation sentence graphs: what the BiLSTM and the transformer
+    variants share. ``RelationTask(config)`` makes the variant ``model.name`` names (:meth:`variant`)."""
+
+    def __new__(cls, config: dict[str, Any] | None = None):
+        if cls is RelationTask and config is not None:  # the one place the variant is chosen
+            cls = cls.variant(cls.sections(config)[1].name)
+        return super().__new__(cls)
+
+    @staticmethod
+    def variant(name: str) -> type[RelationTask]:
+        """The task class of ``model.name``: a transformer's, or a BiLSTM's."""
+        if name in TRANSFORMER_MODELS:
+            from graphmatch.tasks.relation_transformer import TransformerRelationTask
+
+            return TransformerRelationTask
+        from graphmatch.tasks.relation_bilstm import BiLSTMRelationTask
+
+        return BiLSTMRelationTask
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        self.transformer = self.model.name in TRANSFORMER_MODELS
-        # the transformer's checkpoint, resolved once (a folder, minilm, a hub id or a run's stored encoder)
-        self.pretrained = pretrained(self.model.pretrained) if self.transformer else None
-        self.vocab: Vocab | None = None
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
-        self._pieces: WordPieces | None = None
         self._class_weights: Tensor | None = None
         self._max_length: int | None = None  # what data.max_length=auto chose (the data's, or a checkpoint's)
         self._kg: KnowledgeGraph | None = None
-        self._trees: dict[bool, RelationGraphBuilder] = {}
 
     @property
     def metrics(self) -> tuple[Any, ...]:  # type: ignore[override]
@@ -120,10 +120,45 @@ class RelationTask(RelationKeys, Task):
                              f"{', '.join(labels)}")
         return list(negative)
 
-    # ----------------------------------------------------------------- data
+    # ------------------------------------------------------- the variant's
     @property
+    @abc.abstractmethod
     def tokenization(self) -> str:
-        return "pieces" if self.transformer else (self.data.tokenization or "words")
+        """How sentences are split into tokens (``data.tokenization`` as the variant reads it)."""
+
+    @abc.abstractmethod
+    def tokenizer_folder(self) -> Path | None:
+        """The folder of the pretrained tokenizer whose word pieces the data are made of (None: no pieces)."""
+
+    @abc.abstractmethod
+    def vocabulary_name(self, training: bool = False) -> str:
+        """What the model's vocabulary is called in report lines (``training``: beside the splits')."""
+
+    @abc.abstractmethod
+    def unk_id(self) -> int:
+        """The id of an unknown token."""
+
+    @abc.abstractmethod
+    def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
+        """The graph builder of one input (:meth:`encode`)."""
+
+    @abc.abstractmethod
+    def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """What ``model.l2`` covers."""
+
+    def vocabulary_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the variant's vocabulary (default nothing)."""
+        return {}
+
+    def token_vocab(self) -> Vocab | None:
+        """The vocabulary that names a graph's tokens when it keeps no text (default none)."""
+        return None
+
+    def builder_options(self) -> dict[str, Any]:
+        """The graph builder's options: the data section's, with the tokenization and the length in force."""
+        return {**self.data_cfg, "tokenization": self.tokenization, "max_length": self.max_length()}
+
+    # ----------------------------------------------------------------- data
 
     def _split(self, split: str) -> Dataset | None:
         """One split (None: no test file)."""
@@ -132,7 +167,7 @@ class RelationTask(RelationKeys, Task):
             max_distance=d["max_distance"], max_length=d["max_length"], dev_size=d["dev_size"],
             split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
             position_anchor=d["position_anchor"], on_bad_line=d["on_bad_line"], tokenization=self.tokenization,
-            pretrained=self.pretrained_dir() if self.transformer else None,
+            pretrained=self.tokenizer_folder(),
             kg=d["kg"], inject=d["inject"], max_entities=d["max_entities"], predicate=d["predicate"],
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
@@ -161,7 +196,6 @@ class RelationTask(RelationKeys, Task):
             dataset = self._split(split)
             if dataset is not None:
                 out[split] = dataset
-        self.vocab = out["train"].vocab
         self.labels = list(out["train"].label_names)
         return out
 
@@ -172,7 +206,7 @@ class RelationTask(RelationKeys, Task):
         if not unknown or not unknown["share"]:
             return []
         share, top = unknown["share"], unknown["top"]
-        what = f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer else "the vocabulary"
+        what = self.vocabulary_name()
         if share > UNKNOWN_WARNING:
             shown = ", ".join(f"{t} ({n})" for t, n in top)
             warnings.warn(f"{share:.1f} % of the training tokens are unknown to {what} (more than "
@@ -187,7 +221,7 @@ class RelationTask(RelationKeys, Task):
         if store is None or "token" not in store.node_types or "word_id" not in store["token"]:
             return None
         ids = store["token"].word_id
-        unk = self.pieces().tokenizer.unk_token_id if self.transformer else Vocab.unk_id
+        unk = self.unk_id()
         return 100.0 * float((ids == unk).sum()) / ids.numel() if ids.numel() else 0.0
 
     @staticmethod
@@ -211,8 +245,7 @@ class RelationTask(RelationKeys, Task):
         the vocabulary is the training set's, so train's is 0 with ``min_freq: 1`` while dev and
         test show how much the model has never seen), and how many sentences of each split have
         nested or overlapping entities."""
-        what = (f"model.pretrained={self.model.pretrained}'s vocabulary" if self.transformer
-                else "the training vocabulary")
+        what = self.vocabulary_name(training=True)
         shares = {split: self.split_unknown_share(ds) for split, ds in datasets.items() if ds is not None}
         nested = {split: self.shared_entity_lines(ds) for split, ds in datasets.items() if ds is not None}
         lines = []
@@ -255,17 +288,6 @@ class RelationTask(RelationKeys, Task):
             self.labels = list(self.train_split().label_names)
         return list(self.labels)
 
-    def _vocab(self) -> Vocab:
-        """The vocabulary of a checkpoint, else of the training split."""
-        if self.vocab is None:
-            self.vocab = self.train_split().vocab
-        return self.vocab
-
-    def pieces(self) -> WordPieces:
-        if self._pieces is None:
-            self._pieces = relation_pieces(self.pretrained_dir())  # e5-small: the markers as 4 added tokens
-        return self._pieces
-
     def max_length(self) -> int:
         """``data.max_length``, or the length ``auto`` chose on the training split (or a checkpoint's)."""
         if self.data.max_length != "auto":
@@ -280,16 +302,6 @@ class RelationTask(RelationKeys, Task):
         if path is not None:
             self._kg = KnowledgeGraph.from_spo(path)
         return self._kg
-
-    def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
-        options = {**self.data_cfg, "tokenization": self.tokenization, "max_length": self.max_length()}
-        if self.transformer and self.data.kg is not None:  # made once: its K-Query memoises lemmas and values
-            if keep_text not in self._trees:
-                self._trees[keep_text] = make_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
-            return self._trees[keep_text]
-        if self.transformer:
-            return make_builder(options, None, self.pieces(), keep_text=keep_text)
-        return make_builder(options, self._vocab(), keep_text=keep_text)
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """A marked sentence (``… <e1>…</e1> … <e2>…</e2> …``, optionally ``ID<TAB>"…"``), or a
@@ -315,16 +327,12 @@ class RelationTask(RelationKeys, Task):
         return ("\t".join(fields),)
 
     def get_extra_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"labels": self.label_names()}
-        if not self.transformer:
-            state["vocab"] = self._vocab().itos
+        state: dict[str, Any] = {"labels": self.label_names(), **self.vocabulary_state()}
         if self.data.max_length == "auto":
             state["max_length"] = self.max_length()
         return state
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        if "vocab" in state:
-            self.vocab = Vocab(state["vocab"])
         if "max_length" in state:
             self._max_length = int(state["max_length"])
         from graphmatch.data.relation_formats import SEMEVAL_LABELS
@@ -332,88 +340,9 @@ class RelationTask(RelationKeys, Task):
         self.labels = list(state.get("labels", SEMEVAL_LABELS))  # checkpoints before labels were stored
 
     # ---------------------------------------------------------------- model
-    def build_model(self) -> torch.nn.Module:
-        m = self.model
-        num_classes = len(self.label_names())
-        num_positions = 2 * self.data.max_distance + 1
-        if self.transformer:
-            from transformers import BertModel
-
-            from graphmatch.models.relation_transformer import RelationTransformer
-
-            # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
-            encoder = BertModel(bert_config(self.pretrained, vocab_size=self.pieces().vocab_size),
-                                add_pooling_layer=False)
-            return RelationTransformer(
-                encoder, num_classes, head=m.name.removeprefix("transformer_"), dropout=m.dropout,
-                num_positions=num_positions, position_dim=m.position_dim, latent_types=m.latent_types,
-                attention_size=m.attention_size, hidden_channels=m.head_hidden, pack=m.pack,
-                pad_id=self.pieces().tokenizer.pad_token_id or 0,
-            )
-        common = dict(
-            num_words=len(self._vocab()), num_classes=num_classes, embedding_dim=m.embedding_dim,
-            hidden_size=m.hidden_size, emb_dropout=m.emb_dropout, rnn_dropout=m.rnn_dropout,
-            dropout=m.dropout, rnn_dropout_on=m.rnn_dropout_on, init=m.init,
-        )
-        if m.name == "att_blstm":
-            from graphmatch.models.att_blstm import AttBLSTM
-
-            return AttBLSTM(**common)
-        from graphmatch.models.entity_attention import EntityAttentionBiLSTM
-
-        return EntityAttentionBiLSTM(
-            **common, num_positions=num_positions, position_dim=m.position_dim,
-            heads=m.heads, latent_types=m.latent_types, attention_size=m.attention_size,
-            self_attention_relu=m.self_attention_relu, entity_state=m.entity_state,
-        )
-
-    def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
-        """What ``model.l2`` covers: a transformer's head (not its encoder); a BiLSTM's parameters
-        but the word and position embedding tables, or all of them with ``model.l2_embeddings``."""
-        if self.transformer:
-            return [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
-        return [p for n, p in model.named_parameters() if self.model.l2_embeddings or not n.startswith(_NO_L2)]
-
-    def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
-        """The pretrained encoder's parameters (trained at ``optim.encoder_lr``)."""
-        return list(model.encoder.parameters()) if self.transformer else []
-
-    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
-        """The transformer's embeddings and layers, bottom to top (``optim.layer_decay``)."""
-        if not self.transformer:
-            return []
-        return layer_groups(model.encoder.embeddings, model.encoder.encoder.layer)
-
-    def pretrained_dir(self) -> Path:
-        """The folder of the transformer's config and tokenizer."""
-        assert self.pretrained is not None
-        return self.pretrained.folder
-
     def input_files(self) -> dict[str, str]:
         """The word vectors, when a BiLSTM starts from them."""
         return {"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {}
-
-    def load_pretrained(self, model: torch.nn.Module) -> None:
-        """The transformer's pretrained weights (strictly), or word vectors for a BiLSTM's
-        embeddings (vocabulary words found in ``model.word_vectors``; others stay random)."""
-        if self.transformer:
-            # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
-            ckpt, rows = self.pretrained.checkpoint(), model.encoder.config.vocab_size
-            ckpt, added = grown_embeddings(ckpt, rows, model.encoder.config.initializer_range)
-            load_pretrained(model.encoder, ckpt, allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
-            if added:
-                print(f"pretrained: {added} embedding rows added for the entity markers "
-                      f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)
-            return
-        path = self.model.word_vectors
-        if not path:
-            return
-        emb = model.embedding.weight
-        vectors, found = load_word_vectors(path, self._vocab(), emb.size(1))
-        with torch.no_grad():
-            emb[found] = vectors[found].to(emb)
-            emb[Vocab.pad_id] = 0.0
-        print(f"word vectors: {int(found.sum())} of {len(found)} vocabulary words found in {path}", file=sys.stderr)
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
         """Cross-entropy, weighted per label as ``model.class_weight`` says (the engine adds :meth:`penalty`)."""
@@ -482,26 +411,12 @@ class RelationTask(RelationKeys, Task):
         prob, pred = torch.softmax(logits[0], -1).max(-1)
         ent = batch["token", "in", "entity"].edge_index
         return {
-            "tokens": list(tokens_of(data, self.vocab)),
+            "tokens": list(tokens_of(data, self.token_vocab())),
             "weights": att["token"].tolist(),
             "entity_tokens": [ent[0, ent[1] == k].tolist() for k in range(2)],
             "type_weights": None if "types" not in att else att["types"][0].tolist(),
             "title": f"{self.label_names()[int(pred)]}  (p = {float(prob):.2f})",
         }
-
-
-def grown_embeddings(ckpt: Checkpoint, rows: int, std: float) -> tuple[Checkpoint, int]:
-    """``ckpt`` with its word-embedding table grown to ``rows`` (tokens the tokenizer added, e.g. the
-    entity markers of a SentencePiece checkpoint): each new row the mean of the checkpoint's rows plus
-    normal noise of ``std``, so that the markers start apart and among the pretrained embeddings.
-    Returns the checkpoint (``ckpt`` itself when nothing is added) and the rows added."""
-    name = "embeddings.word_embeddings.weight"
-    table = ckpt.state.get(name)
-    if table is None or table.shape[0] >= rows:
-        return ckpt, 0
-    added = rows - table.shape[0]
-    new = table.mean(0, keepdim=True) + std * torch.randn(added, table.shape[1], dtype=table.dtype)
-    return dataclasses.replace(ckpt, state={**ckpt.state, name: torch.cat([table, new])}), added
 
 
 def write_answers(path: str | os.PathLike, ids: list[int], labels: list[str]) -> None:
