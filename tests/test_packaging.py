@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 import tomllib
+from wheel_install import build_wheel, install_wheel, outside_env
 
 REPO = Path(__file__).resolve().parents[1]
 #: checkout folder → the package its files are installed as
@@ -41,18 +40,6 @@ def test_packages_list_every_folder():
                 assert any(f.match(pattern) for pattern in data.get(owner, [])), f"{f} is not package data"
 
 
-def build_wheel(dest: Path) -> Path:
-    """``pip wheel`` of a copy of the checkout's package files (the checkout gets no build/)."""
-    src = dest / "src"
-    src.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md", "LICENSE", "graphmatch", "recipes"):
-        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, src / name)
-    shutil.copytree(REPO / "datasets" / "samples", src / "datasets" / "samples")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest),
-                    str(src)], check=True, capture_output=True)
-    return next(dest.glob("graphmatch-*.whl"))
-
-
 @pytest.mark.slow
 def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     wheel = build_wheel(tmp_path / "wheel")
@@ -62,21 +49,13 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert {f"graphmatch/knowledge/data/{f}" for f in ("wordnet.spo.gz", "noun.exc", "WORDNET_LICENSE.txt")} \
         <= set(names)
 
-    # a fresh venv that sees this environment's installed dependencies (not its graphmatch:
-    # the editable install's .pth hook is not run for a directory added by path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = install_wheel(wheel, venv)
     python = venv / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
-                   check=True, capture_output=True)
 
     work = tmp_path / "elsewhere"
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GRAPHMATCH_DATA")}
-    env["GRAPHMATCH_CACHE"] = str(tmp_path / "cache")
+    env = outside_env(tmp_path / "cache")
     check = ("import graphmatch, sys\n"
              "from graphmatch.engine.config import find_recipe, resolve\n"
              "from graphmatch.datafiles import samples_dir\n"

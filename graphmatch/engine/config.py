@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 
 from graphmatch.datafiles import package_folder, read_text
+from graphmatch.engine.shorten import shorten
 from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
 from graphmatch.tasks.keys import BUILTIN_TASKS, TaskKeys, declared_names, keys_of
 
@@ -132,10 +133,12 @@ def recipe_dirs() -> list[Path]:
 
 
 def find_recipe(name: str | os.PathLike) -> Path:
-    """A recipe path: ``name`` itself, ``name.yaml``, or ``<recipes dir>/name[.yaml]``."""
+    """A recipe path: ``name`` itself, ``name.yaml``, or ``<recipes dir>/name[.yaml]``; a checkout's
+    path ``recipes/<name>.yaml`` that does not exist here is the packaged recipe ``<name>``."""
     candidates = [Path(name), Path(f"{name}.yaml")]
+    packaged = Path(name).as_posix().split("recipes/", 1)[1] if "recipes/" in Path(name).as_posix() else None
     for d in recipe_dirs():
-        candidates += [d / name, d / f"{name}.yaml"]
+        candidates += [d / name, d / f"{name}.yaml"] + ([d / packaged] if packaged else [])
     for c in candidates:
         if c.is_file():
             return c
@@ -310,7 +313,7 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     except ValueError as err:
         source = chain[-1][0]
         raise ValueError(f"{err}{f' ({source})' if source else ''}") from err
-    return config
+    return config if stored else shorten(config)
 
 
 def sample_limit(config: Mapping[str, Any], split: str) -> int | float | None:

@@ -141,10 +141,26 @@ def evaluate(
         return module.metrics[split]
 
 
+class PredictedRow(dict):
+    """A row of :func:`predict`: ``label`` as :class:`~graphmatch.engine.predictor.Predictor` and
+    the JSONL name it; the previous release's ``pred`` still reads it, with a FutureWarning."""
+
+    def __missing__(self, name: str) -> Any:
+        if name != "pred":
+            raise KeyError(name)
+        warnings.warn("predict()'s 'pred' is now 'label' (as Predictor and the JSONL name it); 'pred' goes in the "
+                      "next release", FutureWarning, stacklevel=2)
+        return self["label"]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self or name == "pred" else default
+
+
 def predict(run_or_ckpt: str | os.PathLike, text: str, text_b: str | None = None) -> dict[str, Any]:
-    """The decoded row (``pred``, ``prob``, ...) for one raw input (``gold`` is ``None``)."""
+    """The decoded row (``label``, ``prob``, ...) for one raw input (``gold`` is ``None``)."""
     task, model = load(run_or_ckpt)
-    return predict_graph(task, model, task.encode(text, text_b))
+    row = predict_graph(task, model, task.encode(text, text_b))
+    return PredictedRow(label=row.pop("pred"), **row)
 
 
 def predict_graph(task: Task, model: torch.nn.Module, data: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmatch.datafiles import write_atomically
+from graphmatch.engine import shorten
 from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve
 from graphmatch.engine.run_owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
@@ -126,6 +127,7 @@ def plan(
     """
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
+    seeds = shorten.seeds(seeds)
     config = resolve(recipe, overrides) if recipe is not None else None
     resume = resume or (config["train"]["resume"] if config else None)
     folder = Path(run_dir) if run_dir is not None else None

@@ -200,10 +200,34 @@ def test_a_recipe_folder_is_named_as_a_folder(tmp_path: Path, monkeypatch: pytes
         find_recipe("kbert")  # a folder of the project's recipes
 
 
-@pytest.mark.parametrize("asked", ["kbert/chnsenticorp_hownet_quik", "recipes/kbert/chnsenticorp_hownet_quick.yaml",
+@pytest.mark.parametrize("asked", ["kbert/chnsenticorp_hownet_quik", "recipes/kbert/chnsenticorp_hownet_quik.yaml",
                                    "let/lcqmc_quik"])
 def test_an_unknown_recipe_suggests_the_nearest_name(tmp_path: Path, monkeypatch, asked: str) -> None:
     monkeypatch.chdir(tmp_path)  # outside a checkout, a checkout's recipes/ path is a packaged name
     near = "let/lcqmc_quick" if asked.startswith("let") else "kbert/chnsenticorp_hownet_quick"
     with pytest.raises(FileNotFoundError, match=f"^recipe '{asked}' not found; did you mean {near}\\? known recipes"):
         find_recipe(asked)
+
+
+def test_a_checkout_recipe_path_is_the_packaged_recipe_elsewhere(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no recipes/ here: the README's path is the packaged recipe
+    found = find_recipe("recipes/kbert/chnsenticorp_hownet_quick.yaml")
+    assert found.is_file() and found.as_posix().endswith("kbert/chnsenticorp_hownet_quick.yaml")
+    assert not found.is_relative_to(tmp_path)
+
+
+def test_graphmatch_shorten_cuts_a_new_run_to_a_moment(monkeypatch) -> None:
+    from graphmatch.engine import run_folder
+
+    full = resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"])
+    monkeypatch.setenv("GRAPHMATCH_SHORTEN", "1")
+    with pytest.warns(UserWarning, match="GRAPHMATCH_SHORTEN is set"):
+        short = resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"])
+    batch = short["train"]["batch_size"]
+    assert short["train"]["epochs"] == 1 and short["train"]["val_every_steps"] is None
+    assert short["data"]["limit"] == {"train": 2 * batch, "dev": 32, "test": 32} != full["data"]["limit"]
+    assert resolve(full, stored=True) == full  # a run's own configuration is never cut again
+    with pytest.warns(UserWarning):
+        assert run_folder.plan("kbert/chnsenticorp_hownet_quick", [], None, 5, None).seeds == 2
+    monkeypatch.setenv("GRAPHMATCH_SHORTEN", "0")
+    assert resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"]) == full

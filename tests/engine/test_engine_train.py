@@ -98,7 +98,10 @@ def test_evaluate_load_predict(trained_run) -> None:
     state = read_checkpoint(run_dir / "best.ckpt")["state_dict"]
     assert torch.equal(model.head.weight, state["model.head.weight"])
     row = predict(run_dir, "一二三四")
-    assert row["pred"] in task.label_names() and 0.5 <= row["prob"] <= 1 and row["gold"] is None
+    assert row["label"] in task.label_names() and 0.5 <= row["prob"] <= 1 and row["gold"] is None
+    with pytest.warns(FutureWarning, match="'pred' is now 'label'"):  # the previous release's name
+        assert row["pred"] == row["label"] and row.get("pred") == row["label"]
+    assert "pred" not in row and row.get("missing") is None
 
 
 def test_trainer_options() -> None:

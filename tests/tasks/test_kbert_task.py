@@ -164,7 +164,7 @@ def test_quick_recipe_trains_through_the_cli(tmp_path, shared_data):
     assert 0 <= metrics["test"]["accuracy"] <= 100
     task, model = load(run)
     assert task.label_names() == ["0", "1"]
-    assert predict(run, "这本书很好看")["pred"] in ("0", "1")
+    assert predict(run, "这本书很好看")["label"] in ("0", "1")
     # K-BERT draws no attention picture: a one-line error, not a traceback
     assert main(["predict", str(run), "这本书很好看", "--explain", str(tmp_path / "x.png")]) == 2
 
