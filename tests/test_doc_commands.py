@@ -8,10 +8,14 @@ reads as ``sentences.txt`` and the like are written first (:data:`INPUTS`). A bl
 run here is marked in the Markdown right before it, visibly, with its reason:
 ``<!-- doc-test: skip "trains for hours" -->``; each skipped block is listed as a warning, and a
 marker without a reason, or with no block after it, fails.
+
+The run takes about 10 minutes on a loaded 2-core machine from an empty cache, over the suite's
+budget, so it runs only with ``GRAPHMATCH_DOC_COMMANDS=1``; the markers are checked always.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -40,6 +44,8 @@ INPUTS = {
     "key.txt": "1\tCause-Effect(e1,e2)\n2\tComponent-Whole(e2,e1)\n",
 }
 BLOCK_TIMEOUT = 600
+#: the variable that runs the documented commands (too long for the default suite yet)
+OPT_IN = "GRAPHMATCH_DOC_COMMANDS"
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ def test_markers_have_reasons_and_blocks(tmp_path):
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
     """A working folder outside the checkout and the environment of a user with the wheel."""
+    if os.environ.get(OPT_IN) != "1":
+        pytest.skip(f"the documented commands run with {OPT_IN}=1")
     root = tmp_path_factory.mktemp("doc-commands")
     venv = root / "venv"
     install_wheel(build_wheel(root / "wheel"), venv)
@@ -129,6 +137,8 @@ def _run(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedP
 
 @pytest.mark.slow
 def test_every_documented_command_runs(installed):
+    if os.environ.get(OPT_IN) != "1":  # measured at 10 min on a loaded 2-core machine: over the suite's budget
+        pytest.skip(f"the documented commands run with {OPT_IN}=1 (about 10 minutes on 2 cores, from an empty cache)")
     work, env = installed
     failed = []
     for doc in DOCS:
