@@ -27,6 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quantize", choices=["int8", "int8-per-tensor"],
                    help="int8 dynamic quantization of the linear layers (CPU): int8 scales the weights per output "
                         "channel, int8-per-tensor per matrix (less accurate)")
+    p.add_argument("--keep-fp32", metavar="PATTERN",
+                   help="with --quantize: linear layers whose name this regular expression finds stay fp32 "
+                        "(e.g. 'output.dense'; benchmarks/int8_sensitivity.py ranks them)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default on)")
     p.set_defaults(func=run)
@@ -37,19 +40,21 @@ def run_file(args: argparse.Namespace) -> int:
     gradients inside :meth:`Predictor.predict`; the process's grad mode is left as it was)."""
     from graphmatch.engine.predictor import Predictor, write_jsonl
 
-    predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize)
+    predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize,
+                                  keep_fp32=args.keep_fp32)
     write_jsonl(predictor.predict_file(args.input, progress=args.progress), args.output)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.arguments import check_predict  # no torch: arguments refused at once
+    from graphmatch.engine.arguments import check_keep_fp32, check_predict  # no torch: arguments refused at once
 
     if args.input is not None and (args.text is not None or args.show or args.explain):
         raise ValueError("--input predicts a file: give no text, --show or --explain with it")
     if args.input is None and args.text is None:
         raise ValueError("give a text to predict, or --input FILE")
     check_predict(args.run, args.input, args.output)
+    check_keep_fp32(args.keep_fp32, args.quantize)
     if args.input is not None:
         return run_file(args)
     from graphmatch.engine.restore import load, predict_graph

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -57,3 +58,15 @@ def check_predict(run_or_ckpt: str | os.PathLike, input_file: str | None, output
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), input_file)
     if output is not None and output != "-" and Path(output).is_dir():
         raise ValueError(f"--output {output} is a folder; give the file to write (e.g. OUT.jsonl)")
+
+
+def check_keep_fp32(pattern: str | None, quantize: str | None) -> None:
+    """``--keep-fp32``: a regular expression, and only with ``--quantize``."""
+    if pattern is None:
+        return
+    if quantize is None:
+        raise ValueError("--keep-fp32 keeps layers out of --quantize: give --quantize int8 with it")
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ValueError(f"--keep-fp32 {pattern!r} is not a regular expression: {err}") from None

@@ -3,6 +3,7 @@ predicts the same after that folder is deleted and the run is moved; batch predi
 (``graphmatch predict --input``, :class:`~graphmatch.engine.predictor.Predictor`) and its bad input."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -124,6 +125,64 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
     assert schemes == {"int8": {torch.per_channel_affine}, "int8-per-tensor": {torch.per_tensor_affine}}
     with pytest.raises(ValueError, match="--quantize must be one of int8, int8-per-tensor, got 'int4'"):
         Predictor.from_run(run, quantize="int4")
+
+
+def test_keep_fp32_leaves_the_named_linear_layers_unquantized(trained, tmp_path, capsys):
+    from graphmatch.engine.predictor import linear_names
+
+    run, _ = trained
+    names = linear_names(Predictor.from_run(run).model)
+    kept = [n for n in names if "intermediate" in n]
+    assert kept and len(kept) < len(names)
+    model = Predictor.from_run(run, quantize="int8", keep_fp32=r"intermediate\.dense").model
+    modules = dict(model.named_modules())
+    assert all(type(modules[n]) is torch.nn.Linear for n in kept)
+    assert all("quantized" in type(modules[n]).__module__ for n in names if n not in kept)
+    (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--quantize", "int8",
+                "--keep-fp32", "intermediate", "--no-progress"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(LINES)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--keep-fp32", "dense"], "--keep-fp32 keeps layers out of --quantize: give --quantize int8 with it"),
+    (["--quantize", "int8", "--keep-fp32", "dense("], "--keep-fp32 'dense(' is not a regular expression: "),
+    (["--quantize", "int8", "--keep-fp32", "no_such_layer"], "--keep-fp32 'no_such_layer' matches no linear layer"),
+    (["--quantize", "int8", "--keep-fp32", "."], "--keep-fp32 '.' matches every linear layer"),
+])
+def test_bad_keep_fp32_is_one_line(trained, tmp_path, capsys, extra, message):
+    run, _ = trained
+    (tmp_path / "in.tsv").write_text(LINES[0] + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+    assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--output", str(out), "--no-progress",
+                *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_the_sensitivity_benchmark_ranks_every_group(trained, capsys):
+    """``benchmarks/int8_sensitivity.py`` on the tiny run: a row per kind of linear layer and per
+    encoder layer, and the cumulative frontier (not timed: the script's figures are not checked)."""
+    import importlib.util
+
+    from graphmatch.engine.predictor import linear_names
+
+    run, _ = trained
+    spec = importlib.util.spec_from_file_location("int8_sensitivity", REPO / "benchmarks" / "int8_sensitivity.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = linear_names(Predictor.from_run(run).model)
+    groups = module.groups(names)
+    assert all(any(re.search(p, n) for n in names) for p in groups.values())
+    capsys.readouterr()
+    module.main([str(run), "--metric", "semeval2010", "--rounds", "1", "--batch-size", "4", "--limit", "6"])
+    out = capsys.readouterr().out
+    assert out.startswith("6 dev inputs") and "| fp32 |" in out and "| int8 |" in out
+    assert all(f"| int8, {label} fp32 |" in out for label in groups)
+    assert "cumulatively" in out
 
 
 def test_the_command_in_a_fresh_process(trained, tmp_path):
