@@ -13,25 +13,26 @@ from __future__ import annotations
 
 import argparse
 import re
-import time
+import sys
+from pathlib import Path
 
 import torch
 
-from graphmatch.engine.metrics import METRICS
-from graphmatch.engine.predictor import Predictor, linear_names, quantize_linear
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_int8 import labels  # noqa: E402  (the timed forward loop, shared)
+
+from graphmatch.engine.metrics import METRICS  # noqa: E402
+from graphmatch.engine.predictor import Predictor, linear_names, quantize_linear  # noqa: E402
 
 
-def forward(predictor: Predictor, model: torch.nn.Module, batches) -> tuple[list[dict], float]:
-    """The decoded rows (pred, gold) of every batch and the CPU seconds of the forward passes."""
-    rows: list[dict] = []
-    seconds = 0.0
+def gold_labels(predictor: Predictor, batches) -> list:
+    """Every input's gold label (input order), as the task decodes it."""
+    out: dict[int, str] = {}
     with torch.inference_mode():
-        for _, batch in batches:
-            start = time.process_time()
-            out = model(batch)
-            seconds += time.process_time() - start
-            rows += predictor.task.decode(out, batch)
-    return rows, seconds
+        for positions, batch in batches:
+            out.update(zip(positions, (row["gold"] for row in predictor.task.decode(predictor.model(batch), batch)),
+                           strict=True))
+    return [out[i] for i in range(len(out))]
 
 
 def groups(names: list[str]) -> dict[str, str]:
@@ -57,7 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size)
     graphs = list(predictor.task.datasets()[args.split])[:args.limit]
     batches = predictor.batches(graphs)
+    gold = gold_labels(predictor, batches)
     metric = METRICS[args.metric]
+
+    def forward(model: torch.nn.Module) -> tuple[float, float]:
+        predicted, seconds = labels(predictor, model, batches)
+        return metric([{"pred": p, "gold": g} for p, g in zip(predicted, gold, strict=True)]), seconds
+
     names = linear_names(predictor.model)
     arms: dict[str, torch.nn.Module] = {"fp32": predictor.model, "int8": quantize_linear(predictor.model)}
     patterns = groups(names)
@@ -67,8 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     times: dict[str, list[float]] = {a: [] for a in arms}
     for _ in range(args.rounds):
         for arm, model in arms.items():
-            rows, seconds = forward(predictor, model, batches)
-            scores[arm] = metric(rows)
+            scores[arm], seconds = forward(model)
             times[arm].append(seconds)
 
     def median(xs: list[float]) -> float:
@@ -89,9 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---:|---:|---:|")
     for n in range(1, len(ranked)):
         pattern = "|".join(f"(?:{patterns[k]})" for k in ranked[:n])
-        rows, s = forward(predictor, quantize_linear(predictor.model, keep_fp32=pattern), batches)
-        _, b = forward(predictor, predictor.model, batches)
-        score = metric(rows)
+        score, s = forward(quantize_linear(predictor.model, keep_fp32=pattern))
+        _, b = forward(predictor.model)
         print(f"| {', '.join(ranked[:n])} | {score:.2f} | {scores['fp32'] - score:+.2f} | {s:.2f} | {b / s:.2f}× |")
 
 
