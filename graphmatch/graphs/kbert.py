@@ -42,7 +42,8 @@ The whole tree is built first and then cut to ``max_length``; a branch may be cu
 middle and nothing is put back. One input is built as a corpus of one by the same vectorised
 core as a whole corpus (:mod:`graphmatch.graphs.kbert_core`, whose documentation gives every
 step with its equations; :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` builds
-many at once).
+many at once), or, for characters queried by the trie, by the same steps in plain Python
+(:mod:`graphmatch.graphs.kbert_one`: the same graph without the core's array set-up).
 
 What is stored per sample is :math:`O(L)`; :func:`visibility_mask` expands a batch into the
 dense ``[B, L, L]`` mask on the batch's device, :func:`visible_edge_index` lists the
@@ -71,6 +72,7 @@ from graphmatch.graphs.kbert_core import (
     Trees,
     fold,
 )
+from graphmatch.graphs.kbert_one import OneTree
 from graphmatch.ragged import batch_vector, group_pairs
 
 #: version of the sentence trees (this module, kbert_core, kbert_corpus) this builder writes: bump it
@@ -117,6 +119,11 @@ class SentenceTreeBuilder(TreeCore):
         without ``tag_to_id``, with a pair, of the wrong length or with an unknown tag.
         """
         self.check(text_a, text_b, tags)
+        if tags is None and self.plain_characters:  # one input in plain Python, the same graph
+            one = self.__dict__.get("_one")
+            if one is None:
+                one = self._one = OneTree(self)
+            return one(text_a, text_b, label)
         trees = self.build([text_a], None if text_b is None else [text_b], None if tags is None else [tags])
         return tree_graph(trees, label)
 

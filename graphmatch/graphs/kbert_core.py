@@ -713,6 +713,39 @@ class TreeCore:
         counts = np.bincount(piece_seg, minlength=len(seg_lo))
         return seg_lo, Pieces(ids, start, end, tokens, ptr(counts), start, end, np.arange(len(ids) + 1), ptr(counts))
 
+    # ------------------------------------------------- for the one-input fast path
+    @property
+    def plain_characters(self) -> bool:
+        """Whether the trees are characters queried by the trie with nothing else on (no word
+        pieces, segmenter, selection, ``hang_after`` or ``keep_text``): what
+        :mod:`~graphmatch.graphs.kbert_one` builds one input at a time without the arrays."""
+        return (not self.pieces and not self.subword and self.query == "trie" and self.selection is None
+                and not self.hang_after and not self.keep_text)
+
+    def pair_layout(self) -> tuple[int, int]:
+        """The ``[SEP]`` tags between the texts of a pair and the segment of text b."""
+        template = self._templates[True]
+        return int(template.names.count(SEP)) - 1, int(template.seg[-1])
+
+    def query_trie(self) -> FlatTrie:
+        """The K-Query trie (:meth:`_flat_trie`): the subjects, or in reference mode the stripped
+        subjects and the special tags."""
+        return self._flat_trie()
+
+    def char_id(self, ch: str) -> int:
+        """The vocabulary id of a trunk character (exact in reference mode), -1 for whitespace."""
+        return -1 if ch.isspace() else self._token_id(ch)
+
+    def tag_id(self, tag: str) -> int:
+        """The vocabulary id of a tag (memoised)."""
+        return self._tag_id(tag)
+
+    def subject_values(self, subject: str) -> tuple[list[int], list[int]] | None:
+        """The values injected on ``subject`` as ``(tokens of each value, their ids)``, ``None``
+        if none (memoised, as the core injects them)."""
+        values = self._subject_values(subject)
+        return None if values is None else (values.lengths.tolist(), values.ids.tolist())
+
     def _flat_trie(self) -> FlatTrie:
         """The K-Query trie: the subjects, or in reference mode the stripped subjects and the
         special tags (pkuseg's user dictionary); built on first use."""

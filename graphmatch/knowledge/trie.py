@@ -179,6 +179,19 @@ class FlatTrie:
     def __len__(self) -> int:
         return len(self.words)
 
+    def prefixes(self) -> dict[str, bool]:
+        """Every prefix of every word, mapped to whether it is a word itself (built on first use):
+        a walk along one short text in plain Python, one ``dict`` lookup per character."""
+        table = self.__dict__.get("_prefixes")
+        if table is None:
+            table = {}
+            for word in self.words:
+                for k in range(1, len(word)):
+                    table.setdefault(word[:k], False)
+            table.update(dict.fromkeys(self.words, True))
+            self._prefixes = table
+        return table
+
     def longest(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The longest word starting at every offset.
 

@@ -1,0 +1,218 @@
+r"""One K-BERT sentence tree at a time, in plain Python: what ``predict``, ``show`` and ``inspect``
+build.
+
+The vectorised core (:mod:`~graphmatch.graphs.kbert_core`) sets up some hundred arrays per call,
+whatever the number of inputs, and PyG's ``HeteroData.from_dict`` sets every attribute through
+its storage's ``__setattr__``. For one input both cost more than the tree itself. :class:`OneTree`
+builds the same graph, attribute for attribute, for characters queried by the trie (the
+:attr:`~graphmatch.graphs.kbert_core.TreeCore.plain_characters` settings, default and reference
+mode, single texts and pairs, with or without a label):
+
+1. K-Query walks the query trie's prefix table (:meth:`~graphmatch.knowledge.FlatTrie.prefixes`)
+   from every offset: the longest subject of the folded text, text by text (default mode), or
+   pkuseg's forced word of each whitespace-free piece of ``[CLS]a[SEP]b[SEP]`` (reference mode);
+   matches are taken greedily left to right.
+2. The flattened tree is written out in order, each word's branch tokens right after its last
+   trunk token (soft position :math:`p + k` for the :math:`k`-th token of a value on a word
+   whose last token has position :math:`p`), and cut to ``max_length``: a value stays while its
+   first token does, a word while its first branch token does.
+3. All integers go into one array, one tensor, whose rows are the attributes; the graph is a
+   copy of a template of the same layout whose storages get their new mappings at once.
+
+``tests/graphs/test_kbert_one.py`` holds it equal to the core on thousands of inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from bisect import bisect_right
+
+import numpy as np
+import torch
+from torch_geometric.data import HeteroData
+
+from graphmatch.graphs.kbert_core import ANCHOR_EDGE, CLS, ENTITY_EDGE, SEP, SPECIAL_TAGS, WORD_EDGE, TreeCore, fold
+
+_PIECE = re.compile(r"\S+")  # whitespace as ``str.isspace`` sees it
+_KEYS = ("token", "word", "entity", WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
+_ROWS = ("input_ids", "pos", "seg", "char_index")
+
+
+class OneTree:
+    """The graph of one input, equal to :func:`~graphmatch.graphs.kbert.tree_graph` of the core's
+    trees. ``core`` must have :attr:`~graphmatch.graphs.kbert_core.TreeCore.plain_characters`."""
+
+    def __init__(self, core: TreeCore):
+        if not core.plain_characters:
+            raise ValueError("the one-input fast path needs characters queried by the trie, nothing else on")
+        self.core = core
+        self.reference = core.mode == "reference"
+        self.limit = core.max_length
+        self.seps, self.seg_b = core.pair_layout()
+        self._prefixes: dict[str, bool] | None = None
+        self._ids: dict[str, int] = {}  # character -> id (-1: whitespace)
+        self._values: dict[str, tuple[list[int], list[int]] | None] = {}
+        empty = {key: {"edge_index": torch.zeros(2, 0, dtype=torch.long)} for key in _KEYS[3:]}
+        self._template = HeteroData.from_dict({"token": {"num_nodes": 0}, "word": {"num_nodes": 0},
+                                               "entity": {"num_nodes": 0}, **empty})
+        self._order = [None, *self._template.node_types, *self._template.edge_types]  # of ``stores``
+
+    # ---------------------------------------------------------------- K-Query
+    def _matches(self, string: str, texts: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+        """``(start, end, word)`` of the taken K-Query matches in ``string``."""
+        if not self.core.inject and not self.reference:
+            return []
+        if self._prefixes is None:
+            self._prefixes = self.core.query_trie().prefixes()
+        prefixes = self._prefixes
+        out = []
+        if self.reference:
+            spans = [m.span() for m in _PIECE.finditer(string)]
+            folded = string
+        else:
+            spans, folded = texts, fold(string)
+        for lo, stop in spans:
+            i = lo
+            while i < stop:
+                k, length = i + 1, 0
+                while k <= stop:
+                    word = prefixes.get(folded[i:k])
+                    if word is None:
+                        break
+                    if word:
+                        length = k
+                    k += 1
+                if length:  # reference: all it walked, unless the walk ran to the end of the piece
+                    end = k - 1 if self.reference and k - 1 < stop else length
+                    out.append((i, end, folded[i:end]))
+                    i = end
+                else:
+                    i += 1
+        return out
+
+    def _value(self, word: str) -> tuple[list[int], list[int]] | None:
+        found = self._values.get(word, self)
+        if found is self:
+            found = self._values[word] = self.core.subject_values(word) if self.core.inject else None
+        return found
+
+    # ------------------------------------------------------------------ build
+    def __call__(self, text_a: str, text_b: str | None = None, label: int | None = None) -> HeteroData:
+        """The graph of ``text_a`` (and ``text_b``), with ``data.y`` when ``label`` is given.
+        The input is not checked here (:meth:`~graphmatch.graphs.kbert_core.TreeCore.check`)."""
+        core = self.core
+        parts: list[tuple[str, bool, int]] = [(CLS, True, 0)] if core.add_cls else []
+        parts.append((text_a, False, 0))
+        if text_b is not None:
+            parts += [(SEP, True, 0)] * self.seps + [(text_b, False, self.seg_b), (SEP, True, self.seg_b)]
+        string = "".join(p for p, _, _ in parts)
+        starts, texts, lo = [], [], 0
+        for text, tag, _ in parts:
+            starts.append(lo)
+            if not tag:
+                texts.append((lo, lo + len(text)))
+            lo += len(text)
+        matches = self._matches(string, texts)
+        # the tags: the added ones, or in reference mode the forced words that are special tags
+        if self.reference:
+            tags = {s: (e, w) for s, e, w in matches if w in SPECIAL_TAGS}
+        else:
+            tags = {start: (start + len(text), text) for start, (text, tag, _) in zip(starts, parts, strict=True) if tag}
+
+        # trunk: every character that is not whitespace, each tag one token
+        ids, seg, origin = [], [], []
+        before = [0] * (len(string) + 1)  # trunk tokens before each character
+        char_id, known = core.char_id, self._ids
+        seps_seen, pair_reference = 0, self.reference and text_b is not None
+        for (text, tag, part_seg), start in zip(parts, starts, strict=True):
+            j = 0
+            while j < len(text):
+                c = start + j
+                before[c] = len(ids)
+                hit = tags.get(c)
+                if hit is not None:
+                    end, name = hit
+                    ids.append(core.tag_id(name))
+                    seg.append(min(seps_seen, 1) if pair_reference else part_seg)
+                    origin.append(-1 if tag else j)
+                    seps_seen += name == SEP
+                    for k in range(c + 1, end):  # a tag ends inside its part (it is one)
+                        before[k] = len(ids)
+                    j += end - c
+                    continue
+                ch = text[j]
+                i = known.get(ch)
+                if i is None:
+                    i = known[ch] = char_id(ch)
+                if i >= 0:
+                    ids.append(i)
+                    seg.append(min(seps_seen, 1) if pair_reference else part_seg)
+                    origin.append(j)
+                j += 1
+        before[len(string)] = len(ids)
+
+        # words with values that hold a trunk token, and the flattened tree in order
+        words = []  # (first, end, span start, span end, lengths, ids)
+        for s, e, w in matches:
+            first, end = before[s], before[e]
+            if end > first:
+                values = self._value(w)
+                if values is not None:
+                    p = bisect_right(starts, s) - 1
+                    words.append((first, end, -1 if parts[p][1] else s - starts[p], e - s, *values))
+        limit = self.limit
+        tok_ids, pos, tok_seg, index, branch = [], [], [], [], []
+        w_src, w_dst, e_src, e_dst, a_src, a_dst, spans, lengths = [], [], [], [], [], [], [], []
+        placed = [0] * len(ids)
+        cursor, n_values = 0, 0
+        for w, (first, end, span_lo, span_len, value_lengths, value_ids) in enumerate(words):
+            for o in range(cursor, end):
+                placed[o] = len(tok_ids)
+                tok_ids.append(ids[o]), pos.append(o), tok_seg.append(seg[o]), index.append(origin[o])
+                branch.append(0)
+            cursor = end
+            if len(tok_ids) >= limit:
+                break
+            for o in range(first, end):
+                w_src.append(placed[o]), w_dst.append(w)
+            spans += (span_lo, span_lo + span_len)
+            p, s, t = end - 1, seg[end - 1], 0
+            for length in value_lengths:
+                if len(tok_ids) >= limit:
+                    break
+                a_src.append(n_values), a_dst.append(w)
+                lengths.append(min(length, limit - len(tok_ids)))
+                for k in range(1, length + 1):
+                    e_src.append(len(tok_ids)), e_dst.append(n_values)
+                    tok_ids.append(value_ids[t]), pos.append(p + k), tok_seg.append(s), index.append(-1)
+                    branch.append(1)
+                    t += 1
+                n_values += 1
+        for o in range(cursor, len(ids)):
+            tok_ids.append(ids[o]), pos.append(o), tok_seg.append(seg[o]), index.append(origin[o])
+            branch.append(0)
+        n = min(len(tok_ids), limit)
+        e_keep = sum(1 for x in e_src if x < limit)
+        flat = np.array(tok_ids[:n] + pos[:n] + tok_seg[:n] + index[:n] + branch[:n] + w_src + w_dst + e_src[:e_keep]
+                        + e_dst[:e_keep] + a_src + a_dst + spans + lengths, dtype=np.int64)
+        table = torch.from_numpy(flat)
+        rows = table[:5 * n].view(5, n)
+        cut = 5 * n
+        mapping = {"token": dict(zip(_ROWS, rows[:4], strict=True), branch=rows[4].bool(), num_nodes=n)}
+        for key, size in ((WORD_EDGE, len(w_src)), (ENTITY_EDGE, e_keep), (ANCHOR_EDGE, len(a_src))):
+            mapping[key] = {"edge_index": table[cut:cut + 2 * size].view(2, size)}
+            cut += 2 * size
+        kept_words = len(spans) // 2
+        mapping["word"] = {"span": table[cut:cut + len(spans)].view(kept_words, 2), "num_nodes": kept_words}
+        cut += len(spans)
+        mapping["entity"] = {"length": table[cut:], "num_nodes": len(lengths)}
+        mapping[None] = {"y": torch.tensor([int(label)])} if label is not None else {}
+        graph = copy.copy(self._template)
+        for store, key in zip(graph.stores, self._order, strict=True):
+            # a storage's new mapping at once (its pickle state), not attribute by attribute
+            store.__setstate__({"_mapping": mapping[key], "_parent": graph})
+        return graph
+
+
+__all__ = ["OneTree"]
