@@ -16,15 +16,15 @@ mode, single texts and pairs, with or without a label):
    trunk token (soft position :math:`p + k` for the :math:`k`-th token of a value on a word
    whose last token has position :math:`p`), and cut to ``max_length``: a value stays while its
    first token does, a word while its first branch token does.
-3. All integers go into one array, one tensor, whose rows are the attributes; the graph is a
-   copy of a template of the same layout whose storages get their new mappings at once.
+3. All integers go into one array, one tensor, whose rows are the attributes; the graph and its
+   storages are made from their states, as unpickling makes them (no attribute goes through a
+   storage's ``__setattr__``).
 
 ``tests/graphs/test_kbert_one.py`` holds it equal to the core on thousands of inputs.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from bisect import bisect_right
 
@@ -56,7 +56,11 @@ class OneTree:
         empty = {key: {"edge_index": torch.zeros(2, 0, dtype=torch.long)} for key in _KEYS[3:]}
         self._template = HeteroData.from_dict({"token": {"num_nodes": 0}, "word": {"num_nodes": 0},
                                                "entity": {"num_nodes": 0}, **empty})
-        self._order = [None, *self._template.node_types, *self._template.edge_types]  # of ``stores``
+        state = self._template.__getstate__()
+        self._stores = {key: type(self._template[key]) for key in _KEYS}
+        self._global = type(state["_global_store"])
+        self._state = {k: v for k, v in state.items()
+                       if k not in ("_global_store", "_node_store_dict", "_edge_store_dict")}
 
     # ---------------------------------------------------------------- K-Query
     def _matches(self, string: str, texts: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
@@ -118,7 +122,8 @@ class OneTree:
         if self.reference:
             tags = {s: (e, w) for s, e, w in matches if w in SPECIAL_TAGS}
         else:
-            tags = {start: (start + len(text), text) for start, (text, tag, _) in zip(starts, parts, strict=True) if tag}
+            tags = {start: (start + len(text), text)
+                    for start, (text, tag, _) in zip(starts, parts, strict=True) if tag}
 
         # trunk: every character that is not whitespace, each tag one token
         ids, seg, origin = [], [], []
@@ -164,18 +169,19 @@ class OneTree:
         limit = self.limit
         tok_ids, pos, tok_seg, index, branch = [], [], [], [], []
         w_src, w_dst, e_src, e_dst, a_src, a_dst, spans, lengths = [], [], [], [], [], [], [], []
-        placed = [0] * len(ids)
         cursor, n_values = 0, 0
         for w, (first, end, span_lo, span_len, value_lengths, value_ids) in enumerate(words):
-            for o in range(cursor, end):
-                placed[o] = len(tok_ids)
-                tok_ids.append(ids[o]), pos.append(o), tok_seg.append(seg[o]), index.append(origin[o])
-                branch.append(0)
+            shift = len(tok_ids) - cursor  # branch tokens before trunk token ``cursor``
+            tok_ids += ids[cursor:end]
+            pos += range(cursor, end)
+            tok_seg += seg[cursor:end]
+            index += origin[cursor:end]
+            branch += [0] * (end - cursor)
             cursor = end
             if len(tok_ids) >= limit:
                 break
-            for o in range(first, end):
-                w_src.append(placed[o]), w_dst.append(w)
+            w_src += range(first + shift, end + shift)
+            w_dst += [w] * (end - first)
             spans += (span_lo, span_lo + span_len)
             p, s, t = end - 1, seg[end - 1], 0
             for length in value_lengths:
@@ -183,15 +189,21 @@ class OneTree:
                     break
                 a_src.append(n_values), a_dst.append(w)
                 lengths.append(min(length, limit - len(tok_ids)))
-                for k in range(1, length + 1):
-                    e_src.append(len(tok_ids)), e_dst.append(n_values)
-                    tok_ids.append(value_ids[t]), pos.append(p + k), tok_seg.append(s), index.append(-1)
-                    branch.append(1)
-                    t += 1
+                e_src += range(len(tok_ids), len(tok_ids) + length)
+                e_dst += [n_values] * length
+                tok_ids += value_ids[t:t + length]
+                pos += range(p + 1, p + length + 1)
+                tok_seg += [s] * length
+                index += [-1] * length
+                branch += [1] * length
+                t += length
                 n_values += 1
-        for o in range(cursor, len(ids)):
-            tok_ids.append(ids[o]), pos.append(o), tok_seg.append(seg[o]), index.append(origin[o])
-            branch.append(0)
+        if len(tok_ids) < limit:
+            tok_ids += ids[cursor:]
+            pos += range(cursor, len(ids))
+            tok_seg += seg[cursor:]
+            index += origin[cursor:]
+            branch += [0] * (len(ids) - cursor)
         n = min(len(tok_ids), limit)
         e_keep = sum(1 for x in e_src if x < limit)
         flat = np.array(tok_ids[:n] + pos[:n] + tok_seg[:n] + index[:n] + branch[:n] + w_src + w_dst + e_src[:e_keep]
@@ -207,11 +219,18 @@ class OneTree:
         mapping["word"] = {"span": table[cut:cut + len(spans)].view(kept_words, 2), "num_nodes": kept_words}
         cut += len(spans)
         mapping["entity"] = {"length": table[cut:], "num_nodes": len(lengths)}
-        mapping[None] = {"y": torch.tensor([int(label)])} if label is not None else {}
-        graph = copy.copy(self._template)
-        for store, key in zip(graph.stores, self._order, strict=True):
-            # a storage's new mapping at once (its pickle state), not attribute by attribute
-            store.__setstate__({"_mapping": mapping[key], "_parent": graph})
+        # the graph and its storages made from their states, as unpickling makes them: no
+        # attribute goes through a storage's ``__setattr__``
+        graph = HeteroData.__new__(HeteroData)
+        stores = {}
+        for key in _KEYS:
+            store = stores[key] = self._stores[key].__new__(self._stores[key])
+            store.__setstate__({"_mapping": mapping[key], "_parent": graph, "_key": key})
+        top = self._global.__new__(self._global)
+        top.__setstate__({"_mapping": {"y": torch.tensor([int(label)])} if label is not None else {}, "_parent": graph})
+        graph.__setstate__({**self._state, "_global_store": top,
+                            "_node_store_dict": {key: stores[key] for key in _KEYS[:3]},
+                            "_edge_store_dict": {key: stores[key] for key in _KEYS[3:]}})
         return graph
 
 

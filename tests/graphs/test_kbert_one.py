@@ -19,7 +19,7 @@ def same(fast, slow) -> None:
     assert fast.node_types == slow.node_types and fast.edge_types == slow.edge_types
     for a, b in zip(fast.stores, slow.stores, strict=True):
         assert sorted(a.keys()) == sorted(b.keys())
-        for name in b.keys():
+        for name in b:
             x, y = a[name], b[name]
             if isinstance(y, torch.Tensor):
                 assert x.dtype == y.dtype and torch.equal(x, y), name
