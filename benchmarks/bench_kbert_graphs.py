@@ -6,8 +6,8 @@ Three ways of building the trees of the same sentences, timed in one run:
   the same K-Query and values, an ``L x L`` float64 visibility matrix filled row by row, padded
   to ``max_length`` and kept as a bool array with int64 ids, positions and segments;
 * **one by one**: :class:`graphmatch.graphs.kbert.SentenceTreeBuilder`, one ``HeteroData`` per
-  sentence (O(L) tensors): a corpus of one through the vectorised core, what ``predict`` and
-  ``inspect`` do;
+  sentence (O(L) tensors), what ``predict`` and ``inspect`` do: characters queried by the trie
+  go through the plain-Python path of :mod:`graphmatch.graphs.kbert_one` (the same graph);
 * **corpus**: :class:`graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, all sentences at once,
   vectorised, straight into the ``InMemoryDataset`` storage the datasets save.
 

@@ -132,8 +132,8 @@ def main() -> None:
         methods = {"official": run_official}
         for mode, builder in builders.items():
             corpus = TreeCorpusBuilder(builder)
-            methods[f"corpus {mode}"] = lambda c=corpus: c(texts_a, texts_b)
-            methods[f"one per call {mode}"] = lambda b=builder: [b(a, t) for a, t in inputs]
+            methods[f"corpus {mode}"] = lambda c=corpus, a=texts_a, b=texts_b: c(a, b)
+            methods[f"one per call {mode}"] = lambda b=builder, pairs=inputs: [b(a, t) for a, t in pairs]
         for run in methods.values():  # first use: tries, memoised lookups
             run()
         times: dict[str, list[float]] = {m: [] for m in methods}
