@@ -12,7 +12,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# one stamp per install so that re-running is cheap
+# one stamp per install so that re-running is cheap; setup installs what the shipped recipes need
+# (pkuseg: the LET recipes' lattice is jieba + thulac + pkuseg)
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q "$(TORCH)"
 	$(BIN)/pip install -q -e ".[dev]"
@@ -49,12 +50,12 @@ wordnet:
 	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q wordnet-base >/dev/null 2>&1)) || \
 	  echo "note: WordNet not installed; graphmatch kg wordnet needs it (install wordnet-base, or set WORDNET_DIR)"
 
-setup: $(VENV)/.installed fonts wordnet
+setup: $(VENV)/.installed $(VENV)/.pkuseg fonts wordnet
 
 demo: setup
 	$(BIN)/graphmatch demo --out demo_out
 
-test: setup $(VENV)/.pkuseg $(VENV)/.english $(VENV)/.multilingual
+test: setup $(VENV)/.english $(VENV)/.multilingual
 	$(BIN)/python -m pytest -q -rs -n 2 --durations=15
 	$(BIN)/ruff check .
 

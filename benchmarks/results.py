@@ -652,10 +652,34 @@ def _show(value) -> str:
     return "–" if value is None else (f"{value!r}" if isinstance(value, float) else str(value))
 
 
+def environment_note(reported: dict | None, retrained: dict, here: dict) -> str:
+    """What of the environment could explain a difference: whether the table's run (its
+    provenance ``reported``; ``None`` without a run folder) was made on another machine than
+    ``here`` (:func:`~graphmatch.engine.provenance.machine`), and the segmenters each run used."""
+    from graphmatch.engine.provenance import machine_difference
+
+    def segmenters(record: dict | None) -> str:
+        used = (record or {}).get("segmenters")
+        return "not recorded" if used is None else ", ".join(f"{n} {v}" for n, v in used.items()) or "none"
+
+    notes = []
+    if reported is not None:
+        differs = machine_difference(reported.get("machine"), here)
+        notes.append("same machine" if not differs else "another machine (" + "; ".join(differs) + ")")
+        notes.append(f"segmenters reported: {segmenters(reported)}")
+    if "segmenters" in retrained or reported is not None:
+        notes.append(f"retrained: {segmenters(retrained)}")
+    return "; ".join(notes)
+
+
 def verify(jobs: Sequence[Retrain], doc: Path, log=print) -> bool:
     """Retrain every job into a temporary folder with an empty ``GRAPHMATCH_CACHE`` and compare
     each figure exactly with the table's run folder (all digits) or, without it, with the
-    document (the two decimals printed). Prints the comparison; true when every figure agrees."""
+    document (the two decimals printed). Prints the comparison, with whether the table's run was
+    made on another machine and the segmenters each run used; true when every figure agrees."""
+    from graphmatch.engine.provenance import machine
+
+    here = machine()
     doc_text = doc.read_text(encoding="utf-8") if doc.is_file() else ""
     rows, ok = [], True
     for job in jobs:
@@ -671,7 +695,7 @@ def verify(jobs: Sequence[Retrain], doc: Path, log=print) -> bool:
             log(f"[verify] {job.table} / {job.label}: {time.time() - start:.0f} s, exit {done.returncode}", flush=True)
             if done.returncode != 0:
                 log(done.stdout[-3000:])
-                rows.append((f"{job.table} / {job.label}", "training", f"failed (exit {done.returncode})", "no"))
+                rows.append((f"{job.table} / {job.label}", "training", f"failed (exit {done.returncode})", "no", ""))
                 ok = False
                 continue
             retrained = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -681,15 +705,18 @@ def verify(jobs: Sequence[Retrain], doc: Path, log=print) -> bool:
             pairs = [(" ".join(path) + " (run folder)", _get(reported, path), _get(retrained, path))
                      for path in job.figures]
             same = [a == b for _, a, b in pairs]
+            note = environment_note(reported.get("provenance") or {}, retrained.get("provenance") or {}, here)
         else:
             path = job.figures[0]
             value = doc_figure(doc_text, job.table, job.row)
             pairs = [(" ".join(path) + f" ({doc.name})", value, _get(retrained, path))]
             same = [value is not None and value == f"{pairs[0][2]:.2f}"]
+            note = environment_note(None, retrained.get("provenance") or {}, here) + "; no run folder: machine unknown"
         for (name, a, b), agree in zip(pairs, same, strict=True):
-            rows.append((f"{job.table} / {job.label} / {name}", _show(a), _show(b), "yes" if agree else "**no**"))
+            rows.append((f"{job.table} / {job.label} / {name}", _show(a), _show(b), "yes" if agree else "**no**",
+                         note))
         ok = ok and all(same)
-    log("\n| figure | reported | retrained | same? |\n|---|---|---|---|")
+    log("\n| figure | reported | retrained | same? | environment |\n|---|---|---|---|---|")
     for row in rows:
         log("| " + " | ".join(row) + " |")
     log(f"\n{'every figure retrained exactly' if ok else 'SOME FIGURES DIFFER'} "

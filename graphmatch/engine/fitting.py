@@ -186,7 +186,7 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
         "device": f"{trainer.num_devices}x {type(trainer.accelerator).__name__.replace('Accelerator', '')}"
         f" ({trainer.strategy.__class__.__name__}, precision {trainer.precision})",
         "samples": {split: len(ds) for split, ds in splits.items()},
-        "provenance": provenance(cache_keys(setup.datasets)),
+        "provenance": provenance(cache_keys(setup.datasets), environment=task.environment()),
     }
     for split in ("dev", "test"):
         if split in module.rows:

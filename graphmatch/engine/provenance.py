@@ -1,4 +1,5 @@
-"""What made a run: the package and library versions, and the git commit of the code.
+"""What made a run: the package and library versions, the git commit of the code, what of the
+environment the task read (LET: its segmenters) and the machine (CPU, cores, torch's BLAS and oneDNN).
 
 A run folder records :func:`provenance` in ``metrics.json`` and ``summary.md``, so that a table
 made from run folders can say which code its figures came from and refuse runs of other code.
@@ -6,7 +7,9 @@ made from run folders can say which code its figures came from and refuse runs o
 
 from __future__ import annotations
 
+import os
 import platform
+import re
 import subprocess
 from collections.abc import Mapping
 from importlib import metadata
@@ -41,17 +44,72 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def provenance(caches: Mapping[str, str] | None = None, where: str | Path | None = None) -> dict[str, Any]:
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s ``model name``, else :func:`platform.processor`)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("model name", "Hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    """The machine a run computed on: ``cpu`` (:func:`cpu_model`), ``cores``, ``platform``, and
+    torch's ``blas`` (its build's ``BLAS_INFO``), ``cpu_capability`` and ``onednn`` (the oneDNN
+    version, ``None`` when torch has none), read from ``torch.__config__.show()``."""
+    import torch
+
+    shown = torch.__config__.show()
+
+    def found(pattern: str) -> str | None:
+        match = re.search(pattern, shown)
+        return match[1].strip() if match else None
+
+    onednn = found(r"(?:MKL-DNN|oneDNN) (v[\w.]+)") if torch.backends.mkldnn.is_available() else None
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+            "blas": found(r"BLAS_INFO=([^,\s]+)"), "cpu_capability": found(r"CPU capability usage: (\S+)"),
+            "onednn": onednn}
+
+
+#: the fields of :func:`machine` that change what a run computes (the platform string is only informative)
+MACHINE_FIELDS = ("cpu", "cores", "blas", "cpu_capability", "onednn")
+
+
+def provenance(caches: Mapping[str, str] | None = None, where: str | Path | None = None,
+               environment: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record of what made a run: ``graphmatch`` (version), ``commit`` and ``dirty``
-    (:func:`git_state`), ``python`` and each of :data:`LIBRARIES`' versions, and ``caches``
-    (the cache key of each processed dataset used, by split)."""
+    (:func:`git_state`), ``python`` and each of :data:`LIBRARIES`' versions, ``caches`` (the
+    cache key of each processed dataset used, by split), the task's ``environment`` (LET:
+    ``segmenters``, name → version) and the ``machine`` (:func:`machine`)."""
     return {"graphmatch": graphmatch.__version__, **git_state(where), "python": platform.python_version(),
-            **{lib: _version(lib) for lib in LIBRARIES}, "caches": dict(caches or {})}
+            **{lib: _version(lib) for lib in LIBRARIES}, "caches": dict(caches or {}), **dict(environment or {}),
+            "machine": machine()}
+
+
+def machine_difference(recorded: Mapping[str, Any] | None, here: Mapping[str, Any]) -> list[str]:
+    """How the machine of a run's ``recorded`` provenance differs from ``here`` (:func:`machine`):
+    ``["cpu: AMD EPYC → Intel Xeon", ...]`` over :data:`MACHINE_FIELDS`; ``["not recorded"]`` for
+    a record without a machine."""
+    if not recorded:
+        return ["not recorded"]
+    return [f"{name}: {recorded.get(name)} → {here.get(name)}" for name in MACHINE_FIELDS
+            if recorded.get(name) != here.get(name)]
 
 
 def describe(record: Mapping[str, Any]) -> str:
-    """One line for a summary: ``graphmatch 0.1.0, commit 1a2b3c4 (dirty), torch 2.13.0, ...``."""
+    """One line for a summary: ``graphmatch 0.1.0, commit 1a2b3c4 (dirty), torch 2.13.0, ..., on
+    AMD EPYC (2 cores, BLAS mkl, oneDNN v3.12.0)``."""
     commit = record.get("commit")
     where = "no git commit" if not commit else f"commit {commit[:12]}{' (dirty)' if record.get('dirty') else ''}"
     libs = ", ".join(f"{lib} {record[lib]}" for lib in LIBRARIES if record.get(lib))
-    return f"graphmatch {record.get('graphmatch')}, {where}, python {record.get('python')}, {libs}"
+    line = f"graphmatch {record.get('graphmatch')}, {where}, python {record.get('python')}, {libs}"
+    if record.get("segmenters"):
+        line += ", segmenters " + ", ".join(f"{n} {v}" for n, v in record["segmenters"].items())
+    box = record.get("machine")
+    if box:
+        line += (f", on {box.get('cpu')} ({box.get('cores')} cores, BLAS {box.get('blas')}, "
+                 f"oneDNN {box.get('onednn') or 'none'})")
+    return line

@@ -12,6 +12,7 @@ import numpy as np
 
 from graphmatch.knowledge import HowNetLexicon, SememeVectors
 from graphmatch.text import CharTokenizer, Span, lattice
+from graphmatch.text.segmenters import installed_segmenters, segmenter_version
 
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
 #: tokens a pair keeps by default ([CLS] and both [SEP] included); the recipes' ``data.max_length``
@@ -61,6 +62,8 @@ class LatticePairCore:
         lexicon: HowNet lexicon (word → senses → sememes); ``None`` builds no senses.
         segmenters: names whose words form the lattice (their union keyed by ``(start, end)``),
             ``"lattice"`` for all three, or one name.
+        missing: a segmenter that is not installed is an error (``"error"``) or left out of
+            the lattice with one warning (``"skip"``); :meth:`options` names those used.
         max_length: most tokens for the pair including ``[CLS]`` and two ``[SEP]``; the longer
             sentence loses its last characters first (BERT's longest-first truncation).
         senses: add sense and sememe nodes (the "senses off" ablation when False).
@@ -78,13 +81,16 @@ class LatticePairCore:
         senses: bool = True,
         sememe_index: dict[str, int] | None = None,
         keep_text: bool = False,
+        missing: str = "error",
     ) -> None:
         if max_length < 5:
             raise ValueError(f"max_length must leave room for [CLS], [SEP], [SEP] and one character "
                              f"per sentence (>= 5), got {max_length}")
         self.tokenizer = tokenizer
         self.lexicon = lexicon
-        self.segmenters = parse_segmenters(segmenters)
+        self.segmenters = installed_segmenters(parse_segmenters(segmenters), missing)
+        if not self.segmenters:
+            raise ValueError("none of the segmenters is installed: the lattice would have no words")
         self.max_length = max_length
         self.senses = bool(senses) and lexicon is not None
         if sememe_index is None and lexicon is not None:
@@ -97,7 +103,7 @@ class LatticePairCore:
         """Everything that changes the graphs (used to key processed caches)."""
         return {
             "builder": "let-lattice-pair/1",
-            "segmenters": list(self.segmenters),
+            "segmenters": self.segmenter_versions(),
             "max_length": self.max_length,
             "senses": self.senses,
             "vocab_size": self.tokenizer.vocab_size,
@@ -106,6 +112,10 @@ class LatticePairCore:
             "sememes": len(self.sememe_index),
             "keep_text": self.keep_text,
         }
+
+    def segmenter_versions(self) -> dict[str, str | None]:
+        """The segmenters the lattice is made of, with their libraries' versions."""
+        return {name: segmenter_version(name) for name in self.segmenters}
 
     # ------------------------------------------------------------------ build
     def check(self, text_a: str, text_b: str, label: int | None = None) -> None:

@@ -170,6 +170,11 @@ class Task(TaskKeys, abc.ABC):
         :meth:`encoder_parameters`; default: none (the task does not support layer decay)."""
         return []
 
+    def environment(self) -> dict[str, Any]:
+        """What of the environment shapes this task's data beyond :data:`~graphmatch.engine.provenance.LIBRARIES`
+        (LET: the segmenters used, with their versions); recorded in a run's provenance."""
+        return {}
+
     def input_files(self) -> dict[str, str]:
         """Input files besides the datasets whose identity a run records (e.g. ``{"kg": path}``);
         default none."""

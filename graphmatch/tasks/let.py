@@ -21,7 +21,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
-from graphmatch.graphs.let import LatticePairBuilder, sememe_vocabulary
+from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.nn.pretrained import pretrained
@@ -29,6 +29,7 @@ from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
 from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments
+from graphmatch.text.segmenters import installed_segmenters, segmenter_version
 
 SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
@@ -50,6 +51,7 @@ class LETTask(LETKeys, Task):
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
         self.pretrained = pretrained(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
+        self._segmenters = self.segmenters()  # a missing segmenter fails before anything is built
         self._tokenizer: CharTokenizer | None = None
         self._builder: LatticePairBuilder | None = None
 
@@ -79,13 +81,23 @@ class LETTask(LETKeys, Task):
             self._builder = LatticePairBuilder(
                 self.tokenizer(),
                 load_lexicon(d["root"]) if d["senses"] else None,
-                segmenters=d["segmentation"],
+                segmenters=self._segmenters,
                 max_length=d["max_length"],
                 senses=d["senses"],
                 sememe_index={n: i for i, n in enumerate(self.sememe_names())},
                 keep_text=keep_text,
             )
         return self._builder
+
+    def segmenters(self) -> tuple[str, ...]:
+        """The segmenters of ``data.segmentation`` that are installed; a missing one is an error
+        unless ``data.missing_segmenter=skip`` (then it is left out with one warning)."""
+        return installed_segmenters(parse_segmenters(self.data.segmentation), self.data.missing_segmenter,
+                                    key="data.segmentation",
+                                    skip=", or set data.missing_segmenter=skip to build the lattice without it")
+
+    def environment(self) -> dict[str, Any]:
+        return {"segmenters": {name: segmenter_version(name) for name in self._segmenters}}
 
     def source(self, split: str) -> Path | None:
         """The pair file of ``split``; ``None`` for a missing optional test split."""

@@ -40,6 +40,9 @@ class LETData:
     format: Literal["auto", "tsv", "csv"] = key("auto", "pair file format")
     segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
                                        "comma list", check=_segmentation)
+    missing_segmenter: Literal["error", "skip"] = key("error", "a segmenter of data.segmentation that is not "
+                                                               "installed: error, or skip it (the lattice is "
+                                                               "made of the others)")
     senses: bool = key(True, "build sense and sememe nodes (HowNet)")
     max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
                           interval="[5, inf)")

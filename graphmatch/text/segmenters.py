@@ -19,6 +19,7 @@ import abc
 import array
 import contextlib
 import functools
+import importlib
 import io
 import logging
 import os
@@ -26,6 +27,7 @@ import struct
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from importlib import metadata
 from typing import Any, NamedTuple
 
 from graphmatch.text.mapped_files import mapped_int32
@@ -166,6 +168,38 @@ def get_segmenter(name: str) -> Segmenter:
     if name not in _SEGMENTERS:
         raise ValueError(f"unknown segmenter {name!r}; choose from {', '.join(_SEGMENTERS)}")
     return _SEGMENTERS[name]()
+
+
+#: how to install each segmenter (pkuseg builds against NumPy and Cython: see the Makefile's .pkuseg stamp)
+INSTALL = {"jieba": "pip install jieba", "thulac": "pip install thulac",
+           "pkuseg": "pip install numpy cython && pip install --no-build-isolation pkuseg"}
+
+
+def segmenter_version(name: str) -> str | None:
+    """The installed version of the library behind segmenter ``name`` (``None``: not installed)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def installed_segmenters(names: Sequence[str], missing: str = "error", key: str = "segmenters",
+                         skip: str = "") -> tuple[str, ...]:
+    """``names`` whose library imports. A missing one raises :class:`ValueError` (one line naming
+    it, the setting ``key`` and how to install it, or ``skip``, how to go on without it) when
+    ``missing="error"``; with ``"skip"`` it is left out with one warning."""
+    kept = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            if missing != "skip":
+                raise ValueError(f"{key}: segmenter {name!r} is not installed ({err}); install it with "
+                                 f"`{INSTALL.get(name, 'pip install ' + name)}`{skip}") from err
+            _warn_missing(name, str(err))
+            continue
+        kept.append(name)
+    return tuple(kept)
 
 
 @functools.cache

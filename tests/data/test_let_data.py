@@ -179,3 +179,20 @@ def test_workers_send_arrays_not_tensors(builder):
             for key, value in expected[store].items():
                 assert torch.equal(back[store][key], value) if torch.is_tensor(value) else back[store][key] == value
         assert torch.equal(back.line, expected.line) and torch.equal(back.y, expected.y)
+
+
+def test_the_cache_key_holds_the_segmenters_and_their_versions(tmp_path, tokenizer, monkeypatch):
+    """A lattice made of other segmenters, or of other versions of them, is another cache (issue 31)."""
+    import graphmatch.graphs.let_core as let_core
+
+    f = tmp_path / "pairs.tsv"
+    f.write_text("苹果手机\t买个手机\t1\n", encoding="utf-8")
+
+    def digest(segmenters: str) -> str:
+        return PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters=segmenters, senses=False),
+                                   cache=tmp_path / "cache").cache_digest
+
+    both = digest("jieba,thulac")
+    assert digest("jieba") != both and digest("jieba,thulac") == both
+    monkeypatch.setattr(let_core, "segmenter_version", lambda name: "0.0.0-other")
+    assert digest("jieba,thulac") != both

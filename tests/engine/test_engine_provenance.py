@@ -12,7 +12,7 @@ from engine_helpers import TOY_QUICK
 
 import graphmatch
 from graphmatch.engine import train
-from graphmatch.engine.provenance import LIBRARIES, git_state, provenance
+from graphmatch.engine.provenance import LIBRARIES, MACHINE_FIELDS, git_state, machine, machine_difference, provenance
 from graphmatch.engine.runs import seeds_provenance
 
 CHECKOUT = Path(graphmatch.__file__).resolve().parents[1]
@@ -83,3 +83,48 @@ def test_git_state_outside_a_checkout(tmp_path: Path, monkeypatch: pytest.Monkey
     assert git_state(tmp_path) == {"commit": None, "dirty": None}
     record = provenance(None, where=tmp_path)
     assert record["commit"] is None and record["caches"] == {} and record["graphmatch"] == graphmatch.__version__
+
+
+def test_the_provenance_records_the_machine() -> None:
+    """The CPU, the cores and torch's BLAS and oneDNN builds: what a difference between machines
+    comes from (issue 31), and the task's environment (LET: its segmenters)."""
+    import torch
+
+    record = provenance({"train": "k"}, environment={"segmenters": {"jieba": "0.42.1"}})
+    found = record["machine"]
+    assert set(MACHINE_FIELDS) <= set(found) and found == machine()
+    assert found["cpu"] and found["cores"] >= 1 and found["blas"] in torch.__config__.show()
+    assert (found["onednn"] is not None) == torch.backends.mkldnn.is_available()
+    assert record["segmenters"] == {"jieba": "0.42.1"} and record["caches"] == {"train": "k"}
+    assert machine_difference(found, found) == []
+    other = {**found, "cpu": "Another CPU", "cores": 64}
+    assert machine_difference(other, found) == [f"cpu: Another CPU → {found['cpu']}",
+                                                f"cores: 64 → {found['cores']}"]
+    assert machine_difference(None, found) == ["not recorded"]
+
+
+def test_verify_says_whether_a_difference_comes_with_another_machine() -> None:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("results", CHECKOUT / "benchmarks" / "results.py")
+    results = sys.modules["results"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    here = machine()
+    two, three = {"jieba": "0.42.1", "thulac": "0.2.2"}, {"jieba": "0.42.1", "thulac": "0.2.2", "pkuseg": "0.0.25"}
+    note = results.environment_note({"machine": {**here, "cpu": "Another CPU"}, "segmenters": two},
+                                    {"machine": here, "segmenters": three}, here)
+    assert note == (f"another machine (cpu: Another CPU → {here['cpu']}); segmenters reported: jieba 0.42.1, "
+                    "thulac 0.2.2; retrained: jieba 0.42.1, thulac 0.2.2, pkuseg 0.0.25")
+    assert results.environment_note({"machine": here}, {}, here).startswith("same machine; segmenters reported: "
+                                                                           "not recorded")
+    assert results.environment_note({}, {}, here).startswith("another machine (not recorded)")
+
+
+def test_the_summary_line_names_the_machine_and_segmenters() -> None:
+    from graphmatch.engine.provenance import describe
+
+    record = provenance(environment={"segmenters": {"jieba": "0.42.1"}})
+    line = describe(record)
+    box = record["machine"]
+    assert "segmenters jieba 0.42.1" in line and f"on {box['cpu']} ({box['cores']} cores, BLAS {box['blas']}" in line

@@ -1,5 +1,6 @@
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,32 @@ def test_a_pretrained_encoder_the_model_does_not_use_is_refused(tmp_path, capsys
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "model.pretrained=minilm: model.encoder=transformer" in err[0] and not run.exists()
     assert resolve("let/lcqmc_quick", ["model.encoder=bert", "model.pretrained=minilm"])["model"]["pretrained"]
+
+
+def test_a_missing_segmenter_is_refused_in_one_line(shared_data, tmp_path, monkeypatch, capsys):
+    """The lattice is what the recipe names: a segmenter that does not import is an error naming
+    it, the key and how to install it (issue 31), before any run folder or cache is made."""
+    from graphmatch.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "pkuseg", None)  # `import pkuseg` raises ImportError
+    code = main(["train", "let/lcqmc_quick", "--out", str(tmp_path / "run"), "--set", f"data.root={shared_data}",
+                 f"data.cache_dir={tmp_path / 'cache'}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "data.segmentation: segmenter 'pkuseg' is not installed" in err
+    assert "pip install --no-build-isolation pkuseg" in err and "data.missing_segmenter=skip" in err
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_missing_segmenter_is_skipped_when_the_recipe_says_so(shared_data, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pkuseg", None)
+    config = resolve("let/lcqmc_quick", [f"data.root={shared_data}", "data.missing_segmenter=skip"])
+    with pytest.warns(UserWarning, match="segmenter 'pkuseg' is unavailable and is skipped"):
+        task = get_task("let")(config)
+    assert task.builder().segmenters == ("jieba", "thulac")
+    assert list(task.environment()["segmenters"]) == ["jieba", "thulac"]
+    assert all(task.environment()["segmenters"].values())  # their versions
+    assert task.builder().options()["segmenters"].keys() == {"jieba", "thulac"}
+    assert task.builder()("今天天气很好", "明天下雨")["word"].num_nodes > 0
+    with pytest.raises(ValueError, match="^data.missing_segmenter must be one of"):
+        resolve("let/lcqmc_quick", ["data.missing_segmenter=maybe"])
