@@ -67,16 +67,12 @@ def run(args: argparse.Namespace) -> int:
     prob = row.get("prob")
     print(f"{label}\t{prob:.4f}" if isinstance(prob, (int, float)) else label)
     if args.show:
-        from graphmatch.viz.titles import input_title
+        from graphmatch.viz import HTML_SUFFIXES, draw_graph, write_html
+        from graphmatch.viz.titles import prediction_title
 
-        if Path(args.show).suffix.lower() in (".html", ".htm"):
-            from graphmatch.viz import write_html
-
-            write_html(data, args.show, title=input_title(args.text, args.text_b))
-        else:
-            from graphmatch.viz import draw_graph
-
-            draw_graph(data, args.show, title=input_title(args.text, args.text_b))
+        title = prediction_title(args.text, args.text_b, label, prob if isinstance(prob, (int, float)) else None)
+        draw = write_html if Path(args.show).suffix.lower() in HTML_SUFFIXES else draw_graph
+        draw(task.encode_with_text(args.text, args.text_b), args.show, title=title)
         print(f"input graph: {args.show}")
     if args.explain:
         from graphmatch.viz.attention import draw_token_attention

@@ -114,6 +114,12 @@ class Task(TaskKeys, abc.ABC):
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """One raw input as the graph the model is given (used by ``graphmatch predict``)."""
 
+    def encode_with_text(self, text: str, text_b: str | None = None) -> HeteroData:
+        """:meth:`encode` with every node's text kept (``data[t].text``), for pictures
+        (``graphmatch predict --show``); the default is :meth:`encode`, for families whose graphs
+        always keep their text."""
+        return self.encode(text, text_b)
+
     def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """One line of a ``predict --input`` file (its columns) as :meth:`encode`'s arguments: one
         column (text) or two (text, text_b); a ValueError saying what is expected otherwise."""

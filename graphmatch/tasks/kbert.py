@@ -253,6 +253,9 @@ class KBertTask(KBertKeys, Task):
         if self.kind != "pair" and text_b is not None:
             raise ValueError(f"this K-BERT model ({self.kind}) takes one text, not a pair")
 
+    def encode_with_text(self, text: str, text_b: str | None = None) -> HeteroData:
+        return self.encode(text, text_b, keep_text=True)
+
     def encode(self, text: str, text_b: str | None = None, keep_text: bool = False) -> HeteroData:
         self._check_pair(text_b)
         data = self.builder(keep_text)(text, text_b)
