@@ -22,14 +22,14 @@ def draw_token_attention(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from graphmatch.viz.fonts import font_families
+    from graphmatch.viz.fonts import font_families, has_bold
 
     with plt.rc_context({"font.family": font_families()}):  # the CJK font of every other picture
-        _draw(plt, tokens, weights, entity_tokens, type_weights, input_title(title), path)
+        _draw(plt, tokens, weights, entity_tokens, type_weights, input_title(title), path, has_bold())
 
 
 def _draw(plt, tokens: list[str], weights: list[float], entity_tokens: list[list[int]],
-          type_weights: list[list[float]] | None, title: str, path: str | os.PathLike) -> None:
+          type_weights: list[list[float]] | None, title: str, path: str | os.PathLike, bold: bool) -> None:
     n = len(tokens)
     rows = 2 if type_weights is not None else 1
     fig = plt.figure(figsize=(max(6.0, 0.42 * n + 1.5), 3.2 + 1.9 * (rows - 1)))
@@ -45,9 +45,12 @@ def _draw(plt, tokens: list[str], weights: list[float], entity_tokens: list[list
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_xticks(range(n), tokens, rotation=60, ha="right", fontsize=9)
     for i, label in enumerate(ax.get_xticklabels()):
-        if colors[i] != "tab:grey":
+        if colors[i] != "tab:grey":  # entity tokens: coloured, and bold where the font has a bold face
             label.set_color(colors[i])
-            label.set_fontweight("bold")
+            if bold:
+                label.set_fontweight("bold")
+            else:
+                label.set_fontsize(10.5)
     if n <= 50:
         for i, w in enumerate(weights):
             ax.text(i, w + 0.02 * top, f"{w:.2f}", ha="center", va="bottom", fontsize=7)

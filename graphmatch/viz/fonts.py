@@ -142,3 +142,14 @@ def font_families() -> list[str]:
 def font_properties(size: float | None = None) -> font_manager.FontProperties:
     """:class:`~matplotlib.font_manager.FontProperties` that draw Chinese and Latin text."""
     return font_manager.FontProperties(family=font_families(), size=size)
+
+
+def has_bold() -> bool:
+    """Whether the first family of :func:`font_families` has a bold face (WenQuanYi Micro Hei has
+    none: asking it for bold text makes matplotlib log a ``findfont`` warning)."""
+    family = font_families()[0]
+    return any(e.name == family and _weight(e.weight) >= 600 for e in font_manager.fontManager.ttflist)
+
+
+def _weight(weight: int | str) -> int:
+    return weight if isinstance(weight, int) else font_manager.weight_dict.get(weight, 400)
