@@ -37,6 +37,8 @@ from graphmatch.viz.layout import (
 
 PX_PER_EM = 16.0  #: SVG pixels per layout em
 MARGIN_EM = 1.5
+HTML_MAX_LABEL_EM = 24.0  #: the page zooms, so labels may run longer than in a PNG before they are cut
+POS_BELOW_EM = 1.25  #: the soft positions' line, this far under the token line
 #: fonts the browser tries for labels (the reader's own; nothing is downloaded)
 FONT_STACK = (
     '"WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", '
@@ -60,6 +62,7 @@ p.hint { font-size: 12px; color: #666; margin: 0; }
 #graph { width: 100%%; height: calc(100vh - 120px); min-height: 240px; border-top: 1px solid #ddd;
          cursor: grab; display: block; }
 #graph text { font-family: %(font)s; font-size: 13px; pointer-events: none; }
+#graph .pos text { font-size: 10px; fill: #666; }
 .node rect { stroke-width: 1; }
 .node { cursor: pointer; }
 .edge { fill: none; stroke-width: 1.2; opacity: 0.85; }
@@ -193,11 +196,14 @@ def html_document(
     hidden_edge_types: Sequence[EdgeType] = (),
 ) -> str:
     """The standalone HTML page of ``data`` as a string (see :func:`write_html`)."""
-    layout = layered_layout(data)
+    layout = layered_layout(data, max_label_em=HTML_MAX_LABEL_EM)
     styles = edge_style(data)
     check_edge_types(data, hidden_edge_types, "hidden edge types")
     hidden = {tuple(et) for et in hidden_edge_types} & set(styles)
     xmin, xmax, ymin, ymax = layout.bounds()
+    positions = "token" in layout.pos and "pos" in data["token"]
+    if positions:  # room for the soft positions under the tokens and their "pos" caption
+        xmin, ymin = xmin - 2.0, min(ymin, layout.row_y["token"] - POS_BELOW_EM - 0.5)
     left, top = xmin - MARGIN_EM, ymax + MARGIN_EM
     width = (xmax - xmin + 2 * MARGIN_EM) * PX_PER_EM
     height = (ymax - ymin + 2 * MARGIN_EM) * PX_PER_EM
@@ -245,6 +251,14 @@ def html_document(
                 f"{html.escape(label)}</text></g>"
             )
             nodes_json[f"{nt}:{i}"] = {"type": nt, "index": i, "label": full[i], "attrs": attrs[i]}
+
+    if positions:
+        y = _svg_y(layout.row_y["token"] - POS_BELOW_EM, top)
+        numbers = [f'<text x="{(x - left) * PX_PER_EM:.1f}" y="{y:.1f}">{int(p)}</text>'
+                   for (x, _), p in zip(layout.pos["token"], data["token"].pos.tolist(), strict=True)]
+        x0 = (layout.pos["token"][0, 0] - layout.width["token"][0] / 2 - left - 0.4) * PX_PER_EM
+        nodes_svg.append(f'<g class="pos" text-anchor="middle" dominant-baseline="central">{"".join(numbers)}'
+                         f'<text x="{x0:.1f}" y="{y:.1f}" text-anchor="end" font-style="italic">pos</text></g>')
 
     legend = [
         f'<span class="item"><span class="swatch" style="background:{node_color(nt, data)}"></span>'

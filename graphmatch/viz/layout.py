@@ -120,7 +120,8 @@ def edge_name(edge_type: tuple[str, str, str]) -> str:
 
 
 def node_labels(data: HeteroData, node_type: str) -> list[str]:
-    """Labels of one node type: ``data[node_type].text`` when the builder kept it, else ``type:i``."""
+    """Labels of one node type: ``data[node_type].text`` when the builder kept it, else ``type:i``;
+    a relation graph's two entities (``data["entity"].kind`` 0 and 1) read ``e1 …`` and ``e2 …``."""
     store = data[node_type]
     n = int(store.num_nodes or 0)
     text = store.get("text") if "text" in store else None
@@ -128,8 +129,11 @@ def node_labels(data: HeteroData, node_type: str) -> list[str]:
         labels = [str(t) for t in text]
         if len(labels) != n:
             raise ValueError(f"data[{node_type!r}].text has {len(labels)} labels for {n} nodes")
-        return labels
-    return [f"{node_type}:{i}" for i in range(n)]
+    else:
+        labels = [f"{node_type}:{i}" for i in range(n)]
+    if node_type == "entity" and "kind" in store and isinstance(store.kind, Tensor) and store.kind.numel() == n:
+        labels = [f"e{int(k) + 1} {label}" for k, label in zip(store.kind.tolist(), labels, strict=True)]
+    return labels
 
 
 def branch_mask(data: HeteroData) -> np.ndarray | None:
@@ -243,8 +247,9 @@ def _place_row(desired: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.n
     return best[1], best[2]
 
 
-def layered_layout(data: HeteroData) -> Layout:
-    """Compute the layered layout of ``data`` (see the module docstring)."""
+def layered_layout(data: HeteroData, max_label_em: float = MAX_LABEL_EM) -> Layout:
+    """Compute the layered layout of ``data`` (see the module docstring); labels longer than
+    ``max_label_em`` are cut (an HTML page, which zooms, has room for longer ones)."""
     types = node_types(data)
     if not types:
         raise ValueError("the graph has no nodes to draw")
@@ -252,7 +257,8 @@ def layered_layout(data: HeteroData) -> Layout:
     for nt in types:
         full = node_labels(data, nt)
         # a lone node (e.g. the relation graph's sentence) may carry a longer label
-        labels[nt] = [shorten(t, MAX_LABEL_EM if len(full) > 1 else MAX_SINGLE_LABEL_EM) for t in full]
+        labels[nt] = [shorten(t, max_label_em if len(full) > 1 else max(max_label_em, MAX_SINGLE_LABEL_EM))
+                      for t in full]
     width = {nt: np.array([text_width(t) + BOX_PAD for t in labels[nt]]) for nt in types}
     pos: dict[str, np.ndarray] = {}
     row_y: dict[str, float] = {}
