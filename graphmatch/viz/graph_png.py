@@ -167,10 +167,14 @@ def _plot_visibility(ax, data: HeteroData, visible: Tensor, side_in: float) -> N
         tick_size = min(0.8 * FONT_SIZE, 0.6 * cell_pt)
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
-        # column labels wider than their cell (English word pieces) stand upright, else they run together
-        upright = max(text_width(t) for t in labels) * tick_size > 0.95 * cell_pt
+        # column labels that would run into their neighbour (English word pieces) stand upright; a
+        # wide first label alone ([CLS] before Chinese characters) leans into the empty corner instead
+        half = np.array([text_width(t) for t in labels]) * tick_size / 2
+        upright = bool((half[1:-1] + half[2:] > 0.95 * cell_pt).any())
         ax.set_xticklabels(labels, fontsize=tick_size, fontfamily=font_families(),
                            rotation=90 if upright else 0, va="bottom" if upright else "baseline")
+        if not upright and n > 1 and half[0] + half[1] > 0.95 * cell_pt:
+            ax.get_xticklabels()[0].set_horizontalalignment("right")
         ax.set_yticklabels(labels, fontsize=tick_size, fontfamily=font_families())
         ax.tick_params(length=0, pad=1)
     if branch is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 
+import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from torch_geometric.data import HeteroData
@@ -52,10 +53,14 @@ def test_html_tree_shows_the_soft_positions():
     assert numbers == [*map(str, data["token"].pos.tolist()), "pos"]
 
 
-def test_matrix_column_labels_do_not_run_together():
-    """Twenty word pieces: cells of about 13 pt, narrower than ``[CLS]`` or ``comp…`` written flat."""
-    text = ["[CLS]", "the", "company", "is", "a", "institution", "sold", "ice", "cream", "##s", "type", "food",
-            "is", "a", "frozen", "dessert", "to", "the", "children", "."]
+@pytest.mark.parametrize(("text", "upright"), [
+    # twenty word pieces: cells of about 13 pt, narrower than ``the`` or ``comp…`` written flat
+    (["[CLS]", "the", "company", "is", "a", "institution", "sold", "ice", "cream", "##s", "type", "food",
+      "is", "a", "frozen", "dessert", "to", "the", "children", "."], True),
+    # Chinese characters fit their cells and stay flat; only [CLS] is wider
+    (["[CLS]", *"前台服务态度好义原举止洗手间很干净离火车站很近义原设施义原搬动很近"], False),
+])
+def test_matrix_column_labels_do_not_run_together(text, upright):
     data = HeteroData()
     data["token"].num_nodes = n = len(text)
     data["token"].text = text
@@ -65,6 +70,7 @@ def test_matrix_column_labels_do_not_run_together():
     matrix = next(ax for ax in fig.axes if [t.get_text() for t in ax.get_xticklabels()][:1] == ["[CLS]"])
     boxes = [t.get_window_extent(renderer) for t in matrix.get_xticklabels()]
     assert all(a.x1 <= b.x0 + 0.5 for a, b in zip(boxes, boxes[1:], strict=False))
+    assert {t.get_rotation() for t in matrix.get_xticklabels()} == {90.0 if upright else 0.0}
 
 
 def test_relation_pictures_name_e1_and_e2():
