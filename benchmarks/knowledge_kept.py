@@ -20,11 +20,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from graphmatch.checkpoints import resolve_checkpoint  # noqa: E402
 from graphmatch.data.kbert import make_builder, source_file, tree_options  # noqa: E402
 from graphmatch.datafiles import iter_lines  # noqa: E402
 from graphmatch.graphs.branch_selection import BranchSelection  # noqa: E402
 from graphmatch.knowledge import resolve_kg  # noqa: E402
-from graphmatch.nn.pretrained import pretrained  # noqa: E402
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder  # noqa: E402
 from graphmatch.text.checkpoint import checkpoint_vocab, tokenization_of  # noqa: E402
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--data-dir")
     args = p.parse_args(argv)
-    checkpoint = pretrained(args.pretrained)
+    checkpoint = resolve_checkpoint(args.pretrained)
     vocab = checkpoint.vocab or checkpoint_vocab(checkpoint.folder)
     kind = tokenization_of(vocab)
     lowercase = True

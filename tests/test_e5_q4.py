@@ -49,7 +49,8 @@ def test_ids_and_embeddings_match_the_c_engine(e5_small):
 def test_the_folder_is_checked_and_cached(e5_small):
     """Tokenizer and embedding table agree (250,002 rows), the folder is keyed by the file's
     sha256, and a second call reads the cache (no rewrite)."""
-    from graphmatch.nn.pretrained import pretrained, tokenizer_size
+    from graphmatch.checkpoints import resolve_checkpoint as pretrained
+    from graphmatch.checkpoints import tokenizer_size
 
     config = json.loads((e5_small / "config.json").read_text())
     assert config["vocab_size"] == 250002 == tokenizer_size(e5_small)

@@ -1,6 +1,6 @@
 """Tiny checkpoints in the official K-BERT code's (UER) format, and a dense reference of the UER
 model written from its formulas (not from graphmatch's modules), for the tests of
-``graphmatch.nn.uer``."""
+``graphmatch.checkpoints.uer``."""
 
 from __future__ import annotations
 

@@ -109,11 +109,11 @@ def _selection(threshold: float | None, checkpoint: str | None) -> Any:
     """``--select``'s branch selection over ``--pretrained``'s embeddings, or None."""
     if threshold is None:
         return None
+    from graphmatch.checkpoints import resolve_checkpoint
     from graphmatch.graphs.branch_selection import BranchSelection
-    from graphmatch.nn.pretrained import pretrained
     from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 
-    return BranchSelection(SentenceEmbedder(pretrained(checkpoint), progress=False), threshold=threshold)
+    return BranchSelection(SentenceEmbedder(resolve_checkpoint(checkpoint), progress=False), threshold=threshold)
 
 
 def _kg_texts(kg: Any) -> list[str]:

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from graphmatch.checkpoints import STORED_FILE, stored_files
 from graphmatch.datafiles import file_digest, write_atomically
-from graphmatch.nn.pretrained import STORED_FILE, stored_files
 from graphmatch.tasks.base import Task
 
 #: the run's copy of the encoder's config and tokenizer files

@@ -64,6 +64,11 @@ class KBert(nn.Module):
           batch's token-node order
     """
 
+    #: the official code's (UER) names a fine-tuned K-BERT file may lack (the pooler, unused by the ``uer`` head)
+    checkpoint_keys_missing_ok = {"uer": ("target.nsp_linear_1.*",)}
+    #: and may hold unused: the pretraining heads (a tagger keeps them)
+    checkpoint_keys_unused_ok = {"uer": ("target.*",)}
+
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
                  dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer"):
         super().__init__()
@@ -166,19 +171,19 @@ class KBert(nn.Module):
 
     def load_uer(self, source, log: bool = True):
         """The weights of a K-BERT classifier (tagger) fine-tuned and saved by the official code, a
-        weight file or folder (:func:`graphmatch.nn.pretrained.read_checkpoint`) or an already read
+        weight file or folder (:func:`graphmatch.checkpoints.resolve_checkpoint`) or an already read
         ``Checkpoint``, into this model, strictly (:meth:`uer_names`): every tensor of the model must
         be in the file and every tensor of the file used, except the pretraining heads ``target.*``
         (a tagger keeps them) and the pooler (``target.nsp_linear_1``), which the ``uer`` head does
         not use. Returns the :class:`~graphmatch.nn.pretrained.LoadReport` (printed on stderr when ``log``)."""
-        from graphmatch.nn.pretrained import Checkpoint, load_state_strict, read_checkpoint
-        from graphmatch.nn.uer import ALLOW_MISSING
+        from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
+        from graphmatch.nn.pretrained import load_state_strict
 
-        ckpt = source if isinstance(source, Checkpoint) else read_checkpoint(source)
+        ckpt = source if isinstance(source, Checkpoint) else \
+            resolve_checkpoint(source, "the K-BERT checkpoint").checkpoint()
         if ckpt.format != "uer":
             raise ValueError(f"{ckpt.source} is not a checkpoint of the official K-BERT code (UER names)")
-        report = load_state_strict(self, ckpt.state, source=ckpt.source, name_map=self.uer_names(),
-                                   allow_missing=ALLOW_MISSING, allow_unexpected=("target.*",))
+        report = load_state_strict(self, ckpt.state, source=ckpt.source, name_map=self.uer_names(), format="uer")
         if log:
             report.log()
         return report

@@ -14,7 +14,8 @@ import os
 import torch
 from torch import Tensor, nn
 
-from graphmatch.nn.pretrained import LoadReport, layer_groups, load_bert, load_pretrained
+from graphmatch.checkpoints import Checkpoint, Pretrained
+from graphmatch.nn.pretrained import LoadReport, as_checkpoint, layer_groups, load_bert, load_checkpoint
 
 
 def additive_mask(visible: Tensor, dtype: torch.dtype) -> Tensor:
@@ -43,19 +44,20 @@ class HFBertEncoder(nn.Module):
         self.bert = bert
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, attn_implementation: str = "sdpa", log: bool = True,
+    def from_pretrained(cls, found: str | os.PathLike | Pretrained, attn_implementation: str = "sdpa", log: bool = True,
                         **config_overrides) -> HFBertEncoder:
-        """Weights from a local checkpoint folder (``config.json`` + weights), loaded strictly by
+        """Weights of a resolved checkpoint (:class:`~graphmatch.checkpoints.Pretrained`), loaded strictly by
         :func:`graphmatch.nn.pretrained.load_bert` (a missing weight is an error, not a random
         value); no download. The load report goes to stderr when ``log``."""
-        bert, report = load_bert(path, attn_implementation=attn_implementation, **config_overrides)
+        bert, report = load_bert(found, attn_implementation=attn_implementation, **config_overrides)
         if log:
             report.log()
         return cls(bert)
 
-    def load_hf(self, path: str | os.PathLike, log: bool = True) -> LoadReport:
-        """The weights of a local HF BERT checkpoint folder into this (already built) model, strictly."""
-        return load_pretrained(self.bert, path, log=log)
+    def load_hf(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
+        """The weights of a resolved (or read) HF BERT checkpoint into this (already built) model, strictly."""
+        source = as_checkpoint(source)
+        return load_checkpoint(self.bert, source if isinstance(source, Checkpoint) else source.checkpoint(), log=log)
 
     def layer_groups(self) -> list[list[nn.Parameter]]:
         """Parameters from the bottom up: the embeddings, then each layer (the pooler with the

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,25 +22,19 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from graphmatch.checkpoints import Checkpoint, Pretrained, read_json
+from graphmatch.checkpoints.files import normalise_names
+from graphmatch.checkpoints.uer import normalise_uer, uer_config
 from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
 from graphmatch.nn.pretrained import (
-    ALLOW_MISSING,
-    ALLOW_UNEXPECTED,
-    Checkpoint,
+    BERT_MISSING_OK,
+    BERT_UNUSED_OK,
     LoadReport,
-    Pretrained,
-    bert_config,
-    checkpoint_config,
+    as_checkpoint,
     layer_groups,
     load_state_strict,
-    normalise_names,
-    pretrained,
-    read_checkpoint,
-    read_json,
 )
-from graphmatch.nn.uer import ALLOW_MISSING as UER_ALLOW_MISSING
-from graphmatch.nn.uer import ALLOW_UNEXPECTED as UER_ALLOW_UNEXPECTED
-from graphmatch.nn.uer import LAYER_NORMS, normalise_uer, uer_config, uer_names
+from graphmatch.nn.uer import LAYER_NORMS, UER_MISSING_OK, UER_UNUSED_OK, uer_names
 
 ACTIVATIONS = {
     "gelu": lambda: nn.GELU(),
@@ -127,13 +120,13 @@ class MaskTransformerConfig:
         return cls.from_dict(uer_config(values, vocab_size, max_positions, source=source))
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike | Pretrained, **overrides: Any) -> MaskTransformerConfig:
-        """The config of a HuggingFace or UER checkpoint, or of a resolved
-        :class:`~graphmatch.nn.pretrained.Pretrained` (its config, not read again), ``overrides``
-        replacing fields."""
-        values = checkpoint_config(path)
+    def from_pretrained(cls, found: str | os.PathLike | Pretrained, **overrides: Any) -> MaskTransformerConfig:
+        """The config of a resolved :class:`~graphmatch.checkpoints.Pretrained` (HuggingFace or UER;
+        not read again), ``overrides`` replacing fields."""
+        found = as_checkpoint(found)
+        values = dict(found.config)
         # a UER checkpoint's config is already in our names (with layer_norm); a HF one goes through BertConfig
-        config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(bert_config(path))
+        config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(found.bert_config())
         return dataclasses.replace(config, **overrides)
 
 
@@ -212,6 +205,11 @@ class MaskTransformerEncoder(nn.Module):
           of per-layer weights :math:`(B, H, L, L)`
     """
 
+    #: checkpoint names (per format) the checkpoint may lack: the pooler keeps its fresh initialisation
+    checkpoint_keys_missing_ok = {"hf": BERT_MISSING_OK, "uer": UER_MISSING_OK}
+    #: checkpoint names (per format) this encoder leaves unused: pretraining heads, a fine-tuned head
+    checkpoint_keys_unused_ok = {"hf": BERT_UNUSED_OK, "uer": UER_UNUSED_OK}
+
     def __init__(self, config: MaskTransformerConfig):
         super().__init__()
         self.config = config
@@ -265,36 +263,31 @@ class MaskTransformerEncoder(nn.Module):
         ours = self.state_dict()
         return {hf: ours[name] for name, hf in _hf_names(self.config.num_hidden_layers).items()}
 
-    def load_hf_state_dict(self, state: dict[str, Tensor], source: str = "a BERT state dict",
-                           allow_missing: Iterable[str] = ALLOW_MISSING,
-                           allow_unexpected: Iterable[str] = ALLOW_UNEXPECTED) -> LoadReport:
+    def load_hf_state_dict(self, state: dict[str, Tensor], source: str = "a BERT state dict") -> LoadReport:
         """Load weights named as in ``transformers.BertModel`` (a ``bert.`` prefix is accepted),
         strictly (:func:`~graphmatch.nn.pretrained.load_state_strict`): a missing or unexpected
         weight outside the allowances is a ValueError naming it."""
         return load_state_strict(self, normalise_names(state), source=source,
-                                 name_map=_hf_names(self.config.num_hidden_layers),
-                                 allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+                                 name_map=_hf_names(self.config.num_hidden_layers))
 
-    def load_uer_state_dict(self, state: dict[str, Tensor], source: str = "a UER state dict",
-                            allow_missing: Iterable[str] = UER_ALLOW_MISSING,
-                            allow_unexpected: Iterable[str] = UER_ALLOW_UNEXPECTED) -> LoadReport:
+    def load_uer_state_dict(self, state: dict[str, Tensor], source: str = "a UER state dict") -> LoadReport:
         """Load weights named as in the official K-BERT code (UER: ``embedding.*``, ``encoder.transformer.*``,
         ``target.nsp_linear_1`` as the pooler; :func:`graphmatch.nn.uer.uer_names`), strictly; a
         ``module.`` prefix is dropped and the 3-row segment table cut to ours
         (:func:`graphmatch.nn.uer.normalise_uer`). Pretraining heads (``target.*``) and a fine-tuned
         K-BERT's ``output_layer*`` are allowed unused, the pooler allowed missing."""
-        return self._load_uer(normalise_uer(state, source), source, allow_missing, allow_unexpected)
+        return self._load_uer(normalise_uer(state, source), source)
 
-    def _load_uer(self, state: dict[str, Tensor], source: str, allow_missing: Iterable[str] = UER_ALLOW_MISSING,
-                  allow_unexpected: Iterable[str] = UER_ALLOW_UNEXPECTED) -> LoadReport:
+    def _load_uer(self, state: dict[str, Tensor], source: str) -> LoadReport:
         return load_state_strict(self, state, source=source, name_map=uer_names(self.config.num_hidden_layers),
-                                 allow_missing=allow_missing, allow_unexpected=allow_unexpected)
+                                 format="uer")
 
     def load_checkpoint(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
-        """The weights of a local HF BERT checkpoint folder or of a UER checkpoint (folder or file;
-        recognised by :func:`~graphmatch.nn.pretrained.read_checkpoint`), or of an already read
-        :class:`~graphmatch.nn.pretrained.Checkpoint`, strictly; the report goes to stderr when ``log``."""
-        ckpt = source if isinstance(source, Checkpoint) else read_checkpoint(source)
+        """The weights of a resolved HF BERT or UER checkpoint (:class:`~graphmatch.checkpoints.Pretrained`),
+        or of an already read :class:`~graphmatch.checkpoints.Checkpoint`, strictly; the report goes to
+        stderr when ``log``."""
+        source = as_checkpoint(source)
+        ckpt = source if isinstance(source, Checkpoint) else source.checkpoint()
         if ckpt.format == "uer":
             report = self._load_uer(ckpt.state, ckpt.source)
         else:
@@ -304,9 +297,9 @@ class MaskTransformerEncoder(nn.Module):
             report.log()
         return report
 
-    def load_hf(self, path: str | os.PathLike, log: bool = True) -> LoadReport:
+    def load_hf(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
         """:meth:`load_checkpoint` (kept for callers of the HF-only name; a UER checkpoint loads too)."""
-        return self.load_checkpoint(path, log=log)
+        return self.load_checkpoint(source, log=log)
 
     def layer_groups(self) -> list[list[nn.Parameter]]:
         """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
@@ -343,14 +336,14 @@ class MaskTransformerEncoder(nn.Module):
         return cls.from_pretrained(source, log=log, **overrides)
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike | Pretrained, log: bool = True,
+    def from_pretrained(cls, source: str | os.PathLike | Pretrained, log: bool = True,
                         **overrides: Any) -> MaskTransformerEncoder:
         """An encoder built from the config of a local HF BERT checkpoint folder or of a UER checkpoint
         (``layer_norm="uer"`` then) and loaded with its weights strictly (:meth:`load_checkpoint`).
 
         ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
         """
-        source = path if isinstance(path, Pretrained) else pretrained(path)
+        source = as_checkpoint(source)
         encoder = cls(MaskTransformerConfig.from_pretrained(source, **overrides))
         encoder.load_checkpoint(source.checkpoint(), log=log)
         return encoder

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.nn.pretrained import Pretrained
+from graphmatch.checkpoints import Pretrained
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 
 __all__ = ["BUILTIN_TASKS", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs
 from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, tree_options
 from graphmatch.data.labels import positive_label
@@ -26,7 +27,6 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
-from graphmatch.nn.pretrained import pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder
@@ -43,7 +43,7 @@ class KBertTask(KBertKeys, Task):
         super().__init__(config)
         m, d = self.model, self.data
         # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
-        self.pretrained = pretrained(m.pretrained) if m.pretrained is not None else None
+        self.pretrained = resolve_checkpoint(m.pretrained) if m.pretrained is not None else None
         self.kind = dataset_kind(d.dataset, d.root)
         if self.kind == "ner":
             self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
@@ -98,7 +98,7 @@ class KBertTask(KBertKeys, Task):
             return None
         if self._selection is None:
             source = self.pretrained.source if self.pretrained.stored else None  # a run's encoder: its original
-            checkpoint = pretrained(source) if source is not None else self.pretrained
+            checkpoint = resolve_checkpoint(source) if source is not None else self.pretrained
             embed = SentenceEmbedder(checkpoint, progress=self.config["train"]["progress"])
             self._selection = BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
         return self._selection

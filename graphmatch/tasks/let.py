@@ -19,12 +19,12 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
-from graphmatch.nn.pretrained import pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
@@ -49,7 +49,7 @@ class LETTask(LETKeys, Task):
         super().__init__(config)
         m = self.model
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.pretrained = pretrained(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
+        self.pretrained = resolve_checkpoint(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
         self._segmenters = self.segmenters()  # a missing segmenter fails before anything is built
         self._tokenizer: CharTokenizer | None = None

@@ -12,17 +12,11 @@ from typing import Any
 
 import torch
 
+from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
 from graphmatch.data.relation import make_builder
 from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
-from graphmatch.nn.pretrained import (
-    ALLOW_UNEXPECTED,
-    Checkpoint,
-    bert_config,
-    layer_groups,
-    load_pretrained,
-    pretrained,
-)
+from graphmatch.nn.pretrained import layer_groups, load_checkpoint
 from graphmatch.tasks.relation import RelationTask
 
 
@@ -32,7 +26,7 @@ class TransformerRelationTask(RelationTask):
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         # the checkpoint, resolved once (a folder, minilm, a hub id or a run's stored encoder)
-        self.pretrained = pretrained(self.model.pretrained)
+        self.pretrained = resolve_checkpoint(self.model.pretrained)
         self._pieces: WordPieces | None = None
         self._trees: dict[bool, RelationGraphBuilder] = {}
 
@@ -74,7 +68,7 @@ class TransformerRelationTask(RelationTask):
 
         m = self.model
         # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
-        encoder = BertModel(bert_config(self.pretrained, vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
+        encoder = BertModel(self.pretrained.bert_config(vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
         return RelationTransformer(
             encoder, len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
             num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim, latent_types=m.latent_types,
@@ -100,7 +94,7 @@ class TransformerRelationTask(RelationTask):
         # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
         ckpt, rows = self.pretrained.checkpoint(), model.encoder.config.vocab_size
         ckpt, added = grown_embeddings(ckpt, rows, model.encoder.config.initializer_range)
-        load_pretrained(model.encoder, ckpt, allow_unexpected=(*ALLOW_UNEXPECTED, "pooler.*"))
+        load_checkpoint(model.encoder, ckpt)
         if added:
             print(f"pretrained: {added} embedding rows added for the entity markers "
                   f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphmatch.checkpoints import Pretrained
 from graphmatch.datafiles import file_digest
-from graphmatch.nn.pretrained import Pretrained
 
 
 class SentenceEmbedder:

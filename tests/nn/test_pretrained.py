@@ -7,16 +7,32 @@ import pytest
 import torch
 from checkpoint_folders import bert_folder, edit_weights, vocabulary
 
-from graphmatch.nn import pretrained
+from graphmatch.checkpoints import resolve_checkpoint, tokenizer_size
 from graphmatch.nn.pretrained import (
+    KEYS_MISSING_OK,
+    KEYS_UNUSED_OK,
     LoadReport,
     layer_groups,
     load_bert,
     load_state_strict,
-    read_checkpoint,
-    resolve_pretrained,
-    tokenizer_size,
 )
+
+
+def resolve_pretrained(path, key="model.pretrained"):
+    return resolve_checkpoint(path, key).path
+
+
+def read_checkpoint(path):
+    return resolve_checkpoint(path).checkpoint()
+
+
+def _bare_load(folder, **declared):
+    """A BertModel whose class declares ``declared`` allowances, loaded strictly from ``folder``."""
+    from transformers import BertModel
+
+    found = resolve_checkpoint(folder)
+    bare = type("BareBert", (BertModel,), declared)(found.bert_config())
+    return load_state_strict(bare, found.checkpoint().state, source=str(folder))
 
 VOCAB = vocabulary(["abcdefghij"])
 
@@ -82,9 +98,9 @@ def test_allowed_differences_are_reported(tmp_path, capsys):
                for line in report.lines())
     # the allowances are explicit: without them the same folders are refused
     with pytest.raises(ValueError, match="unexpected .* cls.predictions"):
-        load_bert(folder, allow_unexpected=())
+        _bare_load(folder, **{KEYS_UNUSED_OK: {"hf": ()}})
     with pytest.raises(ValueError, match="missing 2 weights: pooler.dense.weight, pooler.dense.bias"):
-        load_bert(tmp_path / "nopool", allow_missing=())
+        _bare_load(tmp_path / "nopool", **{KEYS_MISSING_OK: {"hf": ()}})
 
 
 def test_other_weight_formats_and_legacy_names(tmp_path):
@@ -193,7 +209,7 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.chdir(tmp_path)
-    found = pretrained.pretrained(repo_id)
+    found = resolve_checkpoint(repo_id)
     assert found.path == snapshot and found.source == repo_id and found.format == "hf"
     assert found.config["hidden_size"] == 16 and found.vocab == snapshot / "vocab.txt"
     loaded = MaskTransformerEncoder.from_pretrained(repo_id, log=False).hf_state_dict()
@@ -203,7 +219,7 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
     monkeypatch.setenv("HF_HOME", str(tmp_path))  # HF_HOME/hub is the cache then
     (tmp_path / "hub").rename(tmp_path / "hub2")
     with pytest.raises(FileNotFoundError) as err:
-        pretrained.pretrained(repo_id)
+        resolve_checkpoint(repo_id)
     message = str(err.value)
     assert "\n" not in message and repr(repo_id) in message and str(tmp_path / "hub") in message
     assert "HF_HUB_OFFLINE" in message
@@ -212,16 +228,16 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
 def test_a_name_that_is_no_folder_nor_hub_id_keeps_its_error(tmp_path):
     for name in (str(tmp_path / "missing"), "a b c", "../x/y/z"):
         with pytest.raises(FileNotFoundError, match="no checkpoint folder"):
-            pretrained.pretrained(name)
+            resolve_checkpoint(name)
 
 
 def test_resolved_once_and_stored_without_weights(tmp_path):
     folder = bert_folder(tmp_path / "bert", VOCAB)
-    found = pretrained.pretrained(folder)
+    found = resolve_checkpoint(folder)
     assert found.weights == (folder / "model.safetensors",) and not found.stored
     stored = found.store(tmp_path / "run" / "pretrained")
     assert sorted(p.name for p in stored.iterdir()) == ["config.json", "pretrained.json", "vocab.txt"]
-    again = pretrained.pretrained(stored)
+    again = resolve_checkpoint(stored)
     assert again.stored and again.source == str(folder) and dict(again.config) == dict(found.config)
     assert again.bert_config().hidden_size == 16
     with pytest.raises(ValueError, match="not pretrained weights"):
@@ -229,7 +245,7 @@ def test_resolved_once_and_stored_without_weights(tmp_path):
     (stored / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"tokenizer has {len(VOCAB) + 1} entries but its config.json says "
                                          rf"vocab_size {len(VOCAB)}"):
-        pretrained.pretrained(stored)
+        resolve_checkpoint(stored)
     (stored / "vocab.txt").unlink()
     with pytest.raises(FileNotFoundError, match=r"lacks vocab.txt"):
-        pretrained.pretrained(stored)
+        resolve_checkpoint(stored)

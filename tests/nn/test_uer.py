@@ -8,9 +8,26 @@ import torch
 from torch import nn
 from uer_checkpoints import CONFIG, VOCAB, uer_folder, uer_hidden, uer_inputs, uer_state
 
+from graphmatch.checkpoints import resolve_checkpoint, uer_files
+from graphmatch.checkpoints.uer import normalise_uer
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
-from graphmatch.nn.pretrained import bert_config, checkpoint_config, read_checkpoint, resolve_pretrained, uer_files
-from graphmatch.nn.uer import UERLayerNorm, normalise_uer, uer_names
+from graphmatch.nn.uer import UERLayerNorm, uer_names
+
+
+def resolve_pretrained(path, key="model.pretrained"):
+    return resolve_checkpoint(path, key).path
+
+
+def read_checkpoint(path):
+    return resolve_checkpoint(path).checkpoint()
+
+
+def checkpoint_config(path):
+    return dict(resolve_checkpoint(path).config)
+
+
+def bert_config(path):
+    return resolve_checkpoint(path).bert_config()
 
 
 def _dense_uer_norm(x, gamma, beta, eps=1e-6):
