@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     predictor = Predictor.from_run(args.run)
-    inputs = read_inputs(args.input, predictor.task.input_fields)
+    inputs = read_inputs(args.input, predictor.task)
     with open(args.gold, encoding="utf-8") as f:
         gold = [line.strip() for line in f if line.strip()]
     if len(gold) != len(inputs):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -42,7 +43,12 @@ def run_file(args: argparse.Namespace) -> int:
 
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize,
                                   keep_fp32=args.keep_fp32)
-    write_jsonl(predictor.predict_file(args.input, progress=args.progress), args.output)
+    rows = predictor.predict_file(args.input, progress=args.progress)
+    write_jsonl(rows, args.output)
+    metrics = predictor.metrics(rows)  # the file had the gold labels: scored as evaluate does
+    if metrics is not None:
+        scored = sum("gold" in row for row in rows)
+        print(f"{scored} gold labels: " + "  ".join(f"{k} {v:.2f}" for k, v in metrics.items()), file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,5 @@
 r"""Batch prediction with a trained run: :class:`Predictor` (the model built once) and
-:func:`read_inputs` (TSV, CSV or JSONL lines in the task's own columns).
+:func:`read_inputs` (the task's own data files, TSV, CSV or JSONL).
 
 Inputs are encoded all at once (``task.encode_many``: K-BERT builds every sentence tree in one
 vectorised pass and keeps them collated), sorted by length into batches of ``batch_size`` graphs
@@ -25,7 +25,6 @@ Example::
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -39,9 +38,10 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
-from graphmatch.datafiles import iter_lines, write_atomically
+from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_keep_fp32
+from graphmatch.engine.input_files import name_of, read_input_file
 from graphmatch.tasks.base import Task
 
 #: ``quantize`` → the weight quantization of every ``nn.Linear`` (:func:`quantize`)
@@ -116,7 +116,9 @@ class Predictor:
         return rows  # type: ignore[return-value]
 
     def predict_file(self, path: str | os.PathLike, progress: bool = False) -> list[dict[str, Any]]:
-        """:meth:`predict` of the inputs of a file (:func:`read_inputs`; ``-``: stdin).
+        """:meth:`predict` of the inputs of a file (:func:`~graphmatch.engine.input_files.read_input_file`:
+        the task's own data files, a header recognised by its column names, or bare inputs; ``-``:
+        stdin), each row with its input's ``line`` (and ``gold``, where the file has the label).
 
         Raises:
             ValueError: ``file:line`` and what is wrong with the line (its columns, or an input the
@@ -124,11 +126,25 @@ class Predictor:
         """
         from graphmatch.graphs.kbert_corpus import InputError
 
-        inputs, numbers = read_input_lines(path, self.task.input_fields)
+        task = self.task
+        lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
         try:
-            return self.predict(inputs, progress=progress)
+            rows = self.predict([item.fields for item in lines], progress=progress)
         except InputError as err:
-            raise ValueError(f"{_name(path)}:{numbers[err.index]}: {err.reason}") from None
+            raise ValueError(f"{name_of(path)}:{lines[err.index].line}: {err.reason}") from None
+        for row, item in zip(rows, lines, strict=True):
+            row["line"] = item.line
+            if item.gold is not None:
+                row["gold"] = item.gold.split() if isinstance(row["label"], list) else item.gold
+        return rows
+
+    def metrics(self, rows: Sequence[dict[str, Any]]) -> dict[str, float] | None:
+        """The task's metrics (as ``evaluate`` reports them) of the rows that carry a ``gold``;
+        ``None`` when none does."""
+        from graphmatch.engine.metrics import compute
+
+        scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows if "gold" in row]
+        return compute(self.task.metrics, scored) if scored else None
 
 
 def quantize_linear(model: torch.nn.Module, weights: str = "per-channel", keep_fp32: str | None = None
@@ -200,60 +216,10 @@ def _class_probabilities(out: Any, num_inputs: int, num_classes: int) -> list[li
     return None
 
 
-def read_inputs(path: str | os.PathLike, columns: Any) -> list[tuple[str, ...]]:
-    """The inputs of a TSV, CSV or JSONL file (``-``: stdin; the format from the suffix, TSV otherwise),
-    each a tuple of fields checked by ``columns(fields)`` (``Task.input_fields``). A JSONL line is a
-    string, a list of fields or an object with ``text`` (and ``text_b``).
-
-    Raises:
-        ValueError: ``file:line`` and what is wrong with the line, or an input without lines.
-    """
-    return read_input_lines(path, columns)[0]
-
-
-def _name(path: str | os.PathLike) -> str:
-    return "<stdin>" if str(path) == "-" else str(path)
-
-
-def read_input_lines(path: str | os.PathLike, columns: Any) -> tuple[list[tuple[str, ...]], list[int]]:
-    """:func:`read_inputs`, and the line number of each input (blank lines are skipped)."""
-    name = _name(path)
-    suffix = Path(name).suffix.lower()
-    lines = list(iter_lines(path))  # UTF-8, BOMs and NUL bytes as every data file; errors name file:line
-    out, numbers = [], []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            if suffix in (".jsonl", ".json"):
-                fields = _json_fields(line)
-            elif suffix == ".csv":
-                fields = next(csv.reader([line]))
-            else:
-                fields = line.split("\t")
-            if any("\0" in field for field in fields):  # JSON's \u0000
-                raise ValueError("a NUL character in the input; it is not text")
-            out.append(tuple(columns(fields)))
-            numbers.append(number)
-        except ValueError as err:
-            raise ValueError(f"{name}:{number}: {err}") from None
-    if not out:
-        raise ValueError(f"{name}: no input lines (one input per line: the task's columns, tab-separated)")
-    return out, numbers
-
-
-def _json_fields(line: str) -> list[str]:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not a JSON value ({err.msg})") from None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return [value["text"], *([value["text_b"]] if value.get("text_b") is not None else [])]
-    raise ValueError('a JSONL input is a string, a list of strings or an object with "text" (and "text_b")')
+def read_inputs(path: str | os.PathLike, task: Task) -> list[tuple[str, ...]]:
+    """The inputs (the task's fields) of a ``predict --input`` file
+    (:func:`~graphmatch.engine.input_files.read_input_file`)."""
+    return [item.fields for item in read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)]
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike | None) -> None:

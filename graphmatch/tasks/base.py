@@ -120,6 +120,16 @@ class Task(TaskKeys, abc.ABC):
         always keep their text."""
         return self.encode(text, text_b)
 
+    def input_columns(self) -> tuple[str, ...]:
+        """The columns of the task's own data files, in their order (``label``/``relation``: the gold);
+        ``predict --input`` knows a header by them (:mod:`graphmatch.engine.input_files`)."""
+        return ("text_a", "text_b", "label")
+
+    def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
+        """The input columns of a line of the task's own data files as :meth:`input_fields` takes
+        them (default as they are)."""
+        return tuple(fields)
+
     def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """One line of a ``predict --input`` file (its columns) as :meth:`encode`'s arguments: one
         column (text) or two (text, text_b); a ValueError saying what is expected otherwise."""

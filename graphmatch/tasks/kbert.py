@@ -204,6 +204,15 @@ class KBertTask(KBertKeys, Task):
         kg = resolve_kg(self.data_cfg["kg"], self.data_cfg["root"])
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
 
+    def input_columns(self) -> tuple[str, ...]:
+        """The dataset files' columns: ``label, text_a`` (classification), ``text_a, text_b, label``
+        (pairs), ``text_a, label`` (NER)."""
+        return {"pair": ("text_a", "text_b", "label"), "ner": ("text_a", "label")}.get(self.kind, ("label", "text_a"))
+
+    def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
+        """An NER file's space-separated characters joined into the text (as its dataset reads them)."""
+        return tuple(field.replace(" ", "") for field in fields) if self.kind == "ner" else tuple(fields)
+
     def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """Two columns (text_a, text_b) for a pair model, else one (the text)."""
         expected = 2 if self.kind == "pair" else 1

@@ -319,6 +319,10 @@ class RelationTask(RelationKeys, Task):
             data.sid = torch.tensor([int(sid)])
         return data
 
+    def input_columns(self) -> tuple[str, ...]:
+        """The relation corpora's columns (a SemEval file is recognised by its own layout)."""
+        return ("head", "tail", "relation", "sentence")
+
     def input_fields(self, fields: list[str]) -> tuple[str, ...]:
         """A marked sentence, ``ID<TAB>"sentence"`` or ``head<TAB>tail<TAB>sentence`` (one :meth:`encode` text)."""
         if len(fields) not in (1, 2, 3):

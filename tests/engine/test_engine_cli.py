@@ -198,7 +198,8 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr.splitlines()[-1] == "_LazyModule False False False"  # no Lightning either (issue 32)
     expected = Predictor.from_run(run).predict([("自然语言", "处理"), ("好", "坏")])
-    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row.pop("line") for row in rows] == [1, 2] and rows == expected
 
 
 def test_predict_input_is_read_as_every_data_file(trained_run, tmp_path: Path, capsys) -> None:
@@ -222,4 +223,25 @@ def test_predict_input_is_read_as_every_data_file(trained_run, tmp_path: Path, c
     given.write_bytes("\ufeff自然语言\t处理\n\ufeff好\t坏\n".encode())  # two files joined
     assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row.pop("line") for row in rows] == [1, 2]
     assert rows == Predictor.from_run(run).predict([("自然语言", "处理"), ("好", "坏")])
+
+
+def test_predict_input_reads_the_tasks_own_file_and_scores_its_gold(trained_run, tmp_path: Path, capsys) -> None:
+    """A data file with its header (``text_a, text_b, label``, any order): the header is not scored,
+    each row carries its line and gold label, and the task's metric is printed on stderr (issue 31)."""
+    run, _ = trained_run
+    given = tmp_path / "test.tsv"
+    given.write_text("label\ttext_b\ttext_a\n1\t处理\t自然语言\n\n0\t坏\t好\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(row.pop("line"), row.pop("gold")) for row in rows] == [(2, "1"), (4, "0")]
+    assert rows == Predictor.from_run(run).predict([("自然语言", "处理"), ("好", "坏")])
+    right = sum(row["label"] == gold for row, gold in zip(rows, ["1", "0"], strict=True))
+    assert f"2 gold labels: accuracy {100 * right / 2:.2f}  macro_f1 " in err
+    given.write_text("text_a\ttext_b\n好\t坏\n", encoding="utf-8")  # a header of the inputs alone
+    assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["line"] for line in out.splitlines()] == [2] and "gold" not in err

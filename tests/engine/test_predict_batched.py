@@ -119,3 +119,27 @@ def test_a_refused_input_is_one_line_naming_it(tmp_path, shared_data, monkeypatc
     jsonl.write_text('"好"\n\n{"text": "太差了"}\n', encoding="utf-8")
     rows = Predictor(single, single.build_model()).predict_file(jsonl)
     assert len(rows) == 2 and all(row["label"] in ("0", "1") for row in rows)
+
+
+#: each kind's own test file in the shared data (header and label column included)
+OWN_FILES = {"classification": "kbert/datasets/chnsenticorp/test.tsv", "pair": "lcqmc/test.tsv",
+             "ner": "kbert/datasets/medical_ner/test.tsv"}
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_predict_reads_the_datasets_own_test_file(tmp_path, shared_data, kind):
+    """``predict --input`` on the first lines of the dataset's own ``test.tsv`` (issue 31): the
+    header is not scored, the label column is the rows' ``gold``, and the task's metrics follow."""
+    task = _task(tmp_path, shared_data, kind)
+    head = (shared_data / OWN_FILES[kind]).read_text(encoding="utf-8").splitlines()[:6]
+    path = tmp_path / "test.tsv"
+    path.write_text("\n".join(head) + "\n", encoding="utf-8")
+    predictor = Predictor(task, task.build_model())
+    rows = predictor.predict_file(path)
+    assert [row["line"] for row in rows] == [2, 3, 4, 5, 6]
+    label = head[0].split("\t").index("label")
+    golds = [line.split("\t")[label] for line in head[1:]]
+    assert [row["gold"] for row in rows] == ([g.split() for g in golds] if kind == "ner" else golds)
+    assert set(predictor.metrics(rows)) == {m if isinstance(m, str) else m[0] for m in task.metrics}
+    path.write_text("\n".join(head[1:]) + "\n", encoding="utf-8")  # no header: the file's own column order
+    assert [row["gold"] for row in predictor.predict_file(path)] == [row["gold"] for row in rows]

@@ -67,7 +67,7 @@ def test_a_moved_run_predicts_the_same_without_its_pretrained_folder(trained, tm
                     "--batch-size", "3"]) == 0
         assert "predict: 100%" in capsys.readouterr().err  # the progress bar
         rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
-        assert rows == before
+        assert [row.pop("line") for row in rows] == list(range(1, len(LINES) + 1)) and rows == before
         assert cli(["evaluate", str(moved), "--split", "dev"]) == 0
 
         # a run folder from before the encoder files were stored: one line, then works with the original back
