@@ -85,7 +85,8 @@ def test_a_moved_run_predicts_the_same_without_its_pretrained_folder(trained, tm
 def test_bad_input_files_are_one_line_errors(trained, tmp_path, capsys):
     run, _ = trained
     out = tmp_path / "out.jsonl"
-    cases = {"cols.tsv": ("a <e1>b</e1> <e2>c</e2>\nw\tx\ty\tz\n", "cols.tsv:2: 4 columns"),
+    cases = {"cols.tsv": ("a <e1>b</e1> <e2>c</e2>\nv\tw\tx\ty\tz\n", "cols.tsv:2: 5 columns"),
+             "corpus.tsv": ("w\tx\tOther\tz\n", "corpus.tsv:1: input: the head entity 'w' is not in the sentence"),
              "empty.tsv": ("\n", "empty.tsv: no input lines"),
              "bad.jsonl": ('"The <e1>fire</e1> caused <e2>smoke</e2>."\n{"x": 1}\n', "bad.jsonl:2: a JSONL input"),
              # refused when its graph is built (after reading): still named by its line
@@ -199,4 +200,5 @@ def test_the_command_in_a_fresh_process(trained, tmp_path):
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     expected = Predictor.from_run(run, batch_size=3).predict(LINES)
-    assert [json.loads(line) for line in done.stdout.splitlines()] == expected
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row.pop("line") for row in rows] == list(range(1, len(LINES) + 1)) and rows == expected
