@@ -250,9 +250,8 @@ def relation_rows(
     come from a vocabulary built over the given lines (or the tokenizer's); positions are shown
     unshifted (``-D … D``).
     """
+    from graphmatch.data.relation_options import RelationOptions
     from graphmatch.graphs.relation import (
-        DEFAULT_MAX_DISTANCE,
-        DEFAULT_MAX_LENGTH,
         RelationGraphBuilder,
         WordPieces,
         split_input_line,
@@ -277,14 +276,14 @@ def relation_rows(
             parsed.append((n, sid, parse_markup(text, where=f"line {n}")))
     if not parsed:
         raise ValueError(NO_INPUT)
-    max_distance = max_distance or DEFAULT_MAX_DISTANCE
-    common = dict(max_distance=max_distance, max_length=max_length or DEFAULT_MAX_LENGTH, keep_text=True,
-                  markers=markers)
+    options = RelationOptions(tokenization=tokenization, max_distance=max_distance or RelationOptions.max_distance,
+                              max_length=max_length or RelationOptions.max_length, markers=markers)
+    max_distance, common = options.max_distance, options.geometry(keep_text=True)
     if pretrained:
         builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)
         sentences = [(n, sid, s) for n, sid, s in parsed]
     else:
-        split = splitter(tokenization)
+        split = splitter(options.tokenization)
         sentences = [(n, sid, tokenize_marked(s, split, f"line {n}")) for n, sid, s in parsed]
         mark = with_markers if common["markers"] else (lambda sent: sent)
         builder = RelationGraphBuilder(Vocab.build(mark(s).tokens for _, _, s in sentences), split=split, **common)

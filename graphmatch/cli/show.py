@@ -189,6 +189,7 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
     """The relation graph of a marked sentence or of a ``head<TAB>tail[<TAB>relation]<TAB>sentence``
     line, over the tokens the model sees with ``tokenization`` (default: characters for Chinese
     text, else words)."""
+    from graphmatch.data.relation_options import RelationOptions
     from graphmatch.graphs.relation import RelationGraphBuilder, splitter, tokenize_marked
     from graphmatch.graphs.relation_markup import locate_entities, parse_markup
     from graphmatch.text.vocab import Vocab
@@ -206,9 +207,10 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
                          f"got {len(fields)} tab-separated fields")
     if tokenization is None:
         tokenization = "chars" if any("\u4e00" <= c <= "\u9fff" for c in marked.text) else "words"
-    split = splitter(tokenization)
+    options = RelationOptions.of(length, tokenization=tokenization)
+    split = splitter(options.tokenization)
     sentence = tokenize_marked(marked, split)
-    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), keep_text=True, split=split, **length)
+    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), split=split, **options.geometry(keep_text=True))
     return builder(sentence)
 
 

@@ -14,6 +14,7 @@ them, the builder's format version and the files' sha256: the knowledge graph's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -26,6 +27,7 @@ from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
+from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.relation_pieces import (
     SentencePieceRelationBuilder,
     SentencePieces,
@@ -33,9 +35,8 @@ from graphmatch.data.relation_pieces import (
     relation_pieces,
 )
 from graphmatch.datafiles import write_atomically
+from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.relation import (
-    DEFAULT_MAX_DISTANCE,
-    DEFAULT_MAX_LENGTH,
     POSITION_ANCHORS,
     TOKENIZATIONS,
     RelationGraphBuilder,
@@ -44,7 +45,6 @@ from graphmatch.graphs.relation import (
     tokenize_marked,
     with_markers,
 )
-from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
 from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
@@ -120,20 +120,20 @@ class RelationDataset(CachedDataset):
         dev_file: str | os.PathLike | None = None,
         test_file: str | os.PathLike | None = None,
         format: str = "auto",  # noqa: A002 - the recipe key's name
-        tokenization: str = "words",
+        tokenization: str = RelationOptions.tokenization,
         pretrained: str | os.PathLike | None = None,
-        max_distance: int = DEFAULT_MAX_DISTANCE,
-        max_length: int | str = DEFAULT_MAX_LENGTH,
+        max_distance: int = RelationOptions.max_distance,
+        max_length: int | str = RelationOptions.max_length,
         dev_size: int = 800,
         split_seed: int = 1,
         min_freq: int = 1,
-        markers: bool = True,
-        position_anchor: str = "span",
+        markers: bool = RelationOptions.markers,
+        position_anchor: str = RelationOptions.position_anchor,
         on_bad_line: str = "error",
         kg: str | os.PathLike | None = None,
-        inject: str = "entities",
-        max_entities: int = 2,
-        predicate: bool = True,
+        inject: str = RelationOptions.inject,
+        max_entities: int = RelationOptions.max_entities,
+        predicate: bool = RelationOptions.predicate,
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -163,10 +163,12 @@ class RelationDataset(CachedDataset):
         self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
         self.format = format
         self.pieces = relation_pieces(pretrained) if pretrained is not None else None
-        self.settings = dict(tokenization=tokenization, max_distance=max_distance, max_length=max_length,
-                             dev_size=dev_size, split_seed=split_seed, min_freq=min_freq, markers=markers,
-                             position_anchor=position_anchor, on_bad_line=on_bad_line, inject=inject,
-                             max_entities=max_entities, predicate=predicate)
+        #: the builder's settings (``max_length`` as asked: ``auto`` is decided in :meth:`write`)
+        self.builder_options = RelationOptions(
+            tokenization=tokenization, max_distance=max_distance, max_length=max_length, markers=markers,
+            position_anchor=position_anchor, inject=inject, max_entities=max_entities, predicate=predicate)
+        self.settings = dict(dataclasses.asdict(self.builder_options), dev_size=dev_size, split_seed=split_seed,
+                             min_freq=min_freq, on_bad_line=on_bad_line)
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
         super().__init__(root, cache, transform=transform, force_reload=force_reload, log=False)
@@ -214,7 +216,7 @@ class RelationDataset(CachedDataset):
         self.label_names: list[str] = meta["labels"]
         self.vocab = Vocab(meta["vocab"]) if meta["vocab"] is not None else None
         #: the tokens kept per sentence (``max_length``, or the length ``"auto"`` chose)
-        self.max_length: int = meta.get("max_length", self.settings["max_length"])
+        self.max_length: int = meta.get("max_length", self.builder_options.max_length)
         #: ``{"share": percent, "top": [[token, count], ...]}`` of unknown training tokens (see :meth:`unknown_share`)
         self.unknown: dict[str, Any] | None = meta.get("unknown")
 
@@ -257,9 +259,11 @@ class RelationDataset(CachedDataset):
                     if o["on_bad_line"] == "error":
                         raise
             vocab = Vocab.build(tokens, min_freq=o["min_freq"])
-        max_length = self.auto_length(parts["train"]) if o["max_length"] == "auto" else o["max_length"]
+        options = self.builder_options
+        options = options.decided(self.auto_length(parts["train"])) if options.auto else options
+        max_length = options.max_length
         kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
-        builder = make_builder({**o, "max_length": max_length}, vocab, self.pieces, kg=kg)
+        builder = make_builder(options, vocab, self.pieces, kg=kg)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
             if isinstance(builder, RelationTreeBuilder) and o["on_bad_line"] == "error":  # a split's trees at once
                 graphs = builder.graphs([ex.sentence for ex in parts[split]],
@@ -346,23 +350,22 @@ class RelationDataset(CachedDataset):
         return f"{self.__class__.__name__}({self.split}, {len(self)} sentences)"
 
 
-def make_builder(options: dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
+def make_builder(options: RelationOptions | dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
                  keep_text: bool = False, kg: KnowledgeGraph | None = None) -> RelationGraphBuilder:
-    """The relation graph builder of a dataset's options (``tokenization``, ``max_distance``,
-    ``max_length``, ``markers``, ``position_anchor``; with ``kg``, ``inject``,
-    ``max_entities`` and ``predicate``): over ``pieces`` when given, else over ``vocab`` (the one place it is made);
-    with a knowledge graph, a :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder`."""
-    common = dict(max_distance=options["max_distance"], max_length=options["max_length"], markers=options["markers"],
-                  position_anchor=options["position_anchor"], keep_text=keep_text)
+    """The relation graph builder of ``options`` (a :class:`RelationOptions` whose length is
+    decided, or a mapping of its fields): over ``pieces`` when given, else over ``vocab`` (the one
+    place it is made); with a knowledge graph, a
+    :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder`."""
+    options = options if isinstance(options, RelationOptions) else RelationOptions.of(options)
+    common = options.geometry(keep_text)
     if kg is not None:
         if pieces is None:
             raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
-        return RelationTreeBuilder(pieces, kg, inject=options.get("inject", "entities"),
-                                   max_entities=options.get("max_entities", 2),
-                                   predicate=options.get("predicate", True), **common)
+        return RelationTreeBuilder(pieces, kg, inject=options.inject, max_entities=options.max_entities,
+                                   predicate=options.predicate, **common)
     if pieces is not None:
         return builder_for_pieces(pieces, **common)
-    return RelationGraphBuilder(vocab, split=splitter(options["tokenization"]), **common)
+    return RelationGraphBuilder(vocab, split=splitter(options.tokenization), **common)
 
 
 def _existing(path: str | os.PathLike | None) -> Path | None:

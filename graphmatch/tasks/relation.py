@@ -25,6 +25,7 @@ they share: the data, labels, metrics, loss, decoding and outputs.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import os
 import warnings
 from pathlib import Path
@@ -37,6 +38,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
+from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
@@ -84,7 +86,9 @@ class RelationTask(RelationKeys, Task):
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
         self._class_weights: Tensor | None = None
-        self._max_length: int | None = None  # what data.max_length=auto chose (the data's, or a checkpoint's)
+        #: the graph builder's settings, made once from the data section; ``max_length: auto`` is
+        #: decided on them once (:meth:`max_length`: the training split's choice, or a checkpoint's)
+        self.options = RelationOptions.of(self.data, tokenization=self.tokenization)
         self._kg: KnowledgeGraph | None = None
 
     @property
@@ -154,21 +158,20 @@ class RelationTask(RelationKeys, Task):
         """The vocabulary that names a graph's tokens when it keeps no text (default none)."""
         return None
 
-    def builder_options(self) -> dict[str, Any]:
-        """The graph builder's options: the data section's, with the tokenization and the length in force."""
-        return {**self.data_cfg, "tokenization": self.tokenization, "max_length": self.max_length()}
+    def builder_options(self) -> RelationOptions:
+        """The graph builder's settings, the length decided."""
+        self.max_length()
+        return self.options
 
     # ----------------------------------------------------------------- data
 
     def _split(self, split: str) -> Dataset | None:
         """One split (None: no test file)."""
         d = self.data_cfg
-        options = dict(
-            max_distance=d["max_distance"], max_length=d["max_length"], dev_size=d["dev_size"],
-            split_seed=d["split_seed"], min_freq=d["min_freq"], markers=d["markers"],
-            position_anchor=d["position_anchor"], on_bad_line=d["on_bad_line"], tokenization=self.tokenization,
-            pretrained=self.tokenizer_folder(),
-            kg=d["kg"], inject=d["inject"], max_entities=d["max_entities"], predicate=d["predicate"],
+        options = dict(  # the length as asked: the data decide auto on their training split (their cache's key)
+            dataclasses.asdict(self.options), max_length=d["max_length"], dev_size=d["dev_size"],
+            split_seed=d["split_seed"], min_freq=d["min_freq"], on_bad_line=d["on_bad_line"],
+            pretrained=self.tokenizer_folder(), kg=d["kg"],
         )
         files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
                  for key in ("train_file", "dev_file", "test_file")}
@@ -290,11 +293,9 @@ class RelationTask(RelationKeys, Task):
 
     def max_length(self) -> int:
         """``data.max_length``, or the length ``auto`` chose on the training split (or a checkpoint's)."""
-        if self.data.max_length != "auto":
-            return int(self.data.max_length)
-        if self._max_length is None:
-            self._max_length = int(self.train_split().max_length)
-        return self._max_length
+        if self.options.auto:
+            self.options = self.options.decided(self.train_split().max_length)
+        return int(self.options.max_length)
 
     def knowledge_graph(self) -> KnowledgeGraph | None:
         """The knowledge graph of ``data.kg`` (read once), :obj:`None` without one."""
@@ -337,8 +338,8 @@ class RelationTask(RelationKeys, Task):
         return state
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        if "max_length" in state:
-            self._max_length = int(state["max_length"])
+        if "max_length" in state and self.options.auto:
+            self.options = self.options.decided(state["max_length"])
         from graphmatch.data.relation_formats import SEMEVAL_LABELS
 
         self.labels = list(state.get("labels", SEMEVAL_LABELS))  # checkpoints before labels were stored
