@@ -223,6 +223,18 @@ E5_COMPARISONS = (
              "hung after it, trees cut at 160 tokens.",
     ),
     Comparison(
+        "let_e5_senses",
+        "LCQMC, LET over multilingual-e5-small (one epoch over 2,000 training pairs): senses on vs off",
+        (Arm("senses", "let/lcqmc_e5"),
+         Arm("no senses", "let/lcqmc_e5_nosenses")),
+        ("accuracy", "f1"),
+        common=("train.progress=false", "train.threads=1"),
+        note="e5 reads one character a token (each looked up among its single-character pieces); c_CLS the "
+             "mean of the pair's token states; word embeddings frozen. Dev: the first 500 of 8,802 pairs; "
+             "test: the first 2,500 of 12,500. Senses off: words keep their character pooling, no SaGT, on "
+             "the same cached graphs.",
+    ),
+    Comparison(
         "e5_lcqmc_hownet",
         "LCQMC, multilingual-e5-small fine-tuned as a K-BERT pair classifier (one epoch over 4,000 training "
         "pairs): HowNet as K-BERT injects it, HowNet selected by the encoder, and no knowledge",
