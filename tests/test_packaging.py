@@ -40,11 +40,22 @@ def test_packages_list_every_folder():
                 assert any(f.match(pattern) for pattern in data.get(owner, [])), f"{f} is not package data"
 
 
+
+def test_the_package_data_inside_the_code_folders_is_listed():
+    """A file of the code folders that is not Python (the data-file registry ``datafiles.json``,
+    the packaged WordNet) is package data, so the wheel carries it."""
+    data = _config()["package-data"]
+    for f in (REPO / "graphmatch").rglob("*"):
+        if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".py", ".pyc"):
+            package = next(d for d in f.parents if (d / "__init__.py").is_file())
+            owner = ".".join(package.relative_to(REPO).parts)
+            assert any(f.match(pattern) for pattern in data.get(owner, [])), f"{f} is not package data"
+
 @pytest.mark.slow
 def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     wheel = build_wheel(tmp_path / "wheel")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "graphmatch/recipes/kbert/chnsenticorp_hownet_quick.yaml" in names
+    assert "graphmatch/recipes/kbert/chnsenticorp_hownet_quick.yaml" in names and "graphmatch/datafiles.json" in names
     assert "graphmatch/samples/sentiment/train.tsv" in names and "graphmatch/samples/kg/sample.spo" in names
     assert {f"graphmatch/knowledge/data/{f}" for f in ("wordnet.spo.gz", "noun.exc", "WORDNET_LICENSE.txt")} \
         <= set(names)
