@@ -85,6 +85,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.ragged_np import ptr, ranges
@@ -102,8 +103,6 @@ DEFAULT_MAX_LENGTH = 256
 NODE_TYPES = ("token", "word", "entity")
 EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
-_SENTENCE_ENDS = frozenset(".!?;:\"'(")
-_MISSING = object()
 _TEXT_A, _TEXT_B, _TAG = 0, 1, 2  # kinds of the parts an input is written out in
 
 #: K-Query on a text part of :meth:`TreeCore.build_parts`: every match, only a match that ends
@@ -482,8 +481,7 @@ class TreeCore:
         self.selection = selection
         self.noun_readings = noun_readings
         self._value_limit = None if selection is not None else max_entities  # candidates per subject
-        self._lemmatizer = Lemmatizer(kg.subjects) if pieces and kg is not None else None
-        self._lemmas: dict[str, str | None] = {}  # text -> KG subject
+        self._lemmas = LemmaMemo(Lemmatizer(kg.subjects)) if pieces and kg is not None else None  # text -> subject
         self._reference = mode == "reference"
         self._token_id = tokenizer.exact_id if self._reference else tokenizer.token_to_id
         self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
@@ -773,42 +771,12 @@ class TreeCore:
         if not self.inject:
             return _Spans(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
         word_part = np.arange(len(part)).repeat(np.diff(pieces.text_words))
-        start = (layout.part_start[part][word_part] + pieces.word_start).tolist()
-        end = (layout.part_start[part][word_part] + pieces.word_end).tolist()
-        last = (pieces.text_words[word_part + 1] - 1).tolist()  # the last word of each word's text
-        string = layout.string
-        content = [string[lo:hi].lower() not in self.stop_words for lo, hi in zip(start, end, strict=True)]
-        glued = [hi == lo for hi, lo in zip(end, start[1:], strict=False)]  # no space between a word and the next
-        first = (pieces.text_words[word_part]).tolist()  # the first word of each word's text
-        found_start, found_end, subjects = [], [], []
-        for i, lo in enumerate(start):
-            first_ok = content[i] or (i < last[i] and glued[i])
-            for j in range(min(i + self.max_words - 1, last[i]), i - 1, -1):
-                ok = content[i] if j == i else first_ok and (content[j] or glued[j - 1])
-                subject = self._lemma(string[lo:end[j]]) if ok else None
-                if subject is not None and j == i and self.noun_readings is not None:
-                    previous = string[start[i - 1]:end[i - 1]] if i > first[i] else None
-                    initial = previous is None or previous in _SENTENCE_ENDS
-                    if not self.noun_readings.fits(string[lo:end[i]], subject, previous, initial):
-                        subject = None
-                if subject is not None:
-                    found_start.append(lo)
-                    found_end.append(end[j])
-                    subjects.append(subject)
-                    break
-        found_start, found_end = np.asarray(found_start, dtype=np.int64), np.asarray(found_end, dtype=np.int64)
+        offset = layout.part_start[part][word_part]
+        found_start, found_end, subjects = word_runs(
+            layout.string, offset + pieces.word_start, offset + pieces.word_end, pieces.text_words[word_part],
+            pieces.text_words[word_part + 1] - 1, self._lemmas, self.stop_words, self.max_words, self.noun_readings)
         taken = _greedy(found_start, found_end)
         return _Spans(found_start[taken], found_end[taken], [subjects[t] for t in taken.tolist()])
-
-    def _lemma(self, text: str) -> str | None:
-        """The KG subject that WordNet's morphology finds for ``text`` (lower-cased, runs of
-        whitespace made one space), memoised by the text as written and as normalised."""
-        found = self._lemmas.get(text, _MISSING)
-        if found is _MISSING:
-            key = " ".join(text.lower().split())
-            found = self._lemmas[key] if key in self._lemmas else self._lemmatizer.lemma(key)
-            self._lemmas[text] = self._lemmas[key] = found
-        return found
 
     # step 3 -------------------------------------------------------------------
     def _trunk(self, layout: _Layout, specials: _Spans, pair: bool) -> _Trunk:
