@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from graphmatch.engine.metrics import METRICS
+from graphmatch.engine.metrics import METRICS, compute
 from graphmatch.engine.predictor import QUANTIZE, Predictor, quantize_linear, read_inputs
 
 
@@ -51,9 +51,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{len(inputs)} inputs but {len(gold)} gold labels")
     graphs, _ = predictor.encode(inputs)
     batches = predictor.batches(graphs)
-    metric = METRICS[args.metric]
+    negative = predictor.task.negative_labels()  # what the run's own evaluation leaves out
     def score(predicted: list) -> float:
-        return metric([{"pred": p, "gold": g} for p, g in zip(predicted, gold, strict=True)])
+        return compute([args.metric], [{"pred": p, "gold": g} for p, g in zip(predicted, gold, strict=True)],
+                       negative)[args.metric]
 
     fp32, base_s = labels(predictor, predictor.model, batches)
     print(f"{len(inputs)} inputs, {len(batches)} batches of {predictor.batch_size}, {args.threads} thread(s)")

@@ -21,7 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_int8 import labels  # noqa: E402  (the timed forward loop, shared)
 
-from graphmatch.engine.metrics import METRICS  # noqa: E402
+from graphmatch.engine.metrics import METRICS, compute  # noqa: E402
 from graphmatch.engine.predictor import Predictor, linear_names, quantize_linear  # noqa: E402
 
 
@@ -59,11 +59,12 @@ def main(argv: list[str] | None = None) -> None:
     graphs = list(predictor.task.datasets()[args.split])[:args.limit]
     batches = predictor.batches(graphs)
     gold = gold_labels(predictor, batches)
-    metric = METRICS[args.metric]
+    negative = predictor.task.negative_labels()  # what the run's own evaluation leaves out
 
     def forward(model: torch.nn.Module) -> tuple[float, float]:
         predicted, seconds = labels(predictor, model, batches)
-        return metric([{"pred": p, "gold": g} for p, g in zip(predicted, gold, strict=True)]), seconds
+        return compute([args.metric], [{"pred": p, "gold": g} for p, g in zip(predicted, gold, strict=True)],
+                       negative)[args.metric], seconds
 
     names = linear_names(predictor.model)
     arms: dict[str, torch.nn.Module] = {"fp32": predictor.model, "int8": quantize_linear(predictor.model)}

@@ -18,8 +18,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from graphmatch.models.renamed_keys import upgrade_state_dict
-
 META = "graphmatch"
 PREFIX = "model."
 
@@ -64,10 +62,9 @@ def model_state(ckpt: Mapping[str, Any]) -> dict[str, torch.Tensor]:
 
 
 def check_state_dict(model: torch.nn.Module, state: Mapping[str, torch.Tensor], source: str) -> None:
-    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly
-    (parameters an earlier release named otherwise count under their current names, as
-    ``model.load_state_dict`` reads them: :mod:`graphmatch.models.renamed_keys`)."""
-    state = upgrade_state_dict(model, state)
+    """Raise a ValueError naming the differences when ``state`` does not fit ``model`` exactly;
+    ``state`` has the current parameter names (an older checkpoint's upgraded by its task:
+    :meth:`Task.upgrade_state_dict <graphmatch.tasks.base.Task.upgrade_state_dict>`)."""
     own = model.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]

@@ -9,18 +9,20 @@ Relation corpora with a "no relation" label are scored with that label left out:
 (:func:`relation_f1`), micro precision, recall and F1 (:func:`micro_precision`,
 :func:`micro_recall`, :func:`micro_f1`) and the area under the precision-recall curve, over
 every (row, relation) pair (:func:`pr_auc`, which reads each row's ``probs``) or over the
-predicted relations (:func:`pr_auc_top1`, which reads ``prob``).
+predicted relations (:func:`pr_auc_top1`, which reads ``prob``). The "no relation" labels are
+the task's (:meth:`~graphmatch.tasks.base.Task.negative_labels`), which :func:`compute` gives
+every metric that takes ``negative``; called alone, such a metric leaves out none unless told.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from graphmatch.data.relation_formats import NEGATIVE_LABELS
 from graphmatch.engine.semeval import semeval_official_score
 
 Row = dict[str, Any]
@@ -82,10 +84,10 @@ def macro_f1(rows: Sequence[Row]) -> float:
     return 100.0 * sum(per_class.values()) / len(per_class)
 
 
-def relation_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+def relation_f1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     """Macro-F1 over the relation labels, the "no relation" labels left out: the unweighted mean
     of the per-label F1 over every label that is predicted or gold and not in ``negative``
-    (default :data:`~graphmatch.data.relation_formats.NEGATIVE_LABELS`). A negative example
+    (the task's :meth:`~graphmatch.tasks.base.Task.negative_labels`). A negative example
     predicted as a relation still costs that relation's precision, and a relation predicted as
     negative its recall. Labels are compared as written, so directions stay distinct.
 
@@ -109,7 +111,7 @@ def _micro_counts(rows: Sequence[Row], negative: Iterable[str]) -> tuple[int, in
     return tp, n_pred, n_gold
 
 
-def micro_precision(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+def micro_precision(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     """Micro precision over the relation labels: of the rows predicted as a relation (a label
     not in ``negative``, :math:`\\mathcal{N}`), the share whose gold label is that relation; 0
     when none is predicted.
@@ -121,7 +123,7 @@ def micro_precision(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABE
     return 100.0 * tp / n_pred if n_pred else 0.0
 
 
-def micro_recall(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+def micro_recall(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     """Micro recall over the relation labels: of the rows whose gold label is a relation, the
     share predicted as exactly that relation. 0 when no gold label is a relation.
 
@@ -132,9 +134,9 @@ def micro_recall(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS)
     return 100.0 * tp / n_gold if n_gold else 0.0
 
 
-def micro_f1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
-    """Micro-F1 over the relation labels, the negative labels ``negative`` left out (default
-    :data:`~graphmatch.data.relation_formats.NEGATIVE_LABELS`): the figure papers on Chinese
+def micro_f1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
+    """Micro-F1 over the relation labels, the negative labels ``negative`` left out (the task's
+    :meth:`~graphmatch.tasks.base.Task.negative_labels`): the figure papers on Chinese
     relation corpora (SanWen, FinRE, ...) and TACRED report. A prediction counts as positive
     when its label is not negative, and as a true positive when it equals a gold label that is
     not negative; a wrong relation costs both precision and recall.
@@ -159,7 +161,7 @@ def _pr_area(scores: Sequence[float], hits: Sequence[bool], n_gold: int) -> floa
 
 
 def pr_auc(
-    rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS, labels: Sequence[str] | None = None
+    rows: Sequence[Row], negative: Iterable[str] = (), labels: Sequence[str] | None = None
 ) -> float:
     """Area under the precision-recall curve of the relation labels, as distant-supervision
     papers (OpenNRE's evaluation) report it: every pair (row :math:`i`, relation :math:`r \\notin
@@ -201,7 +203,7 @@ def pr_auc(
     return _pr_area(scores, hits, sum(r["gold"] not in negative for r in rows))
 
 
-def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = NEGATIVE_LABELS) -> float:
+def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     """Area under the precision-recall curve of the predicted relations, as the reference code
     of the Chinese corpora SanWen and FinRE (Li et al., 2019, MG-Lattice) computes it: only the
     rows predicted as a relation are ranked, by ``prob`` (the probability of ``pred``), a hit
@@ -276,14 +278,23 @@ METRICS: dict[str, Callable[..., float]] = {
 }
 
 
-def compute(names: Iterable[str | tuple[str, Mapping[str, Any]]], rows: Sequence[Row]) -> dict[str, float]:
+#: the metrics that leave out a task's negative labels (their ``negative`` argument)
+TAKES_NEGATIVE = frozenset(name for name, fn in METRICS.items() if "negative" in inspect.signature(fn).parameters)
+
+
+def compute(names: Iterable[str | tuple[str, Mapping[str, Any]]], rows: Sequence[Row],
+            negative: Iterable[str] = ()) -> dict[str, float]:
     """``{name: value}`` for each metric; an empty dict when no row is labelled. A metric is a
     name, or ``(name, options)`` with keyword arguments for it (e.g.
-    ``("relation_f1", {"negative": ["no_relation"]})``)."""
+    ``("relation_f1", {"negative": ["no_relation"]})``). ``negative`` (the task's
+    :meth:`~graphmatch.tasks.base.Task.negative_labels`) goes to every metric of
+    :data:`TAKES_NEGATIVE` whose options do not name their own."""
     specs = [(n, {}) if isinstance(n, str) else (n[0], dict(n[1])) for n in names]
     unknown = [n for n, _ in specs if n not in METRICS]
     if unknown:
         raise KeyError(f"unknown metric(s) {unknown}; known metrics: {', '.join(METRICS)}")
     if not any(r.get("gold") is not None for r in rows):
         return {}
-    return {n: float(METRICS[n](rows, **options)) for n, options in specs}
+    default = {"negative": list(negative)}
+    return {n: float(METRICS[n](rows, **{**(default if n in TAKES_NEGATIVE else {}), **options}))
+            for n, options in specs}

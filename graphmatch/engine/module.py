@@ -141,7 +141,7 @@ class TaskModule(pl.LightningModule):
     def _finish(self, split: str) -> None:
         rows = gather_rows(self._pending)
         self._pending = []
-        metrics = compute(self.task.metrics, rows)
+        metrics = compute(self.task.metrics, rows, self.task.negative_labels())
         self.rows[split], self.metrics[split] = rows, metrics
         for name, value in metrics.items():
             self.log(f"{split}/{name}", value, prog_bar=name == self.task.monitor, sync_dist=False)
@@ -185,7 +185,8 @@ class TaskModule(pl.LightningModule):
             raise ValueError("not a graphmatch checkpoint (no 'graphmatch' entry); cannot continue from it")
         if meta["task"] != self.task.name:
             raise ValueError(f"the checkpoint is of task {meta['task']!r}, not {self.task.name!r}")
-        check_state_dict(self.model, model_state(checkpoint), f"of task {meta['task']!r}")
+        check_state_dict(self.model, self.task.upgrade_state_dict(self.model, model_state(checkpoint)),
+                         f"of task {meta['task']!r}")
         self.loaded_step = {"step": int(checkpoint.get("global_step", 0)), "epoch": int(checkpoint.get("epoch", 0))}
         if self.trainer.state.fn == TrainerFn.FITTING:
             self.history = upgrade_history(meta.get("history", []), meta.get("version", 1))

@@ -42,7 +42,7 @@ from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_keep_fp32
 from graphmatch.engine.input_files import name_of, read_input_file
-from graphmatch.tasks.base import Task
+from graphmatch.tasks.base import InputError, Task
 
 #: ``quantize`` → the weight quantization of every ``nn.Linear`` (:func:`quantize`)
 QUANTIZE = {"int8": "per-channel", "int8-per-tensor": "per-tensor"}
@@ -124,8 +124,6 @@ class Predictor:
             ValueError: ``file:line`` and what is wrong with the line (its columns, or an input the
                 task refuses, such as an empty text), or a file without inputs.
         """
-        from graphmatch.graphs.kbert_corpus import InputError
-
         task = self.task
         lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
         try:
@@ -144,7 +142,7 @@ class Predictor:
         from graphmatch.engine.metrics import compute
 
         scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows if "gold" in row]
-        return compute(self.task.metrics, scored) if scored else None
+        return compute(self.task.metrics, scored, self.task.negative_labels()) if scored else None
 
 
 def quantize_linear(model: torch.nn.Module, weights: str = "per-channel", keep_fp32: str | None = None

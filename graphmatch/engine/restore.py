@@ -17,7 +17,6 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
-from graphmatch.engine.run_files import older_run_error, with_stored_encoder
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 
@@ -47,15 +46,9 @@ def best_so_far(run_or_ckpt: str | os.PathLike) -> Path:
 
 def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
              run_dir: Path) -> tuple[Task, dict[str, Any]]:
-    """The task of a checkpoint, its pretrained encoder taken from the run folder's stored files
-    (:mod:`graphmatch.engine.run_files`); an older run folder without them needs the original."""
-    config, missing = with_stored_encoder(config, run_dir)
-    try:
-        task = task_class(config["task"])(config)
-    except (FileNotFoundError, ValueError) as err:
-        if missing:
-            raise older_run_error(run_dir, config["model"]["pretrained"], missing, err) from err
-        raise
+    """The task of a checkpoint, rebuilt from what it stored in the run folder
+    (:meth:`Task.from_run_folder <graphmatch.tasks.base.Task.from_run_folder>`)."""
+    task = task_class(config["task"]).from_run_folder(config, run_dir)
     if meta.get("task_state") is not None:
         task.set_extra_state(meta["task_state"])
     data = task.datasets() if with_data or meta.get("task_state") is None else {}
@@ -69,7 +62,7 @@ def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
 def _model_from(ckpt: Mapping[str, Any], task: Task, source: Path) -> torch.nn.Module:
     model = task.build_model()
     state = model_state(ckpt)
-    check_state_dict(model, state, str(source))
+    check_state_dict(model, task.upgrade_state_dict(model, state), str(source))
     model.load_state_dict(state)
     return model.eval()
 

@@ -22,17 +22,20 @@ values and doc. The engine checks a recipe against them when it is read
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
-from typing import Any
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.checkpoints import Pretrained
+from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
+from graphmatch.graphs.kbert_corpus import InputError  # the interface's error for an input a task refuses
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 
-__all__ = ["BUILTIN_TASKS", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
+__all__ = ["BUILTIN_TASKS", "InputError", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
 
 _REGISTRY: dict[str, type[Task]] = {}
 
@@ -82,8 +85,10 @@ class Task(TaskKeys, abc.ABC):
     metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
     monitor: str = "accuracy"
     #: the pretrained encoder, resolved once from ``model.pretrained`` in ``__init__`` (None without one);
-    #: its config and tokenizer files are stored in the run folder (:meth:`Pretrained.store`)
+    #: its config and tokenizer files are stored in the run folder (:meth:`store_run_files`)
     pretrained: Pretrained | None = None
+    #: the run folder's copy of the encoder's config and tokenizer files (:meth:`store_run_files`)
+    ENCODER_DIR: ClassVar[str] = "pretrained"
 
     def __init__(self, config: dict[str, Any]):
         self.config = config
@@ -91,6 +96,48 @@ class Task(TaskKeys, abc.ABC):
         self.data_cfg: dict[str, Any] = config["data"]
         self.model_cfg: dict[str, Any] = config["model"]
         self.data, self.model = self.sections(config)
+
+    # ----------------------------------------------------------- run folder
+    def store_run_files(self, run_dir: Path) -> None:
+        """Write into ``run_dir`` what :meth:`from_run_folder` needs besides the checkpoint to
+        rebuild this task anywhere; default: the config and tokenizer files of :attr:`pretrained`
+        (never its weights, which are in the checkpoint) in :attr:`ENCODER_DIR`, unless they are
+        that folder already."""
+        folder = run_dir / self.ENCODER_DIR
+        if self.pretrained is not None and not (self.pretrained.stored and
+                                                self.pretrained.path.resolve() == folder.resolve()):
+            self.pretrained.store(folder)
+
+    @classmethod
+    def from_run_folder(cls, config: dict[str, Any], run_dir: Path) -> Task:
+        """The task of a run's configuration, rebuilt from what :meth:`store_run_files` wrote:
+        ``model.pretrained`` is the stored encoder folder, so that the run works after the original
+        is gone and after the run folder has moved. A folder without it (made by an older release)
+        uses the original; when that cannot be loaded either, a one-line ValueError names both."""
+        original = config.get("model", {}).get("pretrained")
+        if original is None:
+            return cls(config)
+        folder = run_dir / cls.ENCODER_DIR
+        missing = stored_files(folder)
+        if not missing:
+            config = copy.deepcopy(config)
+            config["model"]["pretrained"] = str(folder)
+            return cls(config)
+        try:
+            return cls(config)
+        except (FileNotFoundError, ValueError) as err:
+            files = ", ".join(f"{cls.ENCODER_DIR}/{name}" for name in missing)
+            raise ValueError(f"run folder {run_dir} lacks the stored encoder files {files} (made by an older "
+                             f"graphmatch, or {STORED_FILE} removed): the original model.pretrained {original!r} is "
+                             f"needed, and it cannot be loaded: {err}") from err
+
+    def upgrade_state_dict(self, model: torch.nn.Module, state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        """``state`` (a checkpoint's weights) with the parameter names an earlier release used
+        replaced by ``model``'s current ones, as ``model.load_state_dict`` reads them; default:
+        the ``RENAMED_KEYS`` of ``model`` and its submodules (:mod:`graphmatch.models.renamed_keys`)."""
+        from graphmatch.models.renamed_keys import upgrade_state_dict
+
+        return upgrade_state_dict(model, state)
 
     # ----------------------------------------------------------------- data
     @abc.abstractmethod
@@ -119,6 +166,12 @@ class Task(TaskKeys, abc.ABC):
         (``graphmatch predict --show``); the default is :meth:`encode`, for families whose graphs
         always keep their text."""
         return self.encode(text, text_b)
+
+    def negative_labels(self) -> list[str]:
+        """The labels that mean "nothing to find" (a relation corpus' ``no_relation``), which the
+        metrics that take ``negative`` leave out (:func:`graphmatch.engine.metrics.compute`);
+        default none."""
+        return []
 
     def input_columns(self) -> tuple[str, ...]:
         """The columns of the task's own data files, in their order (``label``/``relation``: the gold);
@@ -152,8 +205,6 @@ class Task(TaskKeys, abc.ABC):
         Raises :class:`~graphmatch.graphs.kbert_corpus.InputError` (a ValueError whose ``index``
         is the input's position) for an input the task refuses.
         """
-        from graphmatch.graphs.kbert_corpus import InputError
-
         graphs, extras = [], []
         for i, (text, text_b) in enumerate(inputs):
             try:

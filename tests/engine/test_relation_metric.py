@@ -1,18 +1,17 @@
+from functools import partial
 from itertools import pairwise
 
 import pytest
 
-from graphmatch.engine.metrics import (
-    METRICS,
-    compute,
-    macro_f1,
-    micro_f1,
-    micro_precision,
-    micro_recall,
-    pr_auc,
-    pr_auc_top1,
-    relation_f1,
-)
+from graphmatch.data.relation_formats import NEGATIVE_LABELS
+from graphmatch.engine import metrics
+from graphmatch.engine.metrics import METRICS, macro_f1
+
+# the relation task's negative labels (Task.negative_labels), which the engine gives these metrics
+compute = partial(metrics.compute, negative=NEGATIVE_LABELS)
+micro_f1, micro_precision, micro_recall, pr_auc, pr_auc_top1, relation_f1 = (
+    partial(f, negative=NEGATIVE_LABELS) for f in (metrics.micro_f1, metrics.micro_precision, metrics.micro_recall,
+                                                   metrics.pr_auc, metrics.pr_auc_top1, metrics.relation_f1))
 
 
 def _rows(pairs):
@@ -155,3 +154,18 @@ def test_compute_knows_the_new_metrics():
     assert out["micro_f1"] == pytest.approx(micro_f1(rows, negative=["无关系"]))
     # the default negative labels include 无关系
     assert compute(names, rows) == out
+
+
+def test_compute_gives_the_tasks_negative_labels_to_the_metrics_that_take_them():
+    """The engine passes ``Task.negative_labels()``; a metric's own ``negative`` option wins, and
+    without either no label is left out."""
+    rows = _rows([("x", "x"), ("y", "y"), ("y", "x")])
+    assert sorted(metrics.TAKES_NEGATIVE) == ["micro_f1", "micro_precision", "micro_recall", "pr_auc", "pr_auc_top1",
+                                              "relation_f1"]
+    given = metrics.compute(["relation_f1", "micro_f1", "accuracy"], rows, negative=["y"])
+    assert given == metrics.compute([("relation_f1", {"negative": ["y"]}), ("micro_f1", {"negative": ["y"]}),
+                                     "accuracy"], rows)
+    assert given["relation_f1"] == pytest.approx(100 * 2 / 3)  # x alone: P 1, R 1/2
+    assert metrics.compute([("relation_f1", {"negative": []})], rows, negative=["y"])["relation_f1"] == \
+        pytest.approx(macro_f1(rows))
+    assert metrics.compute(["relation_f1"], rows)["relation_f1"] == pytest.approx(macro_f1(rows))

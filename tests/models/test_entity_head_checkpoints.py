@@ -37,7 +37,7 @@ def test_bilstm_checkpoint_of_the_release_before_loads_and_computes_the_same(nam
     old = _fixture(name)
     assert {k for k in old["state_dict"] if k.startswith(("typing.", "pool.", "classifier."))}  # the old names
     model = EntityAttentionBiLSTM(**old["config"]).eval()
-    check_state_dict(model, old["state_dict"], name)
+    check_state_dict(model, upgrade_state_dict(model, old["state_dict"]), name)
     model.load_state_dict(old["state_dict"])  # strict: every old name maps onto a new one
     with torch.no_grad():
         logits, att = model(_graph(old["graph"]), return_attention=True)
@@ -82,7 +82,7 @@ def test_transformer_head_of_the_release_before_loads_and_computes_the_same():
     model = _transformer(old["config"])
     state = {"encoder.weight": torch.zeros(1), **{f"head.{k}": v for k, v in old["state_dict"].items()}}
     assert "head.position.weight" in state and "head.position.weight" not in model.state_dict()
-    check_state_dict(model, state, "transformer_head")
+    check_state_dict(model, upgrade_state_dict(model, state), "transformer_head")
     model.load_state_dict(state)
     x = old["inputs"]
     positions = torch.cat([model.position(x["pos1"]), model.position(x["pos2"])], dim=-1)
