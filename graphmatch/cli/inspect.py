@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from graphmatch.tasks.keys import BUILTIN_TASKS
 
 NO_INPUT = "no input: every line is empty"
 
@@ -41,8 +43,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    for name in BUILTIN_TASKS:  # each family of the task registry, with its own options
+        help_text, add_arguments = KINDS[name]
+        kind = kinds.add_parser(name, help=help_text)
+        add_arguments(kind)
+        kind.set_defaults(func=run)
 
-    kb = kinds.add_parser("kbert", help="K-BERT sentence trees: tokens, ids, soft positions, segments, visibility")
+
+def _kbert_arguments(kb: argparse.ArgumentParser) -> None:
     kb.add_argument("--kg", help="knowledge graph: hownet, medical, wordnet or a .spo file "
                     "(default: none, plain BERT input)")
     kb.add_argument("--max-length", type=int, help="tokens kept after the tree is built (default: the builder's, 256)")
@@ -57,18 +65,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "tokens; an English one's word pieces")
     kb.add_argument("--segmenter", default="jieba", help="segmenter for --query words (default: jieba)")
     _common(kb)
-    kb.set_defaults(func=run)
 
-    let = kinds.add_parser("let", help="LET lattice pair graphs: words, spans, senses, sememes, edges")
+
+def _let_arguments(let: argparse.ArgumentParser) -> None:
     let.add_argument("--segmenters", default=None,
                      help="lattice (all three, the default) or a comma list of jieba,thulac,pkuseg")
     let.add_argument("--no-senses", action="store_true", help="leave out HowNet senses and sememes")
     let.add_argument("--max-length", type=int, default=None,
                      help="most tokens per pair, [CLS] and both [SEP] included (default: the builder's)")
     _common(let)
-    let.set_defaults(func=run)
 
-    rel = kinds.add_parser("relation", help="relation graphs of marked sentences (<e1>…</e1> … <e2>…</e2>)")
+
+def _relation_arguments(rel: argparse.ArgumentParser) -> None:
     rel.add_argument("--max-distance", type=int, default=None, help="clip relative positions (default: the builder's)")
     rel.add_argument("--no-markers", action="store_true", help="leave the <e1>…</e2> marker tokens out of the sentence")
     rel.add_argument("--max-length", type=int, default=None, help="most tokens per sentence (default: the builder's)")
@@ -77,13 +85,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rel.add_argument("--pretrained", metavar="DIR",
                      help="a local checkpoint folder: its tokenizer's word pieces, markers in [unused] slots")
     rel.add_argument("input", nargs="?", default="-", help="input file, - for stdin (default: -)")
-    rel.set_defaults(func=run)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (default: Google's Chinese BERT)")
     p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else a checked download)")
     p.add_argument("input", nargs="?", default="-", help="input file, - for stdin (default: -)")
+
+
+#: each task of :data:`~graphmatch.tasks.keys.BUILTIN_TASKS`: the help of its kind and its options
+KINDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "kbert": ("K-BERT sentence trees: tokens, ids, soft positions, segments, visibility", _kbert_arguments),
+    "let": ("LET lattice pair graphs: words, spans, senses, sememes, edges", _let_arguments),
+    "relation": ("relation graphs of marked sentences (<e1>…</e1> … <e2>…</e2>)", _relation_arguments),
+}
 
 
 def kbert_rows(
@@ -331,6 +346,7 @@ def row_options(args: argparse.Namespace) -> dict[str, Any]:
                 tokenization=args.tokenization, pretrained=args.pretrained)
 
 
+#: each task of :data:`~graphmatch.tasks.keys.BUILTIN_TASKS`: what ``inspect`` prints of a line
 ROWS = {"kbert": kbert_rows, "let": let_rows, "relation": relation_rows}
 
 

@@ -31,10 +31,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-KINDS = ("kbert", "let", "relation")
+from graphmatch.tasks.keys import BUILTIN_TASKS
+
+#: the families of the task registry, each drawn by its builder (:data:`GRAPHS`)
+KINDS = BUILTIN_TASKS
 VOCAB_FILE = "kbert/vocab/google_vocab.txt"
 LET_CLOSURES = (("word", "reach_fwd", "word"),)
 SEES = ("token", "sees", "token")
@@ -143,46 +147,55 @@ def read_stdin_texts(args: argparse.Namespace) -> None:
 
 def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The graph ``args`` ask for (built with ``keep_text=True``) and the picture options for it."""
-    kind, text, text_b = args.kind, args.text, args.text_b
+    kind = args.kind
     if args.kg is not None and kind != "kbert":
         raise ValueError("--kg applies to --kind kbert only")
     if args.max_length is not None and args.max_length < 1:
         raise ValueError(f"--max-length must be positive, got {args.max_length}")
     length = {"max_length": args.max_length} if args.max_length is not None else {}
-    texts = [t for t in (text, text_b) if t is not None]
-    select = getattr(args, "select", None)
-    if select is not None and (kind != "kbert" or not getattr(args, "pretrained", None)):
+    if getattr(args, "select", None) is not None and (kind != "kbert" or not getattr(args, "pretrained", None)):
         raise ValueError("--select scores K-BERT's branches with an encoder: give --kind kbert and --pretrained "
                          "(e.g. e5-small)")
-    if kind == "kbert":
-        from graphmatch.graphs.kbert import SentenceTreeBuilder
-        from graphmatch.knowledge import KnowledgeGraph
+    return GRAPHS[kind](args, length)
 
-        no_kg = (args.kg or "").lower() in ("none", "null")
-        kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
-        tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
-        selection = _selection(select, args.pretrained)
-        data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection, **length)(text, text_b)
-        if selection is not None:
-            for d in selection.dropped:
-                print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)
-        return data, {}
-    if kind == "let":
-        from graphmatch.graphs.let import LatticePairBuilder
-        from graphmatch.knowledge import load_lexicon
 
-        if text_b is None:
-            raise ValueError("--kind let matches two texts: give text and text_b")
-        lexicon = None if args.no_senses else load_lexicon(args.data_dir)
-        tokenizer = _tokenizer(args.vocab, args.data_dir, texts)
-        builder = LatticePairBuilder(
-            tokenizer, lexicon, segmenters=args.segmenters, senses=not args.no_senses, keep_text=True, **length
-        )
-        data = builder(text, text_b)
-        closures = [et for et in LET_CLOSURES if et in data.edge_types]
-        drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
-        return data, {"edge_types": drawn, "hidden_edge_types": closures}
-    return relation_graph(text, text_b, args.tokenization, length), {}
+def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    from graphmatch.graphs.kbert import SentenceTreeBuilder
+    from graphmatch.knowledge import KnowledgeGraph
+
+    text, text_b = args.text, args.text_b
+    texts = [t for t in (text, text_b) if t is not None]
+    no_kg = (args.kg or "").lower() in ("none", "null")
+    kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
+    tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
+    selection = _selection(getattr(args, "select", None), args.pretrained)
+    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection, **length)(text, text_b)
+    if selection is not None:
+        for d in selection.dropped:
+            print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)
+    return data, {}
+
+
+def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    from graphmatch.graphs.let import LatticePairBuilder
+    from graphmatch.knowledge import load_lexicon
+
+    text, text_b = args.text, args.text_b
+    if text_b is None:
+        raise ValueError("--kind let matches two texts: give text and text_b")
+    lexicon = None if args.no_senses else load_lexicon(args.data_dir)
+    tokenizer = _tokenizer(args.vocab, args.data_dir, [text, text_b])
+    builder = LatticePairBuilder(
+        tokenizer, lexicon, segmenters=args.segmenters, senses=not args.no_senses, keep_text=True, **length
+    )
+    data = builder(text, text_b)
+    closures = [et for et in LET_CLOSURES if et in data.edge_types]
+    drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
+    return data, {"edge_types": drawn, "hidden_edge_types": closures}
+
+
+def _relation_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    return relation_graph(args.text, args.text_b, args.tokenization, length), {}
 
 
 def relation_graph(text: str, text_b: str | None, tokenization: str | None, length: dict[str, int]) -> Any:
@@ -213,6 +226,11 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
     builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), split=split, **options.geometry(keep_text=True))
     return builder(sentence)
 
+
+#: each task of :data:`~graphmatch.tasks.keys.BUILTIN_TASKS`: its graph of ``args`` and the picture options
+GRAPHS: dict[str, Callable[[argparse.Namespace, dict[str, int]], tuple[Any, dict[str, Any]]]] = {
+    "kbert": _kbert_graph, "let": _let_graph, "relation": _relation_graph,
+}
 
 def _branch_visibility(data: Any, visible: Any) -> Any:
     """The ``(token, sees, token)`` pairs that involve a branch token (trunk pairs are all visible)."""
