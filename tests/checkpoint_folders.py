@@ -49,3 +49,22 @@ def edit_weights(path: Path, drop: Sequence[str] = (), add: dict[str, torch.Tens
         del state[name]
     state.update(add or {})
     save_file(state, str(file), metadata={"format": "pt"})
+
+
+def xlmr_folder(path: Path, vocab: Sequence[str], *, hidden: int = 16, layers: int = 2, heads: int = 2,
+                ffn: int = 32, max_positions: int = 24, masked_lm: bool = False, seed: int = 0) -> Path:
+    """A tiny XLM-R (``XLMRobertaModel``, or ``XLMRobertaForMaskedLM`` with ``roberta.`` names and
+    ``lm_head.*`` when ``masked_lm``) saved by ``save_pretrained``: one token-type row, pad id 1, its
+    position table starting at row 2; ``vocab`` written as ``vocab.txt`` for the size check."""
+    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM, XLMRobertaModel
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    torch.manual_seed(seed)
+    config = XLMRobertaConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                              num_attention_heads=heads, intermediate_size=ffn, max_position_embeddings=max_positions,
+                              type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    model = XLMRobertaForMaskedLM(config) if masked_lm else XLMRobertaModel(config)
+    model.save_pretrained(path)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    return path

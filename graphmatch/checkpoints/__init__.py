@@ -18,8 +18,8 @@ Example::
 """
 
 from graphmatch.checkpoints.files import Checkpoint, read_json, tokenizer_size
-from graphmatch.checkpoints.record import STORED_FILE, Pretrained, resolve_checkpoint, stored_files
+from graphmatch.checkpoints.record import STORED_FILE, Pretrained, position_offset, resolve_checkpoint, stored_files
 from graphmatch.checkpoints.uer import uer_files
 
-__all__ = ["STORED_FILE", "Checkpoint", "Pretrained", "read_json", "resolve_checkpoint", "stored_files",
-           "tokenizer_size", "uer_files"]
+__all__ = ["STORED_FILE", "Checkpoint", "Pretrained", "position_offset", "read_json", "resolve_checkpoint",
+           "stored_files", "tokenizer_size", "uer_files"]

@@ -163,12 +163,14 @@ def load_file(file: Path, mmap: bool = False) -> dict[str, Tensor]:
     return dict(state)
 
 
-def normalise_names(state: Mapping[str, Tensor], prefix: str = "bert.") -> dict[str, Tensor]:
-    """Checkpoint names as ``BertModel`` names them: ``prefix`` dropped (``BertFor*`` checkpoints),
-    TF-era ``LayerNorm.gamma`` / ``.beta`` → ``.weight`` / ``.bias``."""
+def normalise_names(state: Mapping[str, Tensor], prefixes: tuple[str, ...] = ("bert.", "roberta.")
+                    ) -> dict[str, Tensor]:
+    """Checkpoint names as ``BertModel`` names them: a model prefix dropped (``BertFor*``,
+    ``XLMRobertaFor*`` checkpoints), TF-era ``LayerNorm.gamma`` / ``.beta`` → ``.weight`` / ``.bias``."""
     out = {}
     for name, value in state.items():
-        name = name.removeprefix(prefix)
+        for prefix in prefixes:
+            name = name.removeprefix(prefix)
         if "LayerNorm" in name:
             for old, new in _LEGACY:
                 if name.endswith(old):

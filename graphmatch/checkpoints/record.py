@@ -32,6 +32,19 @@ TOKENIZER_FILES = ("vocab.txt", uer.VOCAB_FILE, "tokenizer_config.json", "specia
                    "added_tokens.json")
 #: the file that marks a stored encoder folder (:meth:`Pretrained.store`)
 STORED_FILE = "pretrained.json"
+#: checkpoints laid out as BERT whose position table starts at ``pad_token_id + 1`` (fairseq's convention)
+ROBERTA_TYPES = ("roberta", "xlm-roberta", "camembert")
+#: the config types :meth:`Pretrained.bert_config` reads
+BERT_LAYOUT_TYPES = ("bert", *ROBERTA_TYPES)
+
+
+def position_offset(config: Mapping[str, Any]) -> int:
+    r"""The position-table row of a sequence's first token: 0 for BERT, ``pad_token_id + 1`` for
+    RoBERTa and XLM-R (token :math:`i` reads row :math:`i + \text{pad} + 1`); a config that names it
+    (``position_offset``, as ours write) is taken at its word."""
+    if "position_offset" in config:
+        return int(config["position_offset"])
+    return int(config.get("pad_token_id", 1)) + 1 if config.get("model_type") in ROBERTA_TYPES else 0
 
 
 @dataclass(frozen=True)
@@ -68,8 +81,15 @@ class Pretrained:
         """Whether this is a run's stored encoder (config and tokenizer, no weights)."""
         return not self.weights
 
+    @property
+    def position_offset(self) -> int:
+        """The position-table row of the first token (:func:`position_offset`)."""
+        return position_offset(self.config)
+
     def bert_config(self, **overrides: Any):
-        """The ``transformers.BertConfig`` (``overrides`` replace fields); a UER or non-BERT config is a
+        """The ``transformers.BertConfig`` (``overrides`` replace fields) of a BERT, RoBERTa or XLM-R
+        checkpoint (the same modules and names); its ``position_offset`` attribute is
+        :attr:`position_offset`, which the encoders add to every position. A UER or other config is a
         :class:`ValueError`."""
         from transformers import BertConfig
 
@@ -78,10 +98,11 @@ class Pretrained:
                              "transformers' BertModel cannot compute its LayerNorm; load it into the "
                              "mask-transformer encoder (K-BERT's 'ours' backend)")
         kind = self.config.get("model_type", "bert")
-        if kind != "bert":
-            raise ValueError(f"pretrained checkpoint {self.source} is a {kind!r} model; this encoder loads BERT "
-                             "checkpoints (model_type 'bert')")
-        return BertConfig.from_dict({**self.config, **overrides})
+        if kind not in BERT_LAYOUT_TYPES:
+            raise ValueError(f"pretrained checkpoint {self.source} is a {kind!r} model; this encoder loads "
+                             f"checkpoints of model_type {', '.join(map(repr, BERT_LAYOUT_TYPES))}")
+        values = {k: v for k, v in self.config.items() if k != "model_type"}
+        return BertConfig.from_dict({**values, "position_offset": self.position_offset, **overrides})
 
     def checkpoint(self) -> Checkpoint:
         """The weights (names normalised) with the config; a stored encoder has none (:class:`ValueError`)."""

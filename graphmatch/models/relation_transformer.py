@@ -101,6 +101,8 @@ class RelationTransformer(torch.nn.Module):
         self.head_name = head
         self.pack = pack
         self.pad_id = pad_id
+        #: the position-table row of position 0 (2 for XLM-R: :func:`graphmatch.checkpoints.position_offset`)
+        self.position_offset = getattr(encoder.config, "position_offset", 0)
         channels = encoder.config.hidden_size
         if head == "entity_start":
             self.head: torch.nn.Module = EntityStartHead(channels, num_classes, dropout, hidden_channels)
@@ -123,12 +125,13 @@ class RelationTransformer(torch.nn.Module):
         if not self.pack:
             ids, mask = to_dense_batch(tok.word_id, batch, fill_value=self.pad_id, batch_size=num_graphs)
             if not trees:
-                out = self.encoder(input_ids=ids, attention_mask=mask.long()).last_hidden_state
-                return out[mask]
+                position = torch.arange(ids.shape[1], device=ids.device).expand_as(ids) + self.position_offset
+                out = self.encoder(input_ids=ids, attention_mask=mask.long(), position_ids=position)
+                return out.last_hidden_state[mask]
             position, _ = to_dense_batch(tok.pos, batch, fill_value=0, batch_size=num_graphs)
             visible, _ = visibility_mask(data, value=VALUE)
             out = self.encoder(input_ids=ids, attention_mask=self._additive(visible),
-                               position_ids=position).last_hidden_state
+                               position_ids=position + self.position_offset).last_hidden_state
             return out[mask]
         counts = torch.bincount(batch, minlength=num_graphs)
         row, offset, width = pack_pairs(counts)
@@ -148,7 +151,8 @@ class RelationTransformer(torch.nn.Module):
             owner = torch.full_like(ids, -1)
             owner[r, c] = batch
             visible = (owner.unsqueeze(2) == owner.unsqueeze(1)) & (owner >= 0).unsqueeze(1)
-        out = self.encoder(input_ids=ids, attention_mask=self._additive(visible), position_ids=position)
+        out = self.encoder(input_ids=ids, attention_mask=self._additive(visible),
+                           position_ids=position + self.position_offset)
         return out.last_hidden_state[r, c]
 
     def _additive(self, visible: Tensor) -> Tensor:

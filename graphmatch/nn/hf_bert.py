@@ -82,16 +82,22 @@ class HFBertEncoder(nn.Module):
         return self.bert.config.hidden_size
 
     @property
+    def position_offset(self) -> int:
+        """The position-table row of position 0 (2 for XLM-R; :func:`graphmatch.checkpoints.position_offset`)."""
+        return getattr(self.bert.config, "position_offset", 0)
+
+    @property
     def max_positions(self) -> int:
-        return self.bert.config.max_position_embeddings
+        return self.bert.config.max_position_embeddings - self.position_offset
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
                 return_attention_weights: bool = False):
         if pos.max() >= self.max_positions:
-            raise ValueError(f"position {int(pos.max())} exceeds max_position_embeddings "
-                             f"({self.max_positions}); shorten max_length")
+            raise ValueError(f"position {int(pos.max())} exceeds the encoder's {self.max_positions} positions "
+                             f"(max_position_embeddings {self.bert.config.max_position_embeddings}); shorten max_length")
         mask = additive_mask(visible, self.bert.dtype)
-        out = self.bert(input_ids=input_ids, attention_mask=mask, token_type_ids=seg, position_ids=pos,
+        out = self.bert(input_ids=input_ids, attention_mask=mask, token_type_ids=seg,
+                        position_ids=pos + self.position_offset,
                         output_attentions=return_attention_weights)
         if return_attention_weights:
             return out.last_hidden_state, list(out.attentions)

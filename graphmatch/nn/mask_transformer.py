@@ -72,12 +72,18 @@ class MaskTransformerConfig:
     sparse_threshold: float = 0.02
     #: ``"bert" | "uer"`` LayerNorm (see :class:`~graphmatch.nn.uer.UERLayerNorm`)
     layer_norm: str = "bert"
+    #: position-table row of position 0: 0 for BERT, ``pad_token_id + 1`` for RoBERTa / XLM-R checkpoints
+    #: (:func:`graphmatch.checkpoints.position_offset`); kept in :meth:`to_hf`'s config
+    position_offset: int = 0
 
     def __post_init__(self) -> None:
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}")
         if self.layer_norm not in LAYER_NORMS:
             raise ValueError(f"layer_norm must be one of {', '.join(LAYER_NORMS)}, got {self.layer_norm!r}")
+        if not 0 <= self.position_offset < self.max_position_embeddings:
+            raise ValueError(f"position_offset ({self.position_offset}) must lie in the position table "
+                             f"(max_position_embeddings {self.max_position_embeddings})")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(f"hidden_size ({self.hidden_size}) must be divisible by "
                              f"num_attention_heads ({self.num_attention_heads})")
@@ -98,6 +104,8 @@ class MaskTransformerConfig:
         values = dataclasses.asdict(self)
         for key in ("attention_mode", "sparse_threshold", "layer_norm"):
             values.pop(key)
+        if not values["position_offset"]:  # BERT's convention, the config says nothing
+            values.pop("position_offset")
         return BertConfig(**values, **kwargs)
 
     @classmethod
@@ -129,16 +137,22 @@ class MaskTransformerConfig:
         config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(found.bert_config())
         return dataclasses.replace(config, **overrides)
 
+    @property
+    def positions(self) -> int:
+        """How many positions a sequence may use: the table's rows from :attr:`position_offset` on."""
+        return self.max_position_embeddings - self.position_offset
+
 
 class MaskTransformerEmbeddings(nn.Module):
     r"""Token, (soft-)position and segment embeddings, summed, layer-normalised and dropped out:
 
     .. math::
-        \mathbf{e}_i = \operatorname{LayerNorm}\left(\mathbf{E}^{tok}_{t_i} + \mathbf{E}^{pos}_{p_i}
+        \mathbf{e}_i = \operatorname{LayerNorm}\left(\mathbf{E}^{tok}_{t_i} + \mathbf{E}^{pos}_{p_i + o}
         + \mathbf{E}^{seg}_{s_i}\right)
 
     K-BERT's soft positions :math:`p_i` give an injected token the position it would have
-    if its branch continued the sentence.
+    if its branch continued the sentence; :math:`o` is the checkpoint's ``position_offset``
+    (0 for BERT, 2 for XLM-R).
     """
 
     def __init__(self, config: MaskTransformerConfig):
@@ -148,8 +162,10 @@ class MaskTransformerEmbeddings(nn.Module):
         self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.norm = LAYER_NORMS[config.layer_norm](config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.position_offset = config.position_offset
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor) -> Tensor:
+        pos = pos + self.position_offset if self.position_offset else pos
         return self.dropout(self.norm(self.word(input_ids) + self.position(pos) + self.segment(seg)))
 
 

@@ -51,8 +51,8 @@ from graphmatch.checkpoints.files import names_shown
 #: checkpoint names a BERT encoder may find missing: the pooler keeps its fresh initialisation
 BERT_MISSING_OK: tuple[str, ...] = ("pooler.dense.*",)
 #: checkpoint names a BERT encoder may leave unused: pretraining heads and legacy buffers
-BERT_UNUSED_OK: tuple[str, ...] = ("cls.predictions.*", "cls.seq_relationship.*", "embeddings.position_ids",
-                                   "embeddings.token_type_ids")
+BERT_UNUSED_OK: tuple[str, ...] = ("cls.predictions.*", "cls.seq_relationship.*", "lm_head.*",
+                                   "embeddings.position_ids", "embeddings.token_type_ids")
 #: the class attributes a module declares its allowances in (checkpoint format → patterns)
 KEYS_MISSING_OK, KEYS_UNUSED_OK = "checkpoint_keys_missing_ok", "checkpoint_keys_unused_ok"
 

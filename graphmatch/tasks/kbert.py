@@ -288,9 +288,10 @@ class KBertTask(KBertKeys, Task):
                 vocab_size=vocab_size(self.vocab_path()), hidden_size=m.hidden_size,
                 num_hidden_layers=m.num_layers, num_attention_heads=m.num_heads,
                 intermediate_size=m.intermediate_size, max_position_embeddings=m.max_position, **overrides)
-        if self.data.max_length > config.max_position_embeddings:
-            raise ValueError(f"data.max_length ({self.data.max_length}) exceeds the encoder's "
-                             f"max_position_embeddings ({config.max_position_embeddings})")
+        if self.data.max_length > config.positions:
+            raise ValueError(f"data.max_length ({self.data.max_length}) exceeds the encoder's {config.positions} "
+                             f"positions (max_position_embeddings {config.max_position_embeddings}"
+                             + (f", from row {config.position_offset})" if config.position_offset else ")"))
         entries = vocab_size(self.vocab_path())
         if entries > config.vocab_size:
             raise ValueError(f"the vocabulary {self.vocab_path()} has {entries} entries but the encoder "

@@ -188,3 +188,33 @@ def test_branch_pieces_reach_only_their_span(graphs, trees, pack):
     assert sorted(moved.nonzero().flatten().tolist()) == sorted(first.tolist() + span.tolist())
 
 
+
+
+@pytest.mark.parametrize("pack", [True, False])
+def test_xlmr_encoder_reads_its_positions_from_pad_plus_one(graphs, tmp_path, pack):
+    """An XLM-R checkpoint (position table from row pad + 1 = 2): every token's state is
+    XLMRobertaModel's own on that sentence, packed or padded."""
+    from transformers import BertModel, XLMRobertaModel
+
+    from graphmatch.checkpoints import resolve_checkpoint
+    from graphmatch.nn.pretrained import load_checkpoint
+    from tests.checkpoint_folders import xlmr_folder
+
+    folder, gs = graphs
+    rows = WordPieces.from_pretrained(folder).vocab_size
+    xlmr = xlmr_folder(tmp_path / "xlmr", [f"t{i}" for i in range(rows)], max_positions=64)
+    found = resolve_checkpoint(xlmr)
+    encoder = BertModel(found.bert_config(), add_pooling_layer=False)
+    load_checkpoint(encoder, found.checkpoint(), log=False)
+    model = RelationTransformer(encoder, 3, head="entity_start", pack=pack, pad_id=1).eval()
+    reference = XLMRobertaModel.from_pretrained(xlmr, add_pooling_layer=False).eval()
+    batch = next(iter(DataLoader(gs, batch_size=len(gs))))
+    with torch.no_grad():
+        states = model.encode(batch)
+        # the positions XLM-R gives a sentence without pads (its own count would skip the markers here,
+        # which hold id 1, the pad id, in this tiny vocabulary; tests/nn/test_roberta_positions.py lets
+        # XLMRobertaModel count them itself)
+        expected = torch.cat([reference(input_ids=g["token"].word_id[None],
+                                        position_ids=torch.arange(2, g["token"].num_nodes + 2)[None]
+                                        ).last_hidden_state[0] for g in gs])
+    assert torch.allclose(states, expected, atol=1e-5)

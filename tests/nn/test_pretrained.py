@@ -149,9 +149,9 @@ def test_not_a_checkpoint_and_vocabulary_mismatch(tmp_path):
                                          rf"have {len(VOCAB)} embedding rows"):
         resolve_pretrained(folder)
     (folder / "config.json").write_text(json.dumps({**json.loads((folder / "config.json").read_text()),
-                                                    "model_type": "roberta"}))
+                                                    "model_type": "deberta-v2"}))
     (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-    with pytest.raises(ValueError, match="is a 'roberta' model"):
+    with pytest.raises(ValueError, match="is a 'deberta-v2' model"):
         load_bert(folder)
 
 
