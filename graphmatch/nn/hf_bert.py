@@ -93,8 +93,9 @@ class HFBertEncoder(nn.Module):
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
                 return_attention_weights: bool = False):
         if pos.max() >= self.max_positions:
+            table = self.bert.config.max_position_embeddings
             raise ValueError(f"position {int(pos.max())} exceeds the encoder's {self.max_positions} positions "
-                             f"(max_position_embeddings {self.bert.config.max_position_embeddings}); shorten max_length")
+                             f"(max_position_embeddings {table}); shorten max_length")
         mask = additive_mask(visible, self.bert.dtype)
         out = self.bert(input_ids=input_ids, attention_mask=mask, token_type_ids=seg,
                         position_ids=pos + self.position_offset,
