@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from graphmatch.checkpoints import resolve_checkpoint  # noqa: E402
-from graphmatch.data.kbert import make_builder, source_file, tree_options  # noqa: E402
+from graphmatch.data.kbert import make_builder, source_file  # noqa: E402
+from graphmatch.data.kbert_options import TreeOptions  # noqa: E402
 from graphmatch.datafiles import iter_lines  # noqa: E402
 from graphmatch.graphs.branch_selection import BranchSelection  # noqa: E402
 from graphmatch.knowledge import resolve_kg  # noqa: E402
@@ -78,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     trunk = None
     for label, (graph, extra) in arms.items():
-        options = tree_options("classification", None, args.max_length, 2, "default", kind, lowercase,
-                               noun_reading=extra.get("noun_reading", False))
+        options = TreeOptions(max_length=args.max_length, tokenization=kind, lowercase=lowercase,
+                              noun_reading=extra.get("noun_reading", False)).builder_options()
         selection = (BranchSelection(SentenceEmbedder(checkpoint), threshold=extra["select"])
                      if "select" in extra else None)
         trees = make_builder(graph, vocab, options, selection=selection).build(texts)

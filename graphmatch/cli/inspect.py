@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_SEGMENTER
 from graphmatch.tasks.keys import BUILTIN_TASKS
 
 NO_INPUT = "no input: every line is empty"
@@ -53,17 +54,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _kbert_arguments(kb: argparse.ArgumentParser) -> None:
     kb.add_argument("--kg", help="knowledge graph: hownet, medical, wordnet or a .spo file "
                     "(default: none, plain BERT input)")
-    kb.add_argument("--max-length", type=int, help="tokens kept after the tree is built (default: the builder's, 256)")
+    kb.add_argument("--max-length", type=int, help=f"tokens kept after the tree is built (default: {KBERT_MAX_LENGTH})")
     kb.add_argument("--mode", choices=("default", "reference"), default="default",
                     help="reference reproduces the official K-BERT knowledge layer (default: default)")
-    kb.add_argument("--max-entities", type=int, default=2, help="values injected per word (default: 2)")
+    kb.add_argument("--max-entities", type=int, help=f"values injected per word (default: {KBERT_MAX_ENTITIES})")
     kb.add_argument("--no-predicate", action="store_true", help="inject the object alone (K-BERT's NER input)")
     kb.add_argument("--query", choices=("trie", "words"), default=None,
                     help="K-Query by longest subject match, or by the words of --segmenter (default: trie; "
                     "word pieces: their words)")
     kb.add_argument("--pretrained", metavar="DIR", help="a checkpoint folder (or minilm) whose vocab.txt gives the "
                     "tokens; an English one's word pieces")
-    kb.add_argument("--segmenter", default="jieba", help="segmenter for --query words (default: jieba)")
+    kb.add_argument("--segmenter", help=f"segmenter for --query words (default: {KBERT_SEGMENTER})")
     _common(kb)
 
 
@@ -109,10 +110,10 @@ def kbert_rows(
     vocab: str | None = None,
     data_dir: str | None = None,
     mode: str = "default",
-    max_entities: int = 2,
+    max_entities: int | None = None,
     predicate: bool = True,
     query: str | None = None,
-    segmenter: str = "jieba",
+    segmenter: str | None = None,
     pretrained: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One dict per non-blank line ``text`` or ``text_a<TAB>text_b``; errors name the line.
@@ -121,11 +122,13 @@ def kbert_rows(
     a graph name or ``.spo`` file (:obj:`None`, ``"none"`` or ``"null"``: plain BERT input),
     ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``), ``pretrained`` a
     checkpoint folder or short name whose vocabulary is used instead (word pieces for an English
-    one); ``max_length`` and ``query`` :obj:`None` for the builder's.
+    one); ``max_length``, ``max_entities``, ``query`` and ``segmenter`` :obj:`None` for the builder's
+    (:class:`~graphmatch.data.kbert_options.TreeOptions`).
     """
     import numpy as np
 
-    from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, TreeCore, tree_visibility
+    from graphmatch.data.kbert_options import TreeOptions
+    from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer
@@ -135,10 +138,11 @@ def kbert_rows(
     else:
         tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
-    builder = TreeCore(  # the array core of SentenceTreeBuilder: the same trees, without importing torch
-        graph, tokenizer, max_length=max_length or DEFAULT_MAX_LENGTH, max_entities=max_entities, predicate=predicate,
-        mode=mode, query=query, segmenter=segmenter, keep_text=True,
-    )
+    given = {name: value for name, value in (("max_length", max_length or None), ("max_entities", max_entities),
+                                             ("segmenter", segmenter)) if value is not None}
+    options = TreeOptions.for_tokenizer(tokenizer, mode=mode, query=query, predicate=predicate, **given)
+    # the array core of SentenceTreeBuilder: the same trees, without importing torch
+    builder = TreeCore(graph, tokenizer, keep_text=True, **options.core_arguments())
     seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
@@ -181,7 +185,8 @@ def let_rows(
     comma list, :obj:`None` for the lattice of all three; ``max_length`` :obj:`None` for the
     builder's).
     """
-    from graphmatch.graphs.let_core import ALL_SEGMENTERS, DEFAULT_MAX_LENGTH, LatticePairCore
+    from graphmatch.graphs.defaults import LET_MAX_LENGTH
+    from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
@@ -190,7 +195,7 @@ def let_rows(
         tokenizer,
         load_lexicon(data_dir) if senses else None,
         segmenters=segmenters or ALL_SEGMENTERS,
-        max_length=max_length or DEFAULT_MAX_LENGTH,
+        max_length=max_length or LET_MAX_LENGTH,
         senses=senses,
         keep_text=True,
     )

@@ -160,6 +160,7 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    from graphmatch.data.kbert_options import TreeOptions
     from graphmatch.graphs.kbert import SentenceTreeBuilder
     from graphmatch.knowledge import KnowledgeGraph
 
@@ -169,7 +170,9 @@ def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any,
     kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
     tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
     selection = _selection(getattr(args, "select", None), args.pretrained)
-    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection, **length)(text, text_b)
+    options = TreeOptions.for_tokenizer(tokenizer, **length)
+    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection,
+                               **options.core_arguments())(text, text_b)
     if selection is not None:
         for d in selection.dropped:
             print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)

@@ -31,12 +31,12 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
+from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_core import DEFAULT_MAX_LENGTH, STOP_WORDS
 from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
@@ -101,8 +101,8 @@ class KBertDataset(CachedDataset):
             ``$GRAPHMATCH_CACHE/processed/kbert``).
         kg (str, optional): ``"hownet"``, ``"medical"``, a ``.spo`` path, or ``None`` for no
             knowledge (plain BERT input). (default: ``"hownet"``)
-        max_length (int): tokens kept after injection. (default: :data:`DEFAULT_MAX_LENGTH`)
-        max_entities (int): branches per word. (default: 2)
+        max_length (int): tokens kept after injection. (default: :attr:`TreeOptions.max_length`)
+        max_entities (int): branches per word. (default: :attr:`TreeOptions.max_entities`)
         vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
         tokenization (str): ``"chars"`` (Chinese characters), ``"wordpiece"`` (an English
             checkpoint's word pieces; classification and pairs only) or ``"auto"``, which reads
@@ -116,6 +116,8 @@ class KBertDataset(CachedDataset):
         force_reload (bool): rebuild even when a cache exists.
         builder (SentenceTreeBuilder, optional): the builder, made from ``kg`` and ``vocab`` (its
             options key the cache); by default :func:`make_builder` makes it when graphs are built.
+        options (TreeOptions, optional): the tree options, made once (the task's): they replace
+            ``max_length``, ``max_entities``, ``mode``, ``tokenization``, ``lowercase`` and ``noun_reading``.
 
     Graphs carry ``y`` (``[1]``, classification) or ``token.y`` (NER tag ids, -100 on branch
     tokens), and ``entity.length`` (tokens of each branch kept after the cut). NER graphs also
@@ -130,11 +132,13 @@ class KBertDataset(CachedDataset):
 
     def __init__(self, name: str, split: str = "train", root: str | os.PathLike | None = None,
                  cache: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
-                 max_length: int = DEFAULT_MAX_LENGTH, max_entities: int = 2, vocab: str | os.PathLike | None = None,
-                 labels: list[str] | None = None, limit: int | None = None, mode: str = "default",
+                 max_length: int = TreeOptions.max_length, max_entities: int = TreeOptions.max_entities,
+                 vocab: str | os.PathLike | None = None, labels: list[str] | None = None, limit: int | None = None,
+                 mode: str = TreeOptions.mode,
                  transform=None, force_reload: bool = False, progress: bool = True,
-                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto", lowercase: bool = True,
-                 selection: BranchSelection | None = None, noun_reading: bool = False):
+                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto",
+                 lowercase: bool = TreeOptions.lowercase, selection: BranchSelection | None = None,
+                 noun_reading: bool = TreeOptions.noun_reading, options: TreeOptions | None = None):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -148,9 +152,15 @@ class KBertDataset(CachedDataset):
         self.given_labels = list(labels) if labels is not None else None
         self.labels: list[str] = list(labels) if labels is not None else []
         self._given, self._builder = builder is not None, builder
-        self._tree_options = tree_options(self.kind, labels, max_length, max_entities, mode,
-                                          tokenization_of(self.vocab_path, tokenization, tagging=self.kind == "ner"),
-                                          lowercase, noun_reading)
+        if options is None:
+            options = TreeOptions(self.kind, max_length, max_entities, mode,
+                                  tokenization_of(self.vocab_path, tokenization, tagging=self.kind == "ner"), lowercase,
+                                  noun_reading)
+        elif options.kind != self.kind:
+            raise ValueError(f"tree options of {options.kind} data for a {self.kind} dataset")
+        #: what the trees are built with
+        self.tree_options = options
+        self._tree_options = options.builder_options(labels)
         self._selection = selection
         if selection is not None:  # only then: the keys of caches without a selection stay as they were
             self._tree_options["selection"] = selection.options()
@@ -368,42 +378,11 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
     return sorted(labels, key=lambda s: (0, int(s)) if s.lstrip("-").isdigit() else (1, s))
 
 
-def tree_options(kind: str, labels: list[str] | None, max_length: int, max_entities: int,
-                 mode: str = "default", tokenization: str = "chars", lowercase: bool = True,
-                 noun_reading: bool = False) -> dict[str, Any]:
-    """The :class:`SentenceTreeBuilder` options of a dataset kind. The NER rule, as K-BERT's NER
-    script: a branch is the object alone (no predicate), no ``[CLS]``, tag ids from ``labels``.
-    ``tokenization="wordpiece"`` (English word pieces, uncased when ``lowercase``) adds the
-    tokenizer, its case and K-Query's stop words and longest match; ``"sentencepiece"`` (a
-    SentencePiece checkpoint such as e5) the tokenizer, queried by the trie over characters; NER
-    is refused for both (its tags are one per character). ``noun_reading`` (word pieces only): a
-    single word matches where it reads as a noun (:mod:`graphmatch.knowledge.noun_reading`)."""
-    ner = kind == "ner"
-    if noun_reading and tokenization != "wordpiece":
-        raise ValueError("data.select.noun_reading reads English words as nouns (WordNet): it needs word pieces "
-                         f"(an English checkpoint), not {tokenization}")
-    if tokenization == "sentencepiece":
-        if ner:
-            raise ValueError("K-BERT NER tags characters; SentencePiece pieces (e5, XLM-R) take classification and "
-                             "pair data only")
-        return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
-                "predicate": True, "add_cls": True, "tokenizer": "sentencepiece"}
-    if tokenization == "wordpiece":
-        if ner:
-            raise ValueError("K-BERT NER tags characters; word pieces (an English checkpoint) take classification "
-                             "and pair data only")
-        return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "predicate": True,
-                "add_cls": True, "tokenizer": "wordpiece", "lowercase": lowercase, "stop_words": sorted(STOP_WORDS),
-                "max_words": 3, **({"noun_readings": True} if noun_reading else {})}
-    return {"max_length": max_length, "max_entities": max_entities, "mode": mode, "query": "trie",
-            "segmenter": "jieba", "predicate": not ner, "add_cls": not ner,
-            "tag_to_id": {t: i for i, t in enumerate(labels)} if ner and labels is not None else None}
-
-
 def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
                  keep_text: bool = False, selection: BranchSelection | None = None) -> SentenceTreeBuilder:
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
-    with :func:`tree_options` (the one place K-BERT's builder is made) and a branch ``selection``."""
+    with :meth:`TreeOptions.builder_options` (the one place K-BERT's builder is made) and a branch
+    ``selection``."""
     kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
     options = dict(options)
     options.pop("selection", None)  # its settings key the cache; the object itself is given
@@ -414,7 +393,8 @@ def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
 
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
-    """The :func:`tree_options` ``names`` of a builder, as they key a cache."""
+    """The builder options ``names`` (:meth:`~graphmatch.data.kbert_options.TreeOptions.builder_options`) of a
+    builder, as they key a cache."""
     derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "sentencepiece" if builder.subword else "chars",
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),
                "selection": lambda: builder.selection.options() if builder.selection is not None else None,

@@ -1,6 +1,6 @@
 """The relation graph builder's settings as one frozen object, made once from a recipe's ``data``
 section (or a command line's flags) and handed to the dataset, the task, ``inspect`` and ``show``
-alike; every default is written here once (the builders' own, :mod:`graphmatch.graphs.relation`).
+alike; every default is written here once (the builders' own, :mod:`graphmatch.graphs.defaults`).
 
 ``max_length: auto`` is decided once, on the training sentences (:meth:`RelationOptions.decided`):
 the options then carry the length, and a checkpoint stores it."""
@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from graphmatch.graphs.relation import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_LENGTH
+from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
 
 #: ``max_length``'s value that leaves the length to the training sentences
 AUTO = "auto"
@@ -29,8 +29,8 @@ class RelationOptions:
     """
 
     tokenization: str = "words"
-    max_distance: int = DEFAULT_MAX_DISTANCE
-    max_length: int | str = DEFAULT_MAX_LENGTH
+    max_distance: int = RELATION_MAX_DISTANCE
+    max_length: int | str = RELATION_MAX_LENGTH
     markers: bool = True
     position_anchor: str = "span"
     inject: str = "entities"

@@ -14,7 +14,7 @@ from graphmatch.data.relation import SPLITS, RelationDataset, dev_ids
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.relation_formats import RelationExample, read_semeval_file
 from graphmatch.datafiles import locate
-from graphmatch.graphs.relation import DEFAULT_MAX_DISTANCE, DEFAULT_MAX_LENGTH
+from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
 
 TRAIN_FILE = "semeval2010_task8/TRAIN_FILE.TXT"
 TEST_FILE = "semeval2010_task8/TEST_FILE_FULL.TXT"
@@ -45,8 +45,8 @@ class SemEval2010Task8(RelationDataset):
         split: str = "train",
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
-        max_distance: int = DEFAULT_MAX_DISTANCE,
-        max_length: int = DEFAULT_MAX_LENGTH,
+        max_distance: int = RELATION_MAX_DISTANCE,
+        max_length: int = RELATION_MAX_LENGTH,
         train_file: str | os.PathLike | None = None,
         test_file: str | os.PathLike | None = None,
         **kwargs,

@@ -84,12 +84,12 @@ class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.
 
     Takes the arguments of :class:`~graphmatch.graphs.kbert_core.TreeCore`: ``kg``,
-    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.kbert_core.DEFAULT_MAX_LENGTH`),
-    ``max_entities`` (2), ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
+    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.defaults.KBERT_MAX_LENGTH`),
+    ``max_entities``, ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
     ``query`` (``"trie"`` or ``"words"``),
-    ``segmenter`` (``"jieba"``), ``add_cls`` (:obj:`True`), ``tag_to_id``, ``keep_text``
+    ``segmenter``, ``add_cls`` (:obj:`True`), ``tag_to_id``, ``keep_text``
     (store ``text`` lists on every node type, for inspection), and for word pieces
-    ``stop_words`` and ``max_words`` (3). ``tokenizer`` is a
+    ``stop_words`` and ``max_words``. ``tokenizer`` is a
     :class:`~graphmatch.text.CharTokenizer` (Chinese characters) or a
     :class:`~graphmatch.text.WordPieceTokenizer` (English word pieces: K-Query over its words).
     """

@@ -85,6 +85,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_MAX_WORDS, KBERT_SEGMENTER
 from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.knowledge.noun_reading import NounReadings
@@ -98,8 +99,6 @@ WORD_EDGE = ("token", "in", "word")
 ENTITY_EDGE = ("token", "in", "entity")
 ANCHOR_EDGE = ("entity", "on", "word")
 IGNORE_INDEX = -100
-#: tokens a sentence tree keeps by default (K-BERT's ``seq_length``); the recipes' ``data.max_length``
-DEFAULT_MAX_LENGTH = 256
 NODE_TYPES = ("token", "word", "entity")
 EDGE_TYPES = (WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _UNSET = np.iinfo(np.int32).min
@@ -379,9 +378,9 @@ class TreeCore:
         tokenizer (CharTokenizer or WordPieceTokenizer): the character vocabulary, or the
             word pieces of an English checkpoint (word-piece mode).
         max_length (int, optional): the tree is built in full, then cut to this many tokens.
-            (default: :data:`DEFAULT_MAX_LENGTH`)
+            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_LENGTH`)
         max_entities (int, optional): values injected per word, the first ones in file order.
-            (default: :obj:`2`)
+            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_ENTITIES`)
         predicate (bool, optional): a value is predicate + object glued (K-BERT's classification
             input); :obj:`False` gives the object alone (its NER input). (default: :obj:`True`)
         mode (str, optional): ``"default"`` or ``"reference"`` (the official knowledge layer,
@@ -391,7 +390,7 @@ class TreeCore:
             tokenizer's words (``"words"``, the only choice). (default: ``"trie"`` for
             characters, ``"words"`` for word pieces)
         segmenter (str, optional): segmenter name for ``query="words"`` over characters.
-            (default: :obj:`"jieba"`)
+            (default: :data:`~graphmatch.graphs.defaults.KBERT_SEGMENTER`)
         add_cls (bool, optional): start with ``[CLS]`` (the NER reference has none).
             (default: :obj:`True`)
         tag_to_id (Mapping[str, int], optional): NER tag ids, needed to pass ``tags``.
@@ -400,7 +399,7 @@ class TreeCore:
         stop_words (Collection[str], optional): word-piece mode: lower-case words that are never
             a match alone, nor start or end one standing apart. (default: :data:`STOP_WORDS`)
         max_words (int, optional): word-piece mode: the longest match, in words.
-            (default: :obj:`3`)
+            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_WORDS`)
         hang_after (Collection[str], optional): tags of :meth:`build_parts` that a branch hangs
             after when they follow its span's last token (a closing entity marker): the branch
             skips them, its soft positions still continue from the span's end. (default: none)
@@ -417,17 +416,17 @@ class TreeCore:
         self,
         kg: KnowledgeGraph | None,
         tokenizer: CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_entities: int = 2,
+        max_length: int = KBERT_MAX_LENGTH,
+        max_entities: int = KBERT_MAX_ENTITIES,
         predicate: bool = True,
         mode: str = "default",
         query: str | None = None,
-        segmenter: str = "jieba",
+        segmenter: str = KBERT_SEGMENTER,
         add_cls: bool = True,
         tag_to_id: Mapping[str, int] | None = None,
         keep_text: bool = False,
         stop_words: Collection[str] | None = None,
-        max_words: int = 3,
+        max_words: int = KBERT_MAX_WORDS,
         hang_after: Collection[str] = (),
         noun_readings: NounReadings | None = None,
         selection: BranchSelection | None = None,

@@ -10,13 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.knowledge import HowNetLexicon, SememeVectors
 from graphmatch.text import CharTokenizer, Span, lattice
 from graphmatch.text.segmenters import installed_segmenters, segmenter_version
 
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
-#: tokens a pair keeps by default ([CLS] and both [SEP] included); the recipes' ``data.max_length``
-DEFAULT_MAX_LENGTH = 128
 
 #: node types and edge types of every LET pair graph (empty ones included, so batches agree)
 NODE_TYPES = ("token", "word", "sense", "sememe")
@@ -77,7 +76,7 @@ class LatticePairCore:
         tokenizer: CharTokenizer,
         lexicon: HowNetLexicon | None = None,
         segmenters: str | Sequence[str] = ALL_SEGMENTERS,
-        max_length: int = DEFAULT_MAX_LENGTH,
+        max_length: int = LET_MAX_LENGTH,
         senses: bool = True,
         sememe_index: dict[str, int] | None = None,
         keep_text: bool = False,

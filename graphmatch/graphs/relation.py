@@ -52,6 +52,12 @@ from typing import Protocol
 import torch
 from torch_geometric.data import HeteroData
 
+from graphmatch.graphs.defaults import (  # noqa: F401 - the relation graphs' choices, re-exported
+    POSITION_ANCHORS,
+    RELATION_MAX_DISTANCE,
+    RELATION_MAX_LENGTH,
+    TOKENIZATIONS,
+)
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, UnrepresentableExample, parse_markup
 
 #: version of the relation sentence graphs (this module, relation_markup) this builder writes: bump it
@@ -63,12 +69,6 @@ _TOKEN_RE = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _UNUSED_RE = re.compile(r"\[unused(\d+)\]")
 
-DEFAULT_MAX_DISTANCE = 50
-DEFAULT_MAX_LENGTH = 90
-#: tokenisations of the BiLSTM models (:func:`splitter`); ``pieces`` is a pretrained tokenizer's
-TOKENIZATIONS = ("words", "chars", "jieba", "thulac", "pkuseg")
-#: what relative positions are measured from: the entity's span, or its last token
-POSITION_ANCHORS = ("span", "last")
 
 
 def tokenize(text: str) -> list[str]:
@@ -287,8 +287,8 @@ class RelationGraphBuilder:
     def __init__(
         self,
         vocab: Lookup,
-        max_distance: int = DEFAULT_MAX_DISTANCE,
-        max_length: int = DEFAULT_MAX_LENGTH,
+        max_distance: int = RELATION_MAX_DISTANCE,
+        max_length: int = RELATION_MAX_LENGTH,
         keep_text: bool = False,
         markers: bool = True,
         split: Callable[[str], list[str]] = tokenize,

@@ -52,6 +52,7 @@ import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
+from graphmatch.graphs.defaults import INJECT
 from graphmatch.graphs.kbert_core import ANCHOR_EDGE, ENTITY_EDGE, WORD_EDGE, Coverage, Part, TreeCore, Trees
 from graphmatch.graphs.relation import (
     RelationGraphBuilder,
@@ -68,8 +69,6 @@ from graphmatch.text import WordPieceTokenizer
 
 #: version of the relation sentence trees this builder writes: bump it whenever they change
 FORMAT_VERSION = 1
-#: where branches go: the entities' head words only, or every matched word
-INJECT = ("entities", "all")
 VALUE = "value"
 VALUE_EDGE = ("token", "in", VALUE)
 VALUE_ANCHOR = (VALUE, "on", "word")

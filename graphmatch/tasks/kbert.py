@@ -19,7 +19,8 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs
-from graphmatch.data.kbert import KINDS, dataset_kind, make_builder, tree_options
+from graphmatch.data.kbert import KINDS, dataset_kind, make_builder
+from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -55,6 +56,7 @@ class KBertTask(KBertKeys, Task):
             self.metrics, self.monitor = ("accuracy",), "accuracy"
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._tokenization: tuple[str, bool] | None = None  # tokenization(): read from the files once
+        self._tree_options: TreeOptions | None = None
         self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
         self._selection: BranchSelection | None = None
@@ -103,13 +105,20 @@ class KBertTask(KBertKeys, Task):
             self._selection = BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
         return self._selection
 
+    @property
+    def tree_options(self) -> TreeOptions:
+        """What every sentence tree of this task is built with (the datasets' and :meth:`builder`'s),
+        made once from the ``data`` section, the data's kind and the vocabulary's tokenization."""
+        if self._tree_options is None:
+            tokenization, lowercase = self.tokenization()
+            self._tree_options = TreeOptions.of(self.data, kind=self.kind, tokenization=tokenization,
+                                                lowercase=lowercase)
+        return self._tree_options
+
     def _common(self) -> dict[str, Any]:
         d = self.data_cfg
-        tokenization, lowercase = self.tokenization()
-        return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], max_length=d["max_length"],
-                    max_entities=d["max_entities"], vocab=self.vocab_path(), mode=d["mode"],
-                    progress=self.config["train"]["progress"], tokenization=tokenization, lowercase=lowercase,
-                    selection=self.selection(), noun_reading=self.data.select.noun_reading)
+        return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], vocab=self.vocab_path(),
+                    progress=self.config["train"]["progress"], selection=self.selection(), options=self.tree_options)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once; its labels are the task's."""
@@ -193,8 +202,7 @@ class KBertTask(KBertKeys, Task):
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
-            options = tree_options(self.kind, self.label_names(), d["max_length"], d["max_entities"], d["mode"],
-                                   *self.tokenization(), noun_reading=self.data.select.noun_reading)
+            options = self.tree_options.builder_options(self.label_names())
             self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
                                          keep_text=keep_text, selection=self.selection())
         return self._builder

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
 from graphmatch.models.choices import Head, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.builder_options import KBERT_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 BACKENDS = ("ours", "hf")
@@ -41,8 +41,8 @@ class KBertData:
     root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
     cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
     kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
-    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
-    max_entities: int = key(2, "branches injected per word", interval="[0, inf)")
+    max_length: int = key(KBERT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
+    max_entities: int = key(KBERT_MAX_ENTITIES, "branches injected per word", interval="[0, inf)")
     vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's (its vocab.txt, or a SentencePiece "
                                   "tokenizer.json), else Google's Chinese vocabulary")
     tokenization: Literal["auto", "chars", "wordpiece", "sentencepiece"] = key(

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.builder_options import LET_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
@@ -44,7 +44,7 @@ class LETData:
                                                                "installed: error, or skip it (the lattice is "
                                                                "made of the others)")
     senses: bool = key(True, "build sense and sememe nodes (HowNet)")
-    max_length: int = key(DEFAULT_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
+    max_length: int = key(LET_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
                           interval="[5, inf)")
     limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
                                               "(graphs are built for them only)")

@@ -7,11 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from graphmatch.graphs.defaults import (
+    INJECT,
+    POSITION_ANCHORS,
+    RELATION_MAX_DISTANCE,
+    RELATION_MAX_LENGTH,
+    TOKENIZATIONS,
+)
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
-from graphmatch.tasks.builder_options import INJECT, POSITION_ANCHORS, TOKENIZATIONS
-from graphmatch.tasks.builder_options import RELATION_MAX_DISTANCE as DEFAULT_MAX_DISTANCE
-from graphmatch.tasks.builder_options import RELATION_MAX_LENGTH as DEFAULT_MAX_LENGTH
 from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
@@ -43,8 +47,8 @@ class RelationData:
     negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
                                                   "default list")
     limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
-    max_distance: int = key(DEFAULT_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
-    max_length: int | str = key(DEFAULT_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
+    max_distance: int = key(RELATION_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
+    max_length: int | str = key(RELATION_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
                                                      "around the entities; auto = the longest training sentence",
                                 check=_max_length, allowed="a count >= 2, or auto")
     on_bad_line: Literal["error", "skip"] = key("error", "a line the model cannot represent (entities further "
