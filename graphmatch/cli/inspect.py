@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    for name in BUILTIN_TASKS:  # each family of the task registry, with its own options
+    for name in (n for n in BUILTIN_TASKS if n in KINDS):  # the registry's families, each with its options
         help_text, add_arguments = KINDS[name]
         kind = kinds.add_parser(name, help=help_text)
         add_arguments(kind)

@@ -37,8 +37,6 @@ from typing import Any
 
 from graphmatch.tasks.keys import BUILTIN_TASKS
 
-#: the families of the task registry, each drawn by its builder (:data:`GRAPHS`)
-KINDS = BUILTIN_TASKS
 VOCAB_FILE = "kbert/vocab/google_vocab.txt"
 LET_CLOSURES = (("word", "reach_fwd", "word"),)
 SEES = ("token", "sees", "token")
@@ -234,6 +232,8 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
 GRAPHS: dict[str, Callable[[argparse.Namespace, dict[str, int]], tuple[Any, dict[str, Any]]]] = {
     "kbert": _kbert_graph, "let": _let_graph, "relation": _relation_graph,
 }
+#: the families of the task registry that ``show`` draws
+KINDS = tuple(name for name in BUILTIN_TASKS if name in GRAPHS)
 
 def _branch_visibility(data: Any, visible: Any) -> Any:
     """The ``(token, sees, token)`` pairs that involve a branch token (trunk pairs are all visible)."""
