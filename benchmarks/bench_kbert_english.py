@@ -100,7 +100,7 @@ def coverage_tables(english, chinese, wordnet, hownet, semeval, sst2, chnsentico
     for name, texts, kg_name, make in rows:
         builder = make()
         coverage = collated_coverage(TreeCorpusBuilder(builder)(texts)[1])
-        tokenizer = "MiniLM word pieces" if builder.pieces else "Google Chinese characters"
+        tokenizer = "MiniLM word pieces" if builder.finder.tokenization == "wordpiece" else "Google Chinese characters"
         print(f"| {name} | {coverage.inputs:,} | {kg_name} | {tokenizer} | {100 * coverage.share:.1f} % | "
               f"{coverage.per_input:.2f} | {100 * coverage.token_share:.1f} % |")
         warnings.append(coverage.warning(kg_name.split()[0]))

@@ -395,7 +395,7 @@ def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
     """The builder options ``names`` (:meth:`~graphmatch.data.kbert_options.TreeOptions.builder_options`) of a
     builder, as they key a cache."""
-    derived = {"tokenizer": lambda: "wordpiece" if builder.pieces else "sentencepiece" if builder.subword else "chars",
+    derived = {"tokenizer": lambda: builder.finder.tokenization,
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),
                "selection": lambda: builder.selection.options() if builder.selection is not None else None,
                "noun_readings": lambda: builder.noun_readings is not None}

@@ -97,7 +97,7 @@ class SentenceTreeBuilder(TreeCore):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(mode={self.mode!r}, query={self.query!r}, max_length={self.max_length}, "
                 f"max_entities={self.max_entities}, predicate={self.predicate}, kg={self.kg is not None}"
-                + (f", tokenizer={self.tokenizer!r})" if self.pieces else ")"))
+                + (f", tokenizer={self.tokenizer!r})" if self.finder.tokenization == "wordpiece" else ")"))
 
     def __call__(
         self,
