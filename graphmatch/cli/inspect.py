@@ -185,20 +185,17 @@ def let_rows(
     comma list, :obj:`None` for the lattice of all three; ``max_length`` :obj:`None` for the
     builder's).
     """
-    from graphmatch.graphs.defaults import LET_MAX_LENGTH
-    from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
+    from graphmatch.data.let_options import LatticeOptions
+    from graphmatch.graphs.let_core import LatticePairCore
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
-    builder = LatticePairCore(  # the array core of LatticePairBuilder: the same graph, without importing torch
-        tokenizer,
-        load_lexicon(data_dir) if senses else None,
-        segmenters=segmenters or ALL_SEGMENTERS,
-        max_length=max_length or LET_MAX_LENGTH,
-        senses=senses,
-        keep_text=True,
-    )
+    given = {name: value for name, value in (("segmenters", segmenters), ("max_length", max_length)) if value}
+    options = LatticeOptions(senses=senses, **given)
+    # the array core of LatticePairBuilder: the same graph, without importing torch
+    builder = LatticePairCore(tokenizer, load_lexicon(data_dir) if senses else None, keep_text=True,
+                              **options.builder_arguments())
     seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")

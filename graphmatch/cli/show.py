@@ -178,6 +178,7 @@ def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any,
 
 
 def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
+    from graphmatch.data.let_options import LatticeOptions
     from graphmatch.graphs.let import LatticePairBuilder
     from graphmatch.knowledge import load_lexicon
 
@@ -186,9 +187,8 @@ def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, d
         raise ValueError("--kind let matches two texts: give text and text_b")
     lexicon = None if args.no_senses else load_lexicon(args.data_dir)
     tokenizer = _tokenizer(args.vocab, args.data_dir, [text, text_b])
-    builder = LatticePairBuilder(
-        tokenizer, lexicon, segmenters=args.segmenters, senses=not args.no_senses, keep_text=True, **length
-    )
+    options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses, **length)
+    builder = LatticePairBuilder(tokenizer, lexicon, keep_text=True, **options.builder_arguments())
     data = builder(text, text_b)
     closures = [et for et in LET_CLOSURES if et in data.edge_types]
     drawn = None if args.closures else [et for et in data.edge_types if et not in closures]

@@ -21,6 +21,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
+from graphmatch.data.let_options import LatticeOptions
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
@@ -78,14 +79,13 @@ class LETTask(LETKeys, Task):
     def builder(self, keep_text: bool = False) -> LatticePairBuilder:
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
+            options = LatticeOptions.of(self.data, segmenters=self._segmenters)
             self._builder = LatticePairBuilder(
                 self.tokenizer(),
-                load_lexicon(d["root"]) if d["senses"] else None,
-                segmenters=self._segmenters,
-                max_length=d["max_length"],
-                senses=d["senses"],
+                load_lexicon(d["root"]) if options.senses else None,
                 sememe_index={n: i for i, n in enumerate(self.sememe_names())},
                 keep_text=keep_text,
+                **options.builder_arguments(),
             )
         return self._builder
 
