@@ -1,31 +1,36 @@
 """Every documented command is a test: the ``bash`` and ``python`` blocks of README.md and
-docs/*.md run as written, in order, in one empty folder outside the checkout, with the wheel
-installed in a fresh venv and the real data in ``$GRAPHMATCH_DATA``.
+docs/*.md run as written, in order, one test per doc, each in an empty folder of its own outside
+the checkout, with the wheel installed in a fresh venv and the real data in ``$GRAPHMATCH_DATA``.
 
-Training is shortened with ``GRAPHMATCH_SHORTEN=1`` (docs/engine.md), a recipe trains once per
-session and placeholders name the run just made (``tests/doc_shim.py``); the inputs a command
-reads as ``sentences.txt`` and the like are written first (:data:`INPUTS`). A block that cannot
+Training is shortened with ``GRAPHMATCH_SHORTEN=1`` (docs/engine.md), a run trains once per
+session whichever doc names it first, and placeholders name the run just made
+(``tests/doc_shim.py``); the inputs a command reads as ``sentences.txt`` and the like are written
+first (:data:`INPUTS`). The wheel and venv are made once per session, for all xdist workers, and
+the cache is the suite's own ``$GRAPHMATCH_CACHE``, reused as a user's is. A block that cannot
 run here is marked in the Markdown right before it, visibly, with its reason:
-``<!-- doc-test: skip "trains for hours" -->``; each skipped block is listed as a warning, and a
+``<!-- doc-test: skip "needs a GPU" -->``; each skipped block is listed as a warning, and a
 marker without a reason, or with no block after it, fails.
-
-The run takes about 10 minutes on a loaded 2-core machine from an empty cache, over the suite's
-budget, so it runs only with ``GRAPHMATCH_DOC_COMMANDS=1``; the markers are checked always.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import resource
 import shutil
 import subprocess
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from wheel_install import REPO, build_wheel, install_wheel, outside_env
+
+from graphmatch.datafiles import CACHE_DIR
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\s*$")
@@ -44,8 +49,6 @@ INPUTS = {
     "key.txt": "1\tCause-Effect(e1,e2)\n2\tComponent-Whole(e2,e1)\n",
 }
 BLOCK_TIMEOUT = 600
-#: the variable that runs the documented commands (too long for the default suite yet)
-OPT_IN = "GRAPHMATCH_DOC_COMMANDS"
 
 
 @dataclass(frozen=True)
@@ -87,11 +90,17 @@ def collect(path: Path) -> list[Block]:
     return blocks
 
 
+#: the docs with a block to run, one test each
+RUN_DOCS = [doc for doc in DOCS if any(not block.skip for block in collect(doc))]
+
+
 def test_markers_have_reasons_and_blocks(tmp_path):
     blocks = [b for doc in DOCS for b in collect(doc)]
     assert len(blocks) > 30 and {b.language for b in blocks} == set(LANGUAGES)
     skipped = [b for b in blocks if b.skip]
-    assert len(skipped) <= 17  # commands that take hours or need what no CI has: adding one is a decision
+    for block in skipped:
+        warnings.warn(f"doc-test skipped {block.where}: {block.skip}", stacklevel=1)
+    assert len(skipped) <= 14  # commands that take hours or need what no CI has: adding one is a decision
     bad = tmp_path / "bad.md"
     for text, error in [('<!-- doc-test: skip -->\n```bash\nls\n```\n', "needs a reason"),
                         ('<!-- doc-test: skip " " -->\n```bash\nls\n```\n', "needs a reason"),
@@ -103,28 +112,61 @@ def test_markers_have_reasons_and_blocks(tmp_path):
             collect(bad)
 
 
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
-    """A working folder outside the checkout and the environment of a user with the wheel."""
-    if os.environ.get(OPT_IN) != "1":
-        pytest.skip(f"the documented commands run with {OPT_IN}=1")
-    root = tmp_path_factory.mktemp("doc-commands")
-    venv = root / "venv"
-    install_wheel(build_wheel(root / "wheel"), venv)
-    shim = root / "shim"
-    shim.mkdir()
-    (shim / "graphmatch").write_text(f"#!/bin/sh\nexec {venv}/bin/python {REPO}/tests/doc_shim.py "
-                                     f'{venv}/bin/graphmatch "$@"\n')
-    (shim / "graphmatch").chmod(0o755)
-    env = outside_env(root / "cache")
+    """The session's folder outside the checkout (one for all xdist workers) and the
+    environment of a user with the wheel; the wheel and its venv are made by the first worker."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "doc-commands"
+    root.mkdir(exist_ok=True)
+    venv, shim = root / "venv", root / "shim"
+    with _locked(root / "install.lock"):
+        if not (root / "installed").is_file():
+            shutil.rmtree(root / "wheel", ignore_errors=True)
+            install_wheel(build_wheel(root / "wheel"), venv)
+            shim.mkdir(exist_ok=True)
+            (shim / "graphmatch").write_text(f"#!/bin/sh\nexec {venv}/bin/python {REPO}/tests/doc_shim.py "
+                                             f'{venv}/bin/graphmatch "$@"\n')
+            (shim / "graphmatch").chmod(0o755)
+            (root / "installed").touch()
+    env = outside_env(CACHE_DIR)
     env.update(GRAPHMATCH_DATA=str(shared_data), GRAPHMATCH_SHORTEN="1", MPLBACKEND="Agg",
-               PATH=f"{shim}:{venv / 'bin'}:{env['PATH']}")
-    work = root / "work"
-    work.mkdir()
-    for name, text in INPUTS.items():
-        (work / name).write_text(text, encoding="utf-8")
-    shutil.copytree(REPO / "datasets" / "samples" / "relation_zh", work / "my")  # "your own corpus"
-    return work, env
+               GRAPHMATCH_DOC_TEST_RUNS=str(root), PATH=f"{shim}:{venv / 'bin'}:{env['PATH']}")
+    return root, env
+
+
+@pytest.fixture(scope="session")
+def commands(installed) -> Iterator[tuple[Path, dict[str, str]]]:
+    """:func:`installed` with this worker's fork server (``tests/doc_forkserver.py``) running
+    the documented ``graphmatch`` commands."""
+    root, env = installed
+    socket = root / f"forkserver-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.sock"
+    socket.unlink(missing_ok=True)
+    with open(root / f"{socket.stem}.log", "w") as log:
+        server = subprocess.Popen([f"{root}/venv/bin/python", str(REPO / "tests" / "doc_forkserver.py"), str(socket)],
+                                  cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                                  text=True)
+    try:
+        assert server.stdout.readline().strip() == "ready", (root / f"{socket.stem}.log").read_text()
+        yield root, {**env, "GRAPHMATCH_DOC_TEST_FORKSERVER": str(socket)}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -136,20 +178,24 @@ def _run(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedP
 
 
 @pytest.mark.slow
-def test_every_documented_command_runs(installed):
-    if os.environ.get(OPT_IN) != "1":  # measured at 10 min on a loaded 2-core machine: over the suite's budget
-        pytest.skip(f"the documented commands run with {OPT_IN}=1 (about 10 minutes on 2 cores, from an empty cache)")
-    work, env = installed
+@pytest.mark.parametrize("doc", RUN_DOCS, ids=[doc.name for doc in RUN_DOCS])
+def test_documented_commands_run(doc, commands):
+    """The doc's blocks, in order, in an empty folder of its own (a reader following that doc)."""
+    root, env = commands
+    work = root / "work" / doc.stem
+    work.mkdir(parents=True)
+    for name, text in INPUTS.items():
+        (work / name).write_text(text, encoding="utf-8")
+    shutil.copytree(REPO / "datasets" / "samples" / "relation_zh", work / "my")  # "your own corpus"
     failed = []
-    for doc in DOCS:
-        for block in collect(doc):
-            if block.skip:
-                warnings.warn(f"doc-test skipped {block.where}: {block.skip}", stacklevel=1)
-                continue
-            start = time.perf_counter()
-            done = _run(block, work, env)
-            print(f"doc-test {block.where}: {time.perf_counter() - start:.1f} s, exit {done.returncode}")
-            if done.returncode != 0:
-                failed.append(f"{block.where} ({block.language}) exit {done.returncode}:\n{block.code}"
-                              f"--- stderr:\n{done.stderr[-2500:]}")
+    for block in collect(doc):
+        if block.skip:
+            continue
+        start, cpu = time.perf_counter(), _children_cpu()
+        done = _run(block, work, env)
+        print(f"doc-test {block.where}: {time.perf_counter() - start:.1f} s, {_children_cpu() - cpu:.1f} s CPU, "
+              f"exit {done.returncode}")
+        if done.returncode != 0:
+            failed.append(f"{block.where} ({block.language}) exit {done.returncode}:\n{block.code}"
+                          f"--- stderr:\n{done.stderr[-2500:]}")
     assert not failed, "documented commands that fail as written:\n\n" + "\n\n".join(failed)
