@@ -46,14 +46,19 @@ FORKED_CPU: list[float] = []  # CPU seconds of the commands run by the fork serv
 
 
 @contextmanager
-def locked(name: str) -> Iterator[None]:
-    """An exclusive lock on ``$GRAPHMATCH_DOC_TEST_RUNS/<name>.lock``, shared by all workers."""
-    with open(SHARED / f"{name}.lock", "a") as handle:
+def lock_file(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` (made if missing), for all processes that take it."""
+    with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def locked(name: str):
+    """:func:`lock_file` on ``$GRAPHMATCH_DOC_TEST_RUNS/<name>.lock``, shared by all workers."""
+    return lock_file(SHARED / f"{name}.lock")
 
 
 def _one_e5(args: list[str]):
@@ -150,13 +155,14 @@ def train_once(real: str, args: list[str]) -> tuple[int, str | None]:
         return code, folder
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
+    """CPU seconds of this process's children that have ended (and theirs)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 def main(real: str, args: list[str]) -> int:
-    start, cpu, state = time.perf_counter(), _children_cpu(), _read(STATE, {"last": None})
+    start, cpu, state = time.perf_counter(), children_cpu(), _read(STATE, {"last": None})
     args = [_folder(a, state["last"]) for a in args]
     if args[:1] == ["train"] and len(args) > 1 and not args[1].startswith("-") and "--resume" not in args:
         code, folder = train_once(real, args)
@@ -167,7 +173,7 @@ def main(real: str, args: list[str]) -> int:
     if folder and code == 0:
         STATE.write_text(json.dumps({"last": folder}))
     with open(SHARED / "commands.log", "a") as log:  # where the time goes
-        cpu = _children_cpu() - cpu + sum(FORKED_CPU)
+        cpu = children_cpu() - cpu + sum(FORKED_CPU)
         print(f"{time.perf_counter() - start:7.1f} s  {cpu:7.1f} s CPU  exit {code}  {Path.cwd().name}: "
               f"graphmatch {' '.join(args)}", file=log)
     return code

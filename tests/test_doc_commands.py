@@ -6,7 +6,10 @@ Training is shortened with ``GRAPHMATCH_SHORTEN=1`` (docs/engine.md), a run trai
 session whichever doc names it first, and placeholders name the run just made
 (``tests/doc_shim.py``); the inputs a command reads as ``sentences.txt`` and the like are written
 first (:data:`INPUTS`). The wheel and venv are made once per session, for all xdist workers, and
-the cache is the suite's own ``$GRAPHMATCH_CACHE``, reused as a user's is. A block that cannot
+the cache is the suite's own ``$GRAPHMATCH_CACHE``, reused as a user's is. Each ``graphmatch``
+command is a process of its own, forked from a server in the wheel's venv that has imported
+torch, PyG and Lightning once (``tests/doc_forkserver.py``); graphmatch itself is imported from
+the wheel afresh by every command; ``python`` blocks run in a fresh interpreter. A block that cannot
 run here is marked in the Markdown right before it, visibly, with its reason:
 ``<!-- doc-test: skip "needs a GPU" -->``; each skipped block is listed as a warning, and a
 marker without a reason, or with no block after it, fails.
@@ -14,20 +17,18 @@ marker without a reason, or with no block after it, fails.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import resource
 import shutil
 import subprocess
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from doc_shim import children_cpu, lock_file
 from wheel_install import REPO, build_wheel, install_wheel, outside_env
 
 from graphmatch.datafiles import CACHE_DIR
@@ -100,7 +101,7 @@ def test_markers_have_reasons_and_blocks(tmp_path):
     skipped = [b for b in blocks if b.skip]
     for block in skipped:
         warnings.warn(f"doc-test skipped {block.where}: {block.skip}", stacklevel=1)
-    assert len(skipped) <= 14  # commands that take hours or need what no CI has: adding one is a decision
+    assert len(skipped) <= 15  # commands that need what no CI has (GPUs, the network, undistributed files)
     bad = tmp_path / "bad.md"
     for text, error in [('<!-- doc-test: skip -->\n```bash\nls\n```\n', "needs a reason"),
                         ('<!-- doc-test: skip " " -->\n```bash\nls\n```\n', "needs a reason"),
@@ -112,16 +113,6 @@ def test_markers_have_reasons_and_blocks(tmp_path):
             collect(bad)
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
     """The session's folder outside the checkout (one for all xdist workers) and the
@@ -130,7 +121,7 @@ def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "doc-commands"
     root.mkdir(exist_ok=True)
     venv, shim = root / "venv", root / "shim"
-    with _locked(root / "install.lock"):
+    with lock_file(root / "install.lock"):
         if not (root / "installed").is_file():
             shutil.rmtree(root / "wheel", ignore_errors=True)
             install_wheel(build_wheel(root / "wheel"), venv)
@@ -164,11 +155,6 @@ def commands(installed) -> Iterator[tuple[Path, dict[str, str]]]:
         server.wait(timeout=30)
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _run(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     code = block.code
     for text, value in PATHS.items():
@@ -191,9 +177,9 @@ def test_documented_commands_run(doc, commands):
     for block in collect(doc):
         if block.skip:
             continue
-        start, cpu = time.perf_counter(), _children_cpu()
+        start, cpu = time.perf_counter(), children_cpu()
         done = _run(block, work, env)
-        print(f"doc-test {block.where}: {time.perf_counter() - start:.1f} s, {_children_cpu() - cpu:.1f} s CPU, "
+        print(f"doc-test {block.where}: {time.perf_counter() - start:.1f} s, {children_cpu() - cpu:.1f} s CPU, "
               f"exit {done.returncode}")
         if done.returncode != 0:
             failed.append(f"{block.where} ({block.language}) exit {done.returncode}:\n{block.code}"
