@@ -51,7 +51,7 @@ class Arm:
     def __init__(self, recipe: str, sets: list[str]):
         self.name = recipe
         self.config = resolve(recipe, sets)
-        setup = prepare(self.config, pretrained=True)
+        setup = prepare(self.config, fresh=True)
         self.task, self.model, self.module = setup.task, setup.model, setup.module
         self.sizes = sample_sizes(setup.splits["train"])
         loader_module = datamodule(self.config, {"train": setup.splits["train"]})

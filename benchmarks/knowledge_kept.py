@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from graphmatch.checkpoints import resolve_checkpoint  # noqa: E402
-from graphmatch.data.kbert import make_builder, source_file  # noqa: E402
+from graphmatch.data.kbert import source_file, tree_builder  # noqa: E402
 from graphmatch.data.kbert_options import TreeOptions  # noqa: E402
 from graphmatch.datafiles import iter_lines  # noqa: E402
 from graphmatch.graphs.branch_selection import BranchSelection  # noqa: E402
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                               noun_reading=extra.get("noun_reading", False)).builder_options()
         selection = (BranchSelection(SentenceEmbedder(checkpoint), threshold=extra["select"])
                      if "select" in extra else None)
-        trees = make_builder(graph, vocab, options, selection=selection).build(texts)
+        trees = tree_builder(graph, vocab, options, selection=selection).build(texts)
         if trunk is None:
             trunk = float(np.asarray(trees.counts["token"]).mean())
         print(row(label, trees, trunk))

@@ -115,7 +115,7 @@ class KBertDataset(CachedDataset):
         mode (str): the builder's ``"default"`` or ``"reference"`` mode. (default: ``"default"``)
         force_reload (bool): rebuild even when a cache exists.
         builder (SentenceTreeBuilder, optional): the builder, made from ``kg`` and ``vocab`` (its
-            options key the cache); by default :func:`make_builder` makes it when graphs are built.
+            options key the cache); by default :func:`tree_builder` makes it when graphs are built.
         options (TreeOptions, optional): the tree options, made once (the task's): they replace
             ``max_length``, ``max_entities``, ``mode``, ``tokenization``, ``lowercase`` and ``noun_reading``.
 
@@ -203,7 +203,7 @@ class KBertDataset(CachedDataset):
             options = {**self._tree_options}
             if self.kind == "ner":
                 options["tag_to_id"] = {t: i for i, t in enumerate(self.labels)}
-            self._builder = make_builder(self.kg_path, self.vocab_path, options, selection=self._selection)
+            self._builder = tree_builder(self.kg_path, self.vocab_path, options, selection=self._selection)
         return self._builder
 
     def write(self) -> None:
@@ -378,7 +378,7 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
     return sorted(labels, key=lambda s: (0, int(s)) if s.lstrip("-").isdigit() else (1, s))
 
 
-def make_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
+def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
                  keep_text: bool = False, selection: BranchSelection | None = None) -> SentenceTreeBuilder:
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
     with :meth:`TreeOptions.builder_options` (the one place K-BERT's builder is made) and a branch

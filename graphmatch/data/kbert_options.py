@@ -85,7 +85,7 @@ class TreeOptions:
 
     def builder_options(self, labels: list[str] | None = None) -> dict[str, Any]:
         """The :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder` options (``tokenizer`` and
-        ``lowercase`` say which tokenizer :func:`~graphmatch.data.kbert.make_builder` makes), NER's
+        ``lowercase`` say which tokenizer :func:`~graphmatch.data.kbert.tree_builder` makes), NER's
         tag ids from ``labels``; the form that keys a dataset's cache."""
         common = {"max_length": self.max_length, "max_entities": self.max_entities, "mode": self.mode}
         predicate = (not self.ner) if self.predicate is None else self.predicate

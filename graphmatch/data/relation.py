@@ -263,7 +263,7 @@ class RelationDataset(CachedDataset):
         options = options.decided(self.auto_length(parts["train"])) if options.auto else options
         max_length = options.max_length
         kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
-        builder = make_builder(options, vocab, self.pieces, kg=kg)
+        builder = relation_builder(options, vocab, self.pieces, kg=kg)
         for split, path in zip(self.splits, self.processed_paths, strict=False):
             if isinstance(builder, RelationTreeBuilder) and o["on_bad_line"] == "error":  # a split's trees at once
                 graphs = builder.graphs([ex.sentence for ex in parts[split]],
@@ -350,7 +350,7 @@ class RelationDataset(CachedDataset):
         return f"{self.__class__.__name__}({self.split}, {len(self)} sentences)"
 
 
-def make_builder(options: RelationOptions | dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
+def relation_builder(options: RelationOptions | dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
                  keep_text: bool = False, kg: KnowledgeGraph | None = None) -> RelationGraphBuilder:
     """The relation graph builder of ``options`` (a :class:`RelationOptions` whose length is
     decided, or a mapping of its fields): over ``pieces`` when given, else over ``vocab`` (the one

@@ -87,9 +87,10 @@ def choose_monitor(task: Task, config: Mapping[str, Any]) -> str:
     return chosen
 
 
-def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
-    """Seed everything, build the task, its data and model (with the pretrained weights unless
-    the run continues from a checkpoint) and the Lightning module. Any bad input fails here,
+def prepare(config: dict[str, Any], *, fresh: bool) -> Setup:
+    """Seed everything, build the task, its data and model (a ``fresh`` start: with the task's
+    pretrained weights, :meth:`~graphmatch.tasks.base.Task.load_pretrained`; not when the run
+    continues from a checkpoint) and the Lightning module. Any bad input fails here,
     before a run folder is made."""
     t = config["train"]
     pl.seed_everything(t["seed"], workers=True, verbose=False)
@@ -104,7 +105,7 @@ def prepare(config: dict[str, Any], *, pretrained: bool) -> Setup:
     monitor = choose_monitor(task, config)
     splits = limited(datasets, config)
     model = task.build_model()
-    if pretrained:
+    if fresh:
         task.load_pretrained(model)
     report = task.report(dict(datasets))  # once every input has been accepted
     for line in report:

@@ -107,7 +107,7 @@ def _train_one(
         ckpt = run_folder.resume_point(run_dir)
     else:
         run_folder.check_free(run_dir)
-    setup = fitting.prepare(config, pretrained=ckpt is None)
+    setup = fitting.prepare(config, fresh=ckpt is None)
     run_folder.open_folder(run_dir, config)  # once data, model and pretrained weights are ready
     if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
         run_folder.close_folder(run_dir)

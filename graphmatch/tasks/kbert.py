@@ -19,7 +19,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs
-from graphmatch.data.kbert import KINDS, dataset_kind, make_builder
+from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
 from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
@@ -55,7 +55,7 @@ class KBertTask(KBertKeys, Task):
         else:
             self.metrics, self.monitor = ("accuracy",), "accuracy"
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
-        self._tokenization: tuple[str, bool] | None = None  # tokenization(): read from the files once
+        self._vocab_tokenization: tuple[str, bool] | None = None  # vocab_tokenization(): read once
         self._tree_options: TreeOptions | None = None
         self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
@@ -77,20 +77,21 @@ class KBertTask(KBertKeys, Task):
                                     "data.vocab)")
         return locate("kbert/vocab/google_vocab.txt", d["root"])
 
-    def tokenization(self) -> tuple[str, bool]:
-        """``("chars" | "wordpiece", lowercase)``: ``data.tokenization`` (``auto``: what the vocabulary
+    def vocab_tokenization(self) -> tuple[str, bool]:
+        """How the vocabulary is read, ``(tokenization, lowercase)`` (``chars``, ``wordpiece`` or
+        ``sentencepiece``): ``data.tokenization`` (``auto``: what the vocabulary
         is, :func:`~graphmatch.text.checkpoint.tokenization_of`); lower case as the checkpoint's
         ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error. The vocabulary
         is read once per task (every split and the builder ask)."""
-        if self._tokenization is None:
+        if self._vocab_tokenization is None:
             kind = tokenization_of(self.vocab_path(), self.data.tokenization, tagging=self.kind == "ner")
             if kind in ("wordpiece", "sentencepiece") and self.kind == "ner":
                 what = "word-piece" if kind == "wordpiece" else "SentencePiece"
                 raise ValueError(f"data.tokenization: {self.vocab_path()} is a {what} vocabulary, and K-BERT NER "
                                  f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
             lowercase = WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
-            self._tokenization = kind, lowercase
-        return self._tokenization
+            self._vocab_tokenization = kind, lowercase
+        return self._vocab_tokenization
 
     def selection(self) -> BranchSelection | None:
         """``data.select``'s branch selection (one for all splits: each text is embedded once), or
@@ -110,7 +111,7 @@ class KBertTask(KBertKeys, Task):
         """What every sentence tree of this task is built with (the datasets' and :meth:`builder`'s),
         made once from the ``data`` section, the data's kind and the vocabulary's tokenization."""
         if self._tree_options is None:
-            tokenization, lowercase = self.tokenization()
+            tokenization, lowercase = self.vocab_tokenization()
             self._tree_options = TreeOptions.of(self.data, kind=self.kind, tokenization=tokenization,
                                                 lowercase=lowercase)
         return self._tree_options
@@ -203,7 +204,7 @@ class KBertTask(KBertKeys, Task):
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data_cfg
             options = self.tree_options.builder_options(self.label_names())
-            self._builder = make_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
+            self._builder = tree_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
                                          keep_text=keep_text, selection=self.selection())
         return self._builder
 

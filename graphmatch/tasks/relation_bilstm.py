@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Dataset
 
-from graphmatch.data.relation import make_builder
+from graphmatch.data.relation import relation_builder
 from graphmatch.graphs.relation import RelationGraphBuilder
 from graphmatch.tasks.relation import RelationTask
 from graphmatch.text.vocab import Vocab, load_word_vectors
@@ -56,7 +56,7 @@ class BiLSTMRelationTask(RelationTask):
         return self.vocab
 
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
-        return make_builder(self.builder_options(), self._vocab(), keep_text=keep_text)
+        return relation_builder(self.builder_options(), self._vocab(), keep_text=keep_text)
 
     def vocabulary_state(self) -> dict[str, Any]:
         return {"vocab": self._vocab().itos}

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
-from graphmatch.data.relation import make_builder
+from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
 from graphmatch.nn.pretrained import layer_groups, load_checkpoint
@@ -55,9 +55,9 @@ class TransformerRelationTask(RelationTask):
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         options = self.builder_options()
         if self.data.kg is None:
-            return make_builder(options, None, self.pieces(), keep_text=keep_text)
+            return relation_builder(options, None, self.pieces(), keep_text=keep_text)
         if keep_text not in self._trees:  # made once: its K-Query memoises lemmas and values
-            self._trees[keep_text] = make_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
+            self._trees[keep_text] = relation_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
         return self._trees[keep_text]
 
     # ---------------------------------------------------------------- model

@@ -49,7 +49,7 @@ def _texts(path, column):
 
 
 def kbert_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
-    from graphmatch.data.kbert import make_builder
+    from graphmatch.data.kbert import tree_builder
     from graphmatch.data.kbert_options import TreeOptions
     from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
 
@@ -57,14 +57,14 @@ def kbert_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
     kg = samples / "kg" / "sample.spo"
     out = []
     for kind, texts_b in (("classification", None), ("pair", _texts(samples / "pairs" / "dev.tsv", 1))):
-        builder = make_builder(kg, vocab, TreeOptions(kind, 24, 2).builder_options())
+        builder = tree_builder(kg, vocab, TreeOptions(kind, 24, 2).builder_options())
         texts_a = _texts(samples / "sentiment" / "dev.tsv", 1) if kind == "classification" else \
             _texts(samples / "pairs" / "dev.tsv", 0)
         data, slices = TreeCorpusBuilder(builder)(texts_a, texts_b, labels=[i % 2 for i in range(len(texts_a))],
                                                    progress=False)
         out += [data, HeteroData(slices={str(k): v for k, v in slices.items()})]
         out += [builder(texts_a[0], None if texts_b is None else texts_b[0])]
-    ner = make_builder(kg, vocab, TreeOptions("ner", 24, 2, "reference").builder_options(["O", "B-X", "I-X"]))
+    ner = tree_builder(kg, vocab, TreeOptions("ner", 24, 2, "reference").builder_options(["O", "B-X", "I-X"]))
     out.append(ner("房间很干净", tags=["B-X", "I-X", "O", "O", "O"]))
     return out
 
@@ -80,7 +80,7 @@ def let_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
 
 
 def relation_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
-    from graphmatch.data.relation import make_builder
+    from graphmatch.data.relation import relation_builder
     from graphmatch.data.relation_formats import read_relation_file
     from graphmatch.graphs.relation import splitter, tokenize_marked, with_markers
     from graphmatch.text.vocab import Vocab
@@ -94,7 +94,7 @@ def relation_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
         options = dict(tokenization=tokenization, max_distance=5, max_length=12, markers=True,
                        position_anchor="span")
         for anchor in ("span", "last"):
-            builder = make_builder({**options, "position_anchor": anchor}, vocab)
+            builder = relation_builder({**options, "position_anchor": anchor}, vocab)
             out += [builder(ex.sentence, i) for i, ex in enumerate(examples)]
     return out
 

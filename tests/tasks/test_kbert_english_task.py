@@ -66,17 +66,17 @@ def test_sst2_recipes_train_and_report_their_knowledge(recipe, knowledge, tmp_pa
 
 def test_word_pieces_are_chosen_from_the_vocabulary_and_key_the_cache(tmp_path, shared_data, minilm):
     english = _task(tmp_path, shared_data)
-    assert english.tokenization() == ("wordpiece", True)
+    assert english.vocab_tokenization() == ("wordpiece", True)
     train = english.train_split()
     options = train.cache_key()["builder"]["options"]
     assert options["tokenizer"] == "wordpiece" and options["lowercase"] is True
     assert options["max_words"] == 3 and "the" in options["stop_words"]
     assert train[0]["token"].input_ids[0] == 101 and english.builder().finder.tokenization == "wordpiece"  # [CLS]
     chars = _task(tmp_path, shared_data, extra=["data.tokenization=chars"])
-    assert chars.tokenization() == ("chars", True)
+    assert chars.vocab_tokenization() == ("chars", True)
     assert chars.train_split().cache_digest != train.cache_digest
     chinese = _task(tmp_path, shared_data, "kbert/chnsenticorp_hownet_quick")
-    assert chinese.tokenization()[0] == "chars"
+    assert chinese.vocab_tokenization()[0] == "chars"
     assert "tokenizer" not in chinese.train_split().cache_key()["builder"]["options"]  # Chinese keys unchanged
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from graphmatch.cli.main import main as cli
-from graphmatch.data.relation import make_builder
+from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import SentencePieces, relation_pieces
 from graphmatch.engine import load
 from graphmatch.graphs.relation_markup import MARKERS
@@ -23,7 +23,7 @@ OPTIONS = {"max_distance": 50, "max_length": 128, "markers": True, "position_anc
 
 
 def _tokens(pieces, sentence):
-    return list(make_builder(OPTIONS, None, pieces, keep_text=True)(sentence)["token"].text)
+    return list(relation_builder(OPTIONS, None, pieces, keep_text=True)(sentence)["token"].text)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -43,7 +43,7 @@ def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_small, sentence):
     assert [t for t in tokens if t in MARKERS] == list(MARKERS)  # each marker once, one token
     # e5 cuts these sentences at the entity boundaries: without the markers, its own pieces (no stray ▁)
     assert [t for t in tokens[1:-1] if t not in MARKERS] == spm.tokenize(_plain(sentence))
-    graph = make_builder(OPTIONS, None, pieces)(sentence)
+    graph = relation_builder(OPTIONS, None, pieces)(sentence)
     assert graph["token"].word_id.tolist() == [ids.get(t, spm.vocab.get(t)) for t in tokens]
     assert graph["token"].word_id[0] == 0 and graph["token"].word_id[-1] == 2  # <s>, </s>
 
