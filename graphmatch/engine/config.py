@@ -6,7 +6,9 @@ A recipe has the sections ``data`` and ``model`` (owned by the task, declared by
 for a task defined outside graphmatch), and optionally ``name``, ``description`` and ``base``
 (a recipe file, relative to this one, whose values this one overrides). :func:`resolve` returns
 the complete configuration: every key present, every value checked (:mod:`graphmatch.recipe_keys`),
-each error one line naming the key and the recipe file. Keys of the previous release are renamed
+each error one line naming the key and the recipe file; :func:`resolve_recipe` (or
+:meth:`Recipe.of <graphmatch.tasks.recipe.Recipe.of>` of it) gives its typed sections, which the
+engine and the task read. Keys of the previous release are renamed
 with a warning (:func:`graphmatch.recipe_keys.upgrade`). Every key: ``docs/recipes.md``
 (:func:`key_reference`).
 """
@@ -17,82 +19,19 @@ import copy
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from graphmatch.datafiles import package_folder, read_text
 from graphmatch.engine.shorten import shorten
-from graphmatch.recipe_keys import Renamed, check, defaults, key, suggest, upgrade
-from graphmatch.tasks.keys import BUILTIN_TASKS, TaskKeys, declared_names, keys_of
+from graphmatch.recipe_keys import Renamed, check, defaults, suggest, upgrade
+from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, TaskKeys, declared_names, keys_of
+from graphmatch.tasks.recipe import Optim, Recipe, Train
 
 if TYPE_CHECKING:
     from graphmatch.tasks.base import Task
-
-OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
-SCHEDULES = ("linear", "constant")
-PRECISIONS = ("auto", "32-true", "16-mixed", "bf16-mixed", "bf16-true", "16-true", "64-true")
-ACCELERATORS = ("auto", "cpu", "gpu", "cuda", "mps")
-
-
-@dataclass(frozen=True)
-class Optim:
-    """The ``optim`` section: optimiser, learning rates, schedule, clipping."""
-
-    optimizer: Literal["adamw", "adam", "rmsprop", "adadelta", "sgd"] = key("adamw", "the optimiser")
-    lr: float = key(1e-3, "learning rate of everything but the encoder", interval="(0, inf)")
-    encoder_lr: float | None = key(None, "learning rate of Task.encoder_parameters() (a pretrained encoder); "
-                                         "null = lr", interval="(0, inf)")
-    layer_decay: float | None = key(None, "encoder layer k of L trains at encoder_lr × layer_decay^(L − k); "
-                                          "null = off", interval="(0, 1]")
-    weight_decay: float = key(0.0, "on weight matrices only, never on biases or norm gains", interval="[0, inf)")
-    momentum: float = key(0.0, "momentum of rmsprop and sgd")
-    warmup: float = key(0.0, "fraction of the optimiser steps with a linear warm-up from 0", interval="[0, 1)")
-    schedule: Literal["linear", "constant"] = key("linear", "after warm-up: linear decay to 0 at the last step, "
-                                                            "or constant")
-    clip: float | None = key(None, "clip the global gradient norm to this; null = no clipping", interval="(0, inf)")
-
-
-def _devices(value: Any) -> str | None:
-    ok = (value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
-          or (isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
-                                              for i in value)))
-    return None if ok else "'auto', a count >= 1 or a list of device ids"
-
-
-@dataclass(frozen=True)
-class Train:
-    """The ``train`` section: batches, epochs, devices, seeds, run-time switches."""
-
-    batch_size: int = key(32, "training batch size per process", interval="[1, inf)")
-    eval_batch_size: int | None = key(None, "dev/test batch size; null = batch_size", interval="[1, inf)")
-    epochs: int = key(3, "training epochs", interval="[1, inf)")
-    max_steps: int | None = key(None, "stop after this many optimiser steps (the schedule spans them)",
-                                interval="[1, inf)")
-    patience: int | None = key(None, "early stopping after this many dev evaluations without a better score",
-                               interval="[1, inf)")
-    seed: int = key(42, "pl.seed_everything(seed, workers=True); also seeds the training order", interval="[0, inf)")
-    precision: str | int = key("auto", "auto = bf16-mixed (or 16-mixed) on a GPU, 32-true on a CPU; or a Lightning "
-                                       "precision (32 = 32-true)", choices=PRECISIONS,
-                               convert=lambda v: f"{v}-true" if isinstance(v, int) else v)
-    accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = key("auto", "the device kind")
-    devices: int | str | list[int] = key(1, "devices per node: a count, auto, or a list of ids", check=_devices,
-                                         allowed="`auto`, a count >= 1, a list of ids")
-    strategy: str = key("auto", "Lightning strategy, e.g. ddp")
-    num_nodes: int = key(1, "nodes for multi-node DDP", interval="[1, inf)")
-    val_every_steps: int | None = key(None, "evaluate on dev every N optimiser steps; null = after every epoch",
-                                      interval="[1, inf)")
-    num_workers: int = key(0, "data loader worker processes", interval="[0, inf)")
-    threads: int = key(2, "torch CPU threads per process", interval="[1, inf)")
-    deterministic: bool = key(False, "torch.use_deterministic_algorithms (Lightning's deterministic)")
-    progress: bool = key(True, "progress bars (data building and training) and the model summary")
-    resume: str | None = key(None, "a run folder or .ckpt to continue from (as --resume)")
-    monitor: str | None = key(None, "the dev metric that selects the checkpoint (higher is better); null = the "
-                                    "task's default")
-    bucket: bool = key(False, "training batches of samples of similar size (token nodes): less padding")
-
 
 #: the engine's sections
 ENGINE_SECTIONS: dict[str, type] = {"optim": Optim, "train": Train}
@@ -309,18 +248,24 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     for section, decl in sections.items():
         config[section] = deep_merge(defaults(decl), merged.get(section) or {})
     try:
-        cls.sections(config)
+        cls.sections(config["data"], config["model"])
     except ValueError as err:
         source = chain[-1][0]
         raise ValueError(f"{err}{f' ({source})' if source else ''}") from err
     return config if stored else shorten(config)
 
 
-def sample_limit(config: Mapping[str, Any], split: str) -> int | float | None:
+def resolve_recipe(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[str] = (), *,
+                   stored: bool = False) -> Recipe:
+    """:func:`resolve`, typed: the :class:`~graphmatch.tasks.recipe.Recipe` of its checked sections."""
+    return Recipe.of(resolve(recipe, overrides, stored=stored))
+
+
+def sample_limit(recipe: Recipe | Mapping[str, Any], split: str) -> int | float | None:
     """``data.limit.<split>`` (a count or a fraction) of a task that declares ``data.limit``
-    (:class:`~graphmatch.tasks.base.SampleLimits`), else None: the engine cuts the split to it."""
-    limits = config["data"].get("limit")
-    return limits.get(split) if isinstance(limits, Mapping) else None
+    (:class:`~graphmatch.tasks.keys.SampleLimits`), else None: the engine cuts the split to it."""
+    limits = getattr(Recipe.of(recipe).data, "limit", None)
+    return getattr(limits, split) if isinstance(limits, SampleLimits) else None
 
 
 def _doc(cls: type) -> str:

@@ -27,15 +27,16 @@ from graphmatch.engine.run_files import store_run_files
 from graphmatch.engine.signals import StopOnSignal
 from graphmatch.engine.trainer import build_trainer
 from graphmatch.tasks.base import Task
+from graphmatch.tasks.recipe import Recipe
 
 
 @dataclass
 class Setup:
-    """What a run trains: the task, its datasets by split (as the task gave them), the views the
-    engine trains and evaluates on (``splits``, limited by the recipe), the model, its
+    """What a run trains: the recipe, the task, its datasets by split (as the task gave them), the
+    views the engine trains and evaluates on (``splits``, limited by the recipe), the model, its
     Lightning module and the task's :meth:`~graphmatch.tasks.base.Task.report` on the data."""
 
-    config: dict[str, Any]
+    recipe: Recipe
     task: Task
     datasets: dict[str, Any]
     splits: dict[str, IndexedDataset]
@@ -45,25 +46,25 @@ class Setup:
     report: list[str] = field(default_factory=list)
 
 
-def limited(datasets: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, IndexedDataset]:
+def limited(datasets: Mapping[str, Any], recipe: Recipe) -> dict[str, IndexedDataset]:
     """The splits the engine uses, each cut to ``data.limit.<split>``; a split the task does not
     have is left out."""
-    return {split: IndexedDataset(datasets[split], sample_limit(config, split)) for split in ("train", "dev", "test")
+    return {split: IndexedDataset(datasets[split], sample_limit(recipe, split)) for split in ("train", "dev", "test")
             if datasets.get(split) is not None}
 
 
-def datamodule(config: Mapping[str, Any], splits: Mapping[str, IndexedDataset]) -> GraphDataModule:
+def datamodule(recipe: Recipe, splits: Mapping[str, IndexedDataset]) -> GraphDataModule:
     """The batches of ``splits`` (any of train, dev, test) as the recipe's ``train`` section says."""
-    t = config["train"]
+    t = recipe.train
     return GraphDataModule(
         splits.get("train"),
         splits.get("dev"),
         splits.get("test"),
-        batch_size=t["batch_size"],
-        eval_batch_size=t["eval_batch_size"] or t["batch_size"],
-        seed=t["seed"],
-        num_workers=t["num_workers"],
-        bucket=t["bucket"],
+        batch_size=t.batch_size,
+        eval_batch_size=t.eval_batch_size or t.batch_size,
+        seed=t.seed,
+        num_workers=t.num_workers,
+        bucket=t.bucket,
     )
 
 
@@ -73,12 +74,12 @@ def cache_keys(datasets: Mapping[str, Any]) -> dict[str, str]:
     return {split: str(key) for split, key in keys.items() if key is not None}
 
 
-def choose_monitor(task: Task, config: Mapping[str, Any]) -> str:
+def choose_monitor(task: Task, recipe: Recipe) -> str:
     """The dev metric that selects the checkpoint: ``train.monitor``, one of the task's metrics,
     else the task's default. Reading ``task.metrics`` here lets a task's metric options fail
     before a run folder is made."""
     names = [m if isinstance(m, str) else m[0] for m in task.metrics]
-    chosen = config["train"].get("monitor")
+    chosen = recipe.train.monitor
     if chosen is None:
         return task.monitor
     if chosen not in names:
@@ -87,14 +88,13 @@ def choose_monitor(task: Task, config: Mapping[str, Any]) -> str:
     return chosen
 
 
-def prepare(config: dict[str, Any], *, fresh: bool) -> Setup:
+def prepare(recipe: Recipe, *, fresh: bool) -> Setup:
     """Seed everything, build the task, its data and model (a ``fresh`` start: with the task's
     pretrained weights, :meth:`~graphmatch.tasks.base.Task.load_pretrained`; not when the run
     continues from a checkpoint) and the Lightning module. Any bad input fails here,
     before a run folder is made."""
-    t = config["train"]
-    pl.seed_everything(t["seed"], workers=True, verbose=False)
-    task = task_class(config["task"])(config)
+    pl.seed_everything(recipe.train.seed, workers=True, verbose=False)
+    task = task_class(recipe.task)(recipe)
     datasets = task.datasets()
     for split in ("train", "dev"):
         if datasets.get(split) is None:
@@ -102,15 +102,15 @@ def prepare(config: dict[str, Any], *, fresh: bool) -> Setup:
                 f"task {task.name!r} gave no {split!r} split; the engine trains on train and selects "
                 "checkpoints on dev (never on test)"
             )
-    monitor = choose_monitor(task, config)
-    splits = limited(datasets, config)
+    monitor = choose_monitor(task, recipe)
+    splits = limited(datasets, recipe)
     model = task.build_model()
     if fresh:
         task.load_pretrained(model)
     report = task.report(dict(datasets))  # once every input has been accepted
     for line in report:
         print(line, file=sys.stderr)
-    return Setup(config, task, dict(datasets), splits, model, TaskModule(task, model, config), monitor, report)
+    return Setup(recipe, task, dict(datasets), splits, model, TaskModule(task, model, recipe), monitor, report)
 
 
 def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:
@@ -118,19 +118,19 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
     with it, and write the run's results into ``run_dir``: predictions, ``history.json``,
     ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.provenance.provenance`) and
     ``summary.md``. Returns the metrics in the process that wrote them (global rank 0), else ``None``."""
-    config, module, splits, monitor = setup.config, setup.module, setup.splits, setup.monitor
-    t = config["train"]
-    data = datamodule(config, splits)
-    shard = math.ceil(len(splits["train"]) / (t["devices"] if isinstance(t["devices"], int) else 1))
-    steps_per_epoch = math.ceil(shard / t["batch_size"])
-    total_steps = t["epochs"] * steps_per_epoch
-    if t["max_steps"]:
-        total_steps = min(total_steps, t["max_steps"])
+    recipe, module, splits, monitor = setup.recipe, setup.module, setup.splits, setup.monitor
+    t = recipe.train
+    data = datamodule(recipe, splits)
+    shard = math.ceil(len(splits["train"]) / (t.devices if isinstance(t.devices, int) else 1))
+    steps_per_epoch = math.ceil(shard / t.batch_size)
+    total_steps = t.epochs * steps_per_epoch
+    if t.max_steps:
+        total_steps = min(total_steps, t.max_steps)
     stop = StopOnSignal(run_dir, total_steps)
     extra: list[Callback] = [EvaluateLastStep(total_steps)]
-    if not t["progress"]:
-        extra.append(EpochLines(monitor, t["epochs"]))
-    trainer = build_trainer(config, run_dir, monitor, [*callbacks, *extra, stop], steps_per_epoch)
+    if not t.progress:
+        extra.append(EpochLines(monitor, t.epochs))
+    trainer = build_trainer(recipe, run_dir, monitor, [*callbacks, *extra, stop], steps_per_epoch)
     with stop.catching():
         trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
@@ -168,14 +168,13 @@ def never_evaluated(splits: Mapping[str, IndexedDataset], trainer: pl.Trainer) -
 def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: float,
                   history: list[dict[str, Any]], selected: Mapping[str, int]) -> dict[str, Any]:
     """The files of a finished run (rank 0) from the selected checkpoint's evaluations."""
-    config, task, module, splits, monitor = setup.config, setup.task, setup.module, setup.splits, setup.monitor
-    t = config["train"]
+    recipe, task, module, splits, monitor = setup.recipe, setup.task, setup.module, setup.splits, setup.monitor
     store_run_files(task, run_dir)  # the encoder's config and tokenizer, the input files' identity
 
     metrics = {
-        "task": config["task"],
-        "recipe": config["name"],
-        "seed": t["seed"],
+        "task": recipe.task,
+        "recipe": recipe.name,
+        "seed": recipe.train.seed,
         "monitor": monitor,
         "dev": module.metrics["dev"],
         "test": module.metrics.get("test"),
@@ -193,8 +192,7 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
         if split in module.rows:
             runs.write_predictions(task, run_dir, split, module.rows[split])
     runs.write_json(run_dir / "history.json", history)
-    runs.plot_curve({config["name"]: history}, monitor, run_dir / "curve.png",
-                    {config["name"]: metrics["best_step"]})
+    runs.plot_curve({recipe.name: history}, monitor, run_dir / "curve.png", {recipe.name: metrics["best_step"]})
     runs.write_json(run_dir / "metrics.json", metrics)
-    runs.write_summary(run_dir, config, metrics, setup.report)
+    runs.write_summary(run_dir, recipe, metrics, setup.report)
     return metrics

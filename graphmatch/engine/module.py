@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import lightning.pytorch as pl
@@ -23,6 +24,7 @@ from graphmatch.engine.metrics import compute
 from graphmatch.engine.optim import build_optimizer, build_scheduler, param_groups
 from graphmatch.engine.runs import to_plain
 from graphmatch.tasks.base import Task
+from graphmatch.tasks.recipe import Recipe
 
 #: version of the ``graphmatch`` entry of a checkpoint; 2: ``history`` epochs count from 1 (they counted from 0)
 META_VERSION = 2
@@ -57,11 +59,11 @@ class TaskModule(pl.LightningModule):
     counts from 1, as ``summary.md`` and ``metrics.json``'s ``best_epoch`` do).
     """
 
-    def __init__(self, task: Task, model: torch.nn.Module, config: dict[str, Any]):
+    def __init__(self, task: Task, model: torch.nn.Module, recipe: Recipe | Mapping[str, Any]):
         super().__init__()
         self.task = task
         self.model = model
-        self.config = config
+        self.recipe = Recipe.of(recipe)
         self.rows: dict[str, list[dict[str, Any]]] = {}
         self.metrics: dict[str, dict[str, float]] = {}
         self.history: list[dict[str, Any]] = []
@@ -71,13 +73,13 @@ class TaskModule(pl.LightningModule):
         self._pending: list[dict[str, Any]] = []
         self._loss_sum: Tensor | None = None
         self._loss_count = 0
-        if config["optim"].get("layer_decay") is not None:
+        if self.recipe.optim.layer_decay is not None:
             self.param_groups()  # a task without encoder layers fails here, before any training
 
     def param_groups(self) -> list[dict[str, Any]]:
         """The optimiser's parameter groups (:func:`~graphmatch.engine.optim.param_groups`)."""
         task, model = self.task, self.model
-        return param_groups(model, task.encoder_parameters(model), self.config["optim"], task.encoder_layers(model))
+        return param_groups(model, task.encoder_parameters(model), self.recipe.optim, task.encoder_layers(model))
 
     def forward(self, batch: Any) -> Any:
         return self.model(batch)
@@ -98,7 +100,7 @@ class TaskModule(pl.LightningModule):
         return loss
 
     def configure_optimizers(self) -> dict[str, Any]:
-        optim = self.config["optim"]
+        optim = self.recipe.optim
         groups = self.param_groups()
         optimizer = build_optimizer(groups, optim)
         scheduler = build_scheduler(optimizer, self.total_steps(), optim)
@@ -110,10 +112,10 @@ class TaskModule(pl.LightningModule):
         Computed from the sizes rather than with ``trainer.estimated_stepping_batches``, which
         sets the training loader up before a resumed run restores the loader's position.
         """
-        t = self.config["train"]
+        t = self.recipe.train
         shard = math.ceil(len(self.trainer.datamodule.train_dataset) / self.trainer.world_size)
-        total = t["epochs"] * math.ceil(shard / t["batch_size"])
-        return max(1, min(total, t["max_steps"]) if t["max_steps"] else total)
+        total = t.epochs * math.ceil(shard / t.batch_size)
+        return max(1, min(total, t.max_steps) if t.max_steps else total)
 
     def elapsed(self) -> float:
         """Training time in seconds, including the time before a resumption."""
@@ -169,7 +171,7 @@ class TaskModule(pl.LightningModule):
         checkpoint[META] = {
             "version": META_VERSION,
             "task": self.task.name,
-            "config": self.config,
+            "config": self.recipe.config,
             "label_names": list(self.task.label_names()),
             "task_state": self.task.get_extra_state(),
             "history": self.history,

@@ -1,4 +1,5 @@
-"""Optimiser and learning-rate schedule built from a recipe's ``optim`` section."""
+"""Optimiser and learning-rate schedule built from a recipe's ``optim`` section
+(:class:`~graphmatch.tasks.recipe.Optim`; a plain, checked mapping of it is read as one)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
+from graphmatch.tasks.recipe import Optim, typed
+
 
 def param_groups(
     model: torch.nn.Module,
     encoder: Iterable[torch.nn.Parameter],
-    optim: Mapping[str, Any],
+    optim: Optim | Mapping[str, Any],
     layers: Sequence[Sequence[torch.nn.Parameter]] = (),
 ) -> list[dict[str, Any]]:
     r"""Parameter groups: (encoder | rest) × (decayed | not decayed), the encoder split further by
@@ -32,11 +35,12 @@ def param_groups(
     (groups ``encoder.<k>`` / ``encoder.<k>_no_decay``); an encoder parameter in no layer
     trains at :math:`\eta_{enc}`, as the top layer.
     """
+    optim = typed(Optim, optim)
     encoder_ids = {id(p) for p in encoder}
-    lr = float(optim["lr"])
-    enc_lr = lr if optim["encoder_lr"] is None else float(optim["encoder_lr"])
-    decay = float(optim["weight_decay"])
-    layer_decay = optim.get("layer_decay")
+    lr = float(optim.lr)
+    enc_lr = lr if optim.encoder_lr is None else float(optim.encoder_lr)
+    decay = float(optim.weight_decay)
+    layer_decay = optim.layer_decay
     depth = _layer_depths(encoder_ids, layer_decay, layers)
     top = len(layers) - 1
     groups: dict[tuple[bool, int, bool], list[torch.nn.Parameter]] = {}
@@ -73,10 +77,11 @@ def _layer_depths(
     return depth
 
 
-def build_optimizer(groups: list[dict[str, Any]], optim: Mapping[str, Any]) -> torch.optim.Optimizer:
+def build_optimizer(groups: list[dict[str, Any]], optim: Optim | Mapping[str, Any]) -> torch.optim.Optimizer:
     """The optimiser named by ``optim.optimizer`` over ``groups``."""
-    name = optim["optimizer"]
-    momentum = float(optim["momentum"])
+    optim = typed(Optim, optim)
+    name = optim.optimizer
+    momentum = float(optim.momentum)
     if name == "adamw":
         return torch.optim.AdamW(groups)
     if name == "adam":
@@ -107,8 +112,9 @@ def lr_factor(step: int, total: int, warmup_steps: int, schedule: str) -> float:
     return max(0.0, (total - step) / (total - warmup_steps))
 
 
-def build_scheduler(optimizer: torch.optim.Optimizer, total_steps: int, optim: Mapping[str, Any]) -> LambdaLR:
+def build_scheduler(optimizer: torch.optim.Optimizer, total_steps: int, optim: Optim | Mapping[str, Any]) -> LambdaLR:
     """Warm-up over ``optim.warmup × total_steps`` steps, then linear decay (or constant)."""
-    warmup_steps = int(float(optim["warmup"]) * total_steps)
-    schedule = optim["schedule"]
+    optim = typed(Optim, optim)
+    warmup_steps = int(float(optim.warmup) * total_steps)
+    schedule = optim.schedule
     return LambdaLR(optimizer, lambda step: lr_factor(step, total_steps, warmup_steps, schedule))

@@ -19,6 +19,7 @@ from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
+from graphmatch.tasks.recipe import Recipe
 
 
 def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:
@@ -48,7 +49,8 @@ def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
              run_dir: Path) -> tuple[Task, dict[str, Any]]:
     """The task of a checkpoint, rebuilt from what it stored in the run folder
     (:meth:`Task.from_run_folder <graphmatch.tasks.base.Task.from_run_folder>`)."""
-    task = task_class(config["task"]).from_run_folder(config, run_dir)
+    recipe = Recipe.of(config)
+    task = task_class(recipe.task).from_run_folder(recipe, run_dir)
     if meta.get("task_state") is not None:
         task.set_extra_state(meta["task_state"])
     data = task.datasets() if with_data or meta.get("task_state") is None else {}
@@ -115,15 +117,16 @@ def evaluate(
     changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
-    check_accelerator(config["train"])
-    quiet(config["train"]["progress"])
-    with cpu_threads(config["train"]):
+    recipe = Recipe.of(config)
+    check_accelerator(recipe.train)
+    quiet(recipe.train.progress)
+    with cpu_threads(recipe.train):
         task, data = _restore(meta, config, with_data=True, run_dir=path.parent)
         if data.get(split) is None:
             raise ValueError(f"task {task.name!r} has no {split!r} split")
-        module = TaskModule(task, _model_from(ckpt, task, path), config)
-        batches = datamodule(config, limited({split: data[split]}, config))
-        trainer = build_trainer(config, None)
+        module = TaskModule(task, _model_from(ckpt, task, path), recipe)
+        batches = datamodule(recipe, limited({split: data[split]}, recipe))
+        trainer = build_trainer(recipe, None)
         if split == "dev":
             trainer.validate(module, datamodule=batches, verbose=False)
         else:

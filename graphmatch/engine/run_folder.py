@@ -34,6 +34,7 @@ from graphmatch.engine import shorten
 from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve
 from graphmatch.engine.run_owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
+from graphmatch.tasks.recipe import Recipe
 
 RUN_DIR_ENV = "GRAPHMATCH_RUN_DIR"  # set by rank 0 so the processes Lightning launches agree
 COMPLETE = "COMPLETE"
@@ -111,6 +112,11 @@ class Plan:
     ckpt: Path | None = None
     resume_dir: bool = False
 
+    @property
+    def recipe(self) -> Recipe:
+        """The configuration, typed."""
+        return Recipe.of(self.config)
+
 
 def plan(
     recipe: str | os.PathLike | Mapping[str, Any] | None,
@@ -129,7 +135,7 @@ def plan(
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
     seeds = shorten.seeds(seeds)
     config = resolve(recipe, overrides) if recipe is not None else None
-    resume = resume or (config["train"]["resume"] if config else None)
+    resume = resume or (Recipe.of(config).train.resume if config else None)
     folder = Path(run_dir) if run_dir is not None else None
     ckpt, resume_dir = None, False
     if resume is not None:
@@ -155,8 +161,7 @@ def plan(
             raise FileNotFoundError(f"nothing to resume at {resume}")
     if config is None:
         raise ValueError("give a recipe to train, or --resume a run folder or checkpoint")
-    config["train"]["resume"] = None
-    return Plan(config, folder, seeds, ckpt, resume_dir)
+    return Plan(Recipe.of(config).with_train(resume=None).config, folder, seeds, ckpt, resume_dir)
 
 
 def _same_config(
@@ -188,7 +193,7 @@ def default_run_dir(task: str, recipe: str, root: str | os.PathLike = "runs") ->
     return path
 
 
-def choose_folder(config: Mapping[str, Any], run_dir: Path | None) -> Path:
+def choose_folder(recipe: Recipe | Mapping[str, Any], run_dir: Path | None) -> Path:
     """The run's folder: the one rank 0 announced (in a process it launched), else ``run_dir``,
     else a default one (refused when several processes would each pick their own). Rank 0
     announces it in ``$GRAPHMATCH_RUN_DIR``."""
@@ -199,7 +204,8 @@ def choose_folder(config: Mapping[str, Any], run_dir: Path | None) -> Path:
     elif int(os.environ.get("WORLD_SIZE", 1)) > 1:
         raise ValueError("pass --out DIR (run_dir=) when launching several processes, so they share one run folder")
     else:
-        base = default_run_dir(config["task"], config["name"])
+        recipe = Recipe.of(recipe)
+        base = default_run_dir(recipe.task, recipe.name)
     if base.exists() and not base.is_dir():
         raise ValueError(f"the run folder {base} is a file; give --out a folder (new, or a run to --resume)")
     if env_rank() == 0:
@@ -251,13 +257,13 @@ def check_free(run_dir: Path) -> None:
         )
 
 
-def claim_folder(config: Mapping[str, Any], run_dir: Path | None, *, resume: bool) -> tuple[Path, Claim | None]:
+def claim_folder(recipe: Recipe, run_dir: Path | None, *, resume: bool) -> tuple[Path, Claim | None]:
     """:func:`choose_folder`, then claim it for this run (rank 0; the other ranks get ``None``):
     :class:`~graphmatch.engine.run_owner.FolderInUse` when another training owns it; a new run
     (not ``resume``) must then find it free (:func:`check_free`). A default folder taken at the
     same moment by another run is replaced by the next free name."""
     for _ in range(5):
-        base = choose_folder(config, run_dir)
+        base = choose_folder(recipe, run_dir)
         if env_rank() != 0:
             return base, None
         check_writable(base)
@@ -278,14 +284,14 @@ def claim_folder(config: Mapping[str, Any], run_dir: Path | None, *, resume: boo
     raise AssertionError("five default run folders taken at once")  # pragma: no cover
 
 
-def open_folder(run_dir: Path, config: Mapping[str, Any], seeds: Sequence[int] | None = None) -> None:
+def open_folder(run_dir: Path, recipe: Recipe | Mapping[str, Any], seeds: Sequence[int] | None = None) -> None:
     """Make ``run_dir`` (rank 0), take away its ``COMPLETE`` marker and write ``config.yaml``
     (and ``seeds.json`` for a several-seed run)."""
     if env_rank() != 0:
         return
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / COMPLETE).unlink(missing_ok=True)
-    write_yaml(run_dir / "config.yaml", config)
+    write_yaml(run_dir / "config.yaml", recipe.config if isinstance(recipe, Recipe) else recipe)
     if seeds is not None:
         write_json(run_dir / "seeds.json", {"seeds": list(seeds)})
 

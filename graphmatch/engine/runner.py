@@ -24,6 +24,7 @@ from graphmatch.engine.restore import evaluate, load, predict, predict_graph
 from graphmatch.engine.run_folder import env_rank
 from graphmatch.engine.signals import TrainingStopped
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+from graphmatch.tasks.recipe import Recipe
 
 __all__ = ["train", "train_plan", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads",
            "env_rank"]
@@ -60,15 +61,15 @@ def train(
 def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Path:
     """:func:`train` of a checked :class:`~graphmatch.engine.run_folder.Plan` (``graphmatch train``
     makes the plan, which reads and checks the recipe, before torch and Lightning are imported)."""
-    config = plan.config
-    check_accelerator(config["train"])
-    quiet(config["train"]["progress"])
-    base, claim = run_folder.claim_folder(config, plan.run_dir, resume=plan.resume_dir)  # before any build
-    with cpu_threads(config["train"]):
+    recipe = plan.recipe
+    check_accelerator(recipe.train)
+    quiet(recipe.train.progress)
+    base, claim = run_folder.claim_folder(recipe, plan.run_dir, resume=plan.resume_dir)  # before any build
+    with cpu_threads(recipe.train):
         try:
             if plan.seeds == 1 and not run_folder.has_seeds(base):
-                return _train_one(config, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
-            return _train_seeds(config, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
+                return _train_one(recipe, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
+            return _train_seeds(recipe, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
         except TrainingStopped as stopped:
             stopped.run_dir = base  # a several-seed run resumes from its base folder
             raise
@@ -78,28 +79,28 @@ def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Pat
 
 
 def _train_seeds(
-    config: dict[str, Any], base: Path, seeds: int, *, resume_dir: bool, callbacks: Sequence[Callback]
+    recipe: Recipe, base: Path, seeds: int, *, resume_dir: bool, callbacks: Sequence[Callback]
 ) -> Path:
-    first = config["train"]["seed"]
+    first = recipe.train.seed
     seed_list = list(range(first, first + seeds))
     if resume_dir and run_folder.finished(base):
         return base
     if not resume_dir:
         run_folder.check_free(base)
-    run_folder.open_folder(base, config, seeds=seed_list)
+    run_folder.open_folder(base, recipe, seeds=seed_list)
     dirs = []
     for seed in seed_list:
         sub = run_folder.seed_dir(base, seed)
-        cfg = {**config, "train": {**config["train"], "seed": seed}}
-        dirs.append(_train_one(cfg, sub, ckpt=None, resume_dir=resume_dir and sub.exists(), callbacks=callbacks))
+        dirs.append(_train_one(recipe.with_train(seed=seed), sub, ckpt=None, resume_dir=resume_dir and sub.exists(),
+                               callbacks=callbacks))
     if env_rank() == 0:
-        runs.aggregate(dirs, base, config)
+        runs.aggregate(dirs, base, recipe)
         run_folder.close_folder(base)
     return base
 
 
 def _train_one(
-    config: dict[str, Any], run_dir: Path, *, ckpt: Path | None, resume_dir: bool, callbacks: Sequence[Callback]
+    recipe: Recipe, run_dir: Path, *, ckpt: Path | None, resume_dir: bool, callbacks: Sequence[Callback]
 ) -> Path:
     if resume_dir:
         if run_folder.finished(run_dir):
@@ -107,8 +108,8 @@ def _train_one(
         ckpt = run_folder.resume_point(run_dir)
     else:
         run_folder.check_free(run_dir)
-    setup = fitting.prepare(config, fresh=ckpt is None)
-    run_folder.open_folder(run_dir, config)  # once data, model and pretrained weights are ready
+    setup = fitting.prepare(recipe, fresh=ckpt is None)
+    run_folder.open_folder(run_dir, recipe)  # once data, model and pretrained weights are ready
     if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
         run_folder.close_folder(run_dir)
     return run_dir

@@ -35,6 +35,7 @@ import yaml
 
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine.provenance import describe
+from graphmatch.tasks.recipe import Recipe
 
 
 class RunError(RuntimeError):
@@ -153,21 +154,21 @@ def _made_by(record: Mapping[str, Any] | None) -> list[str]:
     return [f"Made by {describe(record)}.", "", f"Processed-data caches: {keys}.", ""]
 
 
-def write_summary(run_dir: Path, config: Mapping[str, Any], metrics: Mapping[str, Any],
+def write_summary(run_dir: Path, recipe: Recipe, metrics: Mapping[str, Any],
                   notes: Sequence[str] = ()) -> None:
     """``summary.md``: recipe, selected checkpoint, dev/test table, time, curve, and the task's
     ``notes`` on its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each."""
-    t = config["train"]
+    t = recipe.train
     lines = [
-        f"# {config['name']} ({config['task']}), seed {t['seed']}",
+        f"# {recipe.name} ({recipe.task}), seed {t.seed}",
         "",
-        config.get("description", "") or "",
+        recipe.description,
         "",
         f"- checkpoint selected on dev `{metrics['monitor']}`: step {metrics['best_step']} "
         f"(epoch {metrics['best_epoch']}); test evaluated once, with that checkpoint",
         f"- trained {metrics['epochs']} epoch(s), {metrics['steps']} steps, {metrics['time_s']:.1f} s "
         f"on {metrics['device']}",
-        f"- batch size {t['batch_size']}, optimizer {config['optim']['optimizer']}, lr {config['optim']['lr']}",
+        f"- batch size {t.batch_size}, optimizer {recipe.optim.optimizer}, lr {recipe.optim.lr}",
         *(f"- {note}" for note in notes),
         "",
         *_table({"dev": metrics["dev"], "test": metrics.get("test") or {}}, lambda v: "–" if v is None else f"{v:.2f}"),
@@ -204,13 +205,13 @@ def seeds_provenance(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]) -> dict[str, Any]:
+def aggregate(run_dirs: Sequence[Path], out_dir: Path, recipe: Recipe) -> dict[str, Any]:
     """Mean ± std of the runs' dev and test metrics into ``out_dir`` (metrics.json, summary.md,
     curve.png with one line per seed)."""
     runs = [json.loads((d / "metrics.json").read_text(encoding="utf-8")) for d in run_dirs]
     out: dict[str, Any] = {
-        "task": config["task"],
-        "recipe": config["name"],
+        "task": recipe.task,
+        "recipe": recipe.name,
         "seeds": [r["seed"] for r in runs],
         "runs": [d.name for d in run_dirs],
         "monitor": runs[0]["monitor"],
@@ -231,7 +232,7 @@ def aggregate(run_dirs: Sequence[Path], out_dir: Path, config: Mapping[str, Any]
         plot_curve(histories, out["monitor"], out_dir / "curve.png", selected)
     fmt = lambda v: "–" if v is None else f"{v['mean']:.2f} ± {v['std']:.2f}"  # noqa: E731
     lines = [
-        f"# {config['name']} ({config['task']}): {len(runs)} seeds",
+        f"# {recipe.name} ({recipe.task}): {len(runs)} seeds",
         "",
         f"Seeds {', '.join(map(str, out['seeds']))}; each run selects its checkpoint on dev "
         f"`{out['monitor']}` and evaluates test once. Mean ± sample standard deviation (percent).",

@@ -19,6 +19,7 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine.disk_full import disk_full_said
+from graphmatch.tasks.recipe import Recipe, Train, typed
 
 
 class _ByteCounter:
@@ -134,13 +135,13 @@ def quiet(progress: bool) -> None:
             logger.addFilter(_NO_ADVERTISING)
 
 
-def uses_gpu(train_cfg: Mapping[str, Any]) -> bool:
-    return train_cfg["accelerator"] in ("gpu", "cuda", "auto") and torch.cuda.is_available()
+def uses_gpu(train: Train | Mapping[str, Any]) -> bool:
+    return typed(Train, train).accelerator in ("gpu", "cuda", "auto") and torch.cuda.is_available()
 
 
-def check_accelerator(train_cfg: Mapping[str, Any]) -> None:
+def check_accelerator(train: Train | Mapping[str, Any]) -> None:
     """A GPU asked for on a machine without one is the user's error, said before anything runs."""
-    accelerator = train_cfg["accelerator"]
+    accelerator = typed(Train, train).accelerator
     if accelerator in ("gpu", "cuda") and not torch.cuda.is_available():
         raise ValueError(f"train.accelerator={accelerator}, but torch sees no CUDA GPU on this machine; "
                          "use train.accelerator=auto (or cpu)")
@@ -149,35 +150,36 @@ def check_accelerator(train_cfg: Mapping[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def cpu_threads(train_cfg: Mapping[str, Any]) -> Iterator[None]:
+def cpu_threads(train: Train | Mapping[str, Any]) -> Iterator[None]:
     """Use ``train.threads`` torch CPU threads (on a CPU run) for the duration of the block, and
     give the caller's process its own thread count back afterwards."""
+    train = typed(Train, train)
     before = torch.get_num_threads()
-    if not uses_gpu(train_cfg):
-        torch.set_num_threads(train_cfg["threads"])
+    if not uses_gpu(train):
+        torch.set_num_threads(train.threads)
     try:
         yield
     finally:
         torch.set_num_threads(before)
 
 
-def precision(train_cfg: Mapping[str, Any]) -> str:
+def precision(train: Train) -> str:
     """``train.precision``; ``auto`` is bf16 (else fp16) mixed precision on a GPU, fp32 elsewhere."""
-    if train_cfg["precision"] != "auto":
-        return train_cfg["precision"]
-    if uses_gpu(train_cfg):
+    if train.precision != "auto":
+        return str(train.precision)
+    if uses_gpu(train):
         return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
     return "32-true"
 
 
 def build_trainer(
-    config: Mapping[str, Any],
+    recipe: Recipe | Mapping[str, Any],
     run_dir: Path | None,
     monitor: str | None = None,
     callbacks: Sequence[Callback] = (),
     steps_per_epoch: int | None = None,
 ) -> pl.Trainer:
-    """A Lightning ``Trainer`` for ``config``'s ``train`` and ``optim`` sections.
+    """A Lightning ``Trainer`` for the recipe's ``train`` and ``optim`` sections.
 
     Every trainer has the recipe's accelerator, precision, determinism, progress bar and atomic
     checkpoint writes. One that trains (``run_dir`` given) also has the recipe's devices, nodes
@@ -186,7 +188,8 @@ def build_trainer(
     epoch evaluates on dev when it is reached. One that only evaluates (``run_dir=None``) runs in
     this process on one device, so that evaluating a run trained with DDP starts no processes.
     """
-    t, o = config["train"], config["optim"]
+    recipe = Recipe.of(recipe)
+    t, o = recipe.train, recipe.optim
     cbs: list[Callback] = list(callbacks)
     settings: dict[str, Any] = {"devices": 1}
     if run_dir is not None:
@@ -205,39 +208,39 @@ def build_trainer(
         # state, so last.ckpt has its own callback, listed after `select` so it stores its updated state
         latest = ModelCheckpoint(dirpath=run_dir, filename="last", save_top_k=1, enable_version_counter=False)
         cbs = [select, latest, *cbs]
-        if t["progress"]:  # the plain summary is logged (stderr); the rich one Lightning prefers prints on stdout
+        if t.progress:  # the plain summary is logged (stderr); the rich one Lightning prefers prints on stdout
             cbs += [StderrProgressBar(), ModelSummary()]
-        if t["patience"]:
-            cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t["patience"]))
+        if t.patience:
+            cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t.patience))
         settings = {
-            "devices": t["devices"],
-            "num_nodes": t["num_nodes"],
-            "strategy": t["strategy"],
-            "max_epochs": t["epochs"],
-            "max_steps": t["max_steps"] or -1,
-            "gradient_clip_val": o["clip"],
-            "gradient_clip_algorithm": "norm" if o["clip"] else None,
-            "enable_model_summary": t["progress"],
+            "devices": t.devices,
+            "num_nodes": t.num_nodes,
+            "strategy": t.strategy,
+            "max_epochs": t.epochs,
+            "max_steps": t.max_steps or -1,
+            "gradient_clip_val": o.clip,
+            "gradient_clip_algorithm": "norm" if o.clip else None,
+            "enable_model_summary": t.progress,
             "num_sanity_val_steps": 0,
             "default_root_dir": run_dir,
         }
-        if t["val_every_steps"]:
-            settings.update(val_check_interval=t["val_every_steps"], check_val_every_n_epoch=None)
-        elif t["max_steps"] and steps_per_epoch and t["max_steps"] < steps_per_epoch:
-            settings.update(val_check_interval=t["max_steps"])
+        if t.val_every_steps:
+            settings.update(val_check_interval=t.val_every_steps, check_val_every_n_epoch=None)
+        elif t.max_steps and steps_per_epoch and t.max_steps < steps_per_epoch:
+            settings.update(val_check_interval=t.max_steps)
     else:
         settings["enable_model_summary"] = False
-        if t["progress"]:
+        if t.progress:
             cbs.append(StderrProgressBar())
     try:
         return pl.Trainer(
-            accelerator=t["accelerator"],
+            accelerator=t.accelerator,
             precision=precision(t),
             callbacks=cbs,
             logger=False,
-            enable_progress_bar=t["progress"],
+            enable_progress_bar=t.progress,
             use_distributed_sampler=False,
-            deterministic=t["deterministic"],
+            deterministic=t.deterministic,
             plugins=[AtomicCheckpointIO()],
             **settings,
         )

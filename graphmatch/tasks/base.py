@@ -22,7 +22,6 @@ values and doc. The engine checks a recipe against them when it is read
 from __future__ import annotations
 
 import abc
-import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +33,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.graphs.kbert_corpus import InputError  # the interface's error for an input a task refuses
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.recipe import Recipe
 
 __all__ = ["BUILTIN_TASKS", "InputError", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
 
@@ -90,12 +90,12 @@ class Task(TaskKeys, abc.ABC):
     #: the run folder's copy of the encoder's config and tokenizer files (:meth:`store_run_files`)
     ENCODER_DIR: ClassVar[str] = "pretrained"
 
-    def __init__(self, config: dict[str, Any]):
-        self.config = config
-        #: the plain ``data`` / ``model`` sections of the resolved configuration
-        self.data_cfg: dict[str, Any] = config["data"]
-        self.model_cfg: dict[str, Any] = config["model"]
-        self.data, self.model = self.sections(config)
+    def __init__(self, config: Recipe | Mapping[str, Any]):
+        #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipe.Recipe`): ``recipe.train.progress``, ...
+        self.recipe = Recipe.of(config, type(self))
+        #: its plain form (what a checkpoint stores)
+        self.config = self.recipe.config
+        self.data, self.model = self.recipe.data, self.recipe.model
 
     # ----------------------------------------------------------- run folder
     def store_run_files(self, run_dir: Path) -> None:
@@ -109,22 +109,21 @@ class Task(TaskKeys, abc.ABC):
             self.pretrained.store(folder)
 
     @classmethod
-    def from_run_folder(cls, config: dict[str, Any], run_dir: Path) -> Task:
+    def from_run_folder(cls, config: Recipe | Mapping[str, Any], run_dir: Path) -> Task:
         """The task of a run's configuration, rebuilt from what :meth:`store_run_files` wrote:
         ``model.pretrained`` is the stored encoder folder, so that the run works after the original
         is gone and after the run folder has moved. A folder without it (made by an older release)
         uses the original; when that cannot be loaded either, a one-line ValueError names both."""
-        original = config.get("model", {}).get("pretrained")
+        recipe = Recipe.of(config, cls)
+        original = getattr(recipe.model, "pretrained", None)
         if original is None:
-            return cls(config)
+            return cls(recipe)
         folder = run_dir / cls.ENCODER_DIR
         missing = stored_files(folder)
         if not missing:
-            config = copy.deepcopy(config)
-            config["model"]["pretrained"] = str(folder)
-            return cls(config)
+            return cls(recipe.with_model(pretrained=str(folder)))
         try:
-            return cls(config)
+            return cls(recipe)
         except (FileNotFoundError, ValueError) as err:
             files = ", ".join(f"{cls.ENCODER_DIR}/{name}" for name in missing)
             raise ValueError(f"run folder {run_dir} lacks the stored encoder files {files} (made by an older "

@@ -63,9 +63,9 @@ class KBertTask(KBertKeys, Task):
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
-        d = self.data_cfg
-        if d["vocab"] is not None:
-            return Path(d["vocab"])
+        d = self.data
+        if d.vocab is not None:
+            return Path(d.vocab)
         if self.pretrained is not None and self.pretrained.vocab is not None:
             return self.pretrained.vocab
         if self.pretrained is not None:
@@ -75,7 +75,7 @@ class KBertTask(KBertKeys, Task):
             raise FileNotFoundError(f"model.pretrained: no vocab.txt in the checkpoint folder {self.pretrained.folder} "
                                     "(K-BERT reads a BERT vocabulary or a SentencePiece tokenizer.json; or give "
                                     "data.vocab)")
-        return locate("kbert/vocab/google_vocab.txt", d["root"])
+        return locate("kbert/vocab/google_vocab.txt", d.root)
 
     def vocab_tokenization(self) -> tuple[str, bool]:
         """How the vocabulary is read, ``(tokenization, lowercase)`` (``chars``, ``wordpiece`` or
@@ -102,7 +102,7 @@ class KBertTask(KBertKeys, Task):
         if self._selection is None:
             source = self.pretrained.source if self.pretrained.stored else None  # a run's encoder: its original
             checkpoint = resolve_checkpoint(source) if source is not None else self.pretrained
-            embed = SentenceEmbedder(checkpoint, progress=self.config["train"]["progress"])
+            embed = SentenceEmbedder(checkpoint, progress=self.recipe.train.progress)
             self._selection = BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
         return self._selection
 
@@ -117,9 +117,9 @@ class KBertTask(KBertKeys, Task):
         return self._tree_options
 
     def _common(self) -> dict[str, Any]:
-        d = self.data_cfg
-        return dict(root=d["root"], cache=d["cache_dir"], kg=d["kg"], vocab=self.vocab_path(),
-                    progress=self.config["train"]["progress"], selection=self.selection(), options=self.tree_options)
+        d = self.data
+        return dict(root=d.root, cache=d.cache_dir, kg=d.kg, vocab=self.vocab_path(),
+                    progress=self.recipe.train.progress, selection=self.selection(), options=self.tree_options)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once; its labels are the task's."""
@@ -202,15 +202,15 @@ class KBertTask(KBertKeys, Task):
     def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
-            d = self.data_cfg
+            d = self.data
             options = self.tree_options.builder_options(self.label_names())
-            self._builder = tree_builder(resolve_kg(d["kg"], d["root"]), self.vocab_path(), options,
+            self._builder = tree_builder(resolve_kg(d.kg, d.root), self.vocab_path(), options,
                                          keep_text=keep_text, selection=self.selection())
         return self._builder
 
     def input_files(self) -> dict[str, str]:
         """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
-        kg = resolve_kg(self.data_cfg["kg"], self.data_cfg["root"])
+        kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
 
     def input_columns(self) -> tuple[str, ...]:

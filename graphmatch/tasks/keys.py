@@ -12,6 +12,7 @@ whole: its :class:`~graphmatch.tasks.base.Task` is its own declaration.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -67,10 +68,10 @@ class TaskKeys:
         cls.defaults = {"data": defaults(cls.Data), "model": defaults(cls.Model)}
 
     @classmethod
-    def sections(cls, config: dict[str, Any]) -> tuple[Any, Any]:
-        """The typed ``data`` and ``model`` sections of a resolved configuration, after the checks
-        that involve several keys (:meth:`check_sections`)."""
-        data, model = build(cls.Data, config["data"]), build(cls.Model, config["model"])
+    def sections(cls, data: Mapping[str, Any], model: Mapping[str, Any]) -> tuple[Any, Any]:
+        """The typed ``data`` and ``model`` sections of a resolved configuration's plain ones, after
+        the checks that involve several keys (:meth:`check_sections`)."""
+        data, model = build(cls.Data, data), build(cls.Model, model)
         cls.check_sections(data, model)
         return data, model
 

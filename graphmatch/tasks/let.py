@@ -59,30 +59,29 @@ class LETTask(LETKeys, Task):
     # ----------------------------------------------------------------- data
     def tokenizer(self) -> CharTokenizer:
         if self._tokenizer is None:
-            vocab = self.data_cfg["vocab"]
+            vocab = self.data.vocab
             if vocab:
                 self._tokenizer = CharTokenizer(vocab)
             elif self.pretrained is not None:
                 self._tokenizer = char_tokenizer_of(self.pretrained.folder)
             else:
-                self._tokenizer = CharTokenizer.default(self.data_cfg["root"])
+                self._tokenizer = CharTokenizer.default(self.data.root)
         return self._tokenizer
 
     def sememe_names(self) -> list[str]:
         """The sememe vocabulary: pretrained vectors first, then the lexicon's other sememes."""
         if self._sememes is None:
-            d = self.data_cfg
-            vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
-            self._sememes = sememe_vocabulary(load_lexicon(d["root"]), vectors)
+            d = self.data
+            vectors = load_sememe_vectors(d.sememe_vectors, d.root)
+            self._sememes = sememe_vocabulary(load_lexicon(d.root), vectors)
         return self._sememes
 
     def builder(self, keep_text: bool = False) -> LatticePairBuilder:
         if self._builder is None or self._builder.keep_text != keep_text:
-            d = self.data_cfg
             options = LatticeOptions.of(self.data, segmenters=self._segmenters)
             self._builder = LatticePairBuilder(
                 self.tokenizer(),
-                load_lexicon(d["root"]) if options.senses else None,
+                load_lexicon(self.data.root) if options.senses else None,
                 sememe_index={n: i for i, n in enumerate(self.sememe_names())},
                 keep_text=keep_text,
                 **options.builder_arguments(),
@@ -101,27 +100,27 @@ class LETTask(LETKeys, Task):
 
     def source(self, split: str) -> Path | None:
         """The pair file of ``split``; ``None`` for a missing optional test split."""
-        d = self.data_cfg
-        if d[split]:
-            return resolve_path(d[split], d["root"], f"data.{split}")
-        if d["dataset"] == "lcqmc":
-            return lcqmc_file(split, d["root"])
+        d = self.data
+        if getattr(d, split):
+            return resolve_path(getattr(d, split), d.root, f"data.{split}")
+        if d.dataset == "lcqmc":
+            return lcqmc_file(split, d.root)
         if split == "test":
             return None
-        raise ValueError(f"data.dataset={d['dataset']!r} needs data.{split} (a pair file); "
+        raise ValueError(f"data.dataset={d.dataset!r} needs data.{split} (a pair file); "
                          f"BQ's CSV files (sentence1,sentence2,label) are supplied by the user")
 
     def datasets(self) -> dict[str, Dataset]:
-        d = self.data_cfg
-        inputs = lexicon_files(d["root"]) if d["senses"] else None
+        d = self.data
+        inputs = lexicon_files(d.root) if d.senses else None
         out: dict[str, Dataset] = {}
         for split in SPLITS:
             path = self.source(split)
             if path is not None:
-                out[split] = PairMatchingDataset(path, self.builder(), root=d["root"], cache=d["cache_dir"],
-                                                 inputs=inputs, limit=self.data.limit.count(split), fmt=d["format"],
-                                                 progress=self.config["train"]["progress"],
-                                                 require_labels=split != "test", workers=d["workers"])
+                out[split] = PairMatchingDataset(path, self.builder(), root=d.root, cache=d.cache_dir,
+                                                 inputs=inputs, limit=self.data.limit.count(split), fmt=d.format,
+                                                 progress=self.recipe.train.progress,
+                                                 require_labels=split != "test", workers=d.workers)
         return out
 
     def label_names(self) -> list[str]:
@@ -168,12 +167,12 @@ class LETTask(LETKeys, Task):
     def load_pretrained(self, model: torch.nn.Module) -> None:
         """BERT weights from ``model.pretrained`` (strictly: a missing or unexpected weight is an
         error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
-        m, d = self.model, self.data_cfg
+        m, d = self.model, self.data
         if self.pretrained is not None:
             model.encoder.load_hf(self.pretrained.checkpoint())
             print(f"LET: character encoder loaded from {self.pretrained.path}", file=sys.stderr)
         if model.config.senses and m.pretrained_sememes:
-            vectors = load_sememe_vectors(d["sememe_vectors"], d["root"])
+            vectors = load_sememe_vectors(d.sememe_vectors, d.root)
             if vectors.vectors.shape[1] != model.config.sememe_dim:
                 raise ValueError(f"sememe vectors are {vectors.vectors.shape[1]}-d, the model expects "
                                  f"{model.config.sememe_dim}")

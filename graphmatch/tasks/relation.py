@@ -28,6 +28,7 @@ import abc
 import dataclasses
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.recipe import Recipe
 from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
     BILSTM_MODELS,
     MODELS,
@@ -65,9 +67,9 @@ class RelationTask(RelationKeys, Task):
     """Relation classification over relation sentence graphs: what the BiLSTM and the transformer
     variants share. ``RelationTask(config)`` makes the variant ``model.name`` names (:meth:`variant`)."""
 
-    def __new__(cls, config: dict[str, Any] | None = None):
+    def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
         if cls is RelationTask and config is not None:  # the one place the variant is chosen
-            cls = cls.variant(cls.sections(config)[1].name)
+            cls = cls.variant(Recipe.of(config, cls).model.name)
         return super().__new__(cls)
 
     @staticmethod
@@ -167,24 +169,25 @@ class RelationTask(RelationKeys, Task):
 
     def _split(self, split: str) -> Dataset | None:
         """One split (None: no test file)."""
-        d = self.data_cfg
+        d = self.data
         options = dict(  # the length as asked: the data decide auto on their training split (their cache's key)
-            dataclasses.asdict(self.options), max_length=d["max_length"], dev_size=d["dev_size"],
-            split_seed=d["split_seed"], min_freq=d["min_freq"], on_bad_line=d["on_bad_line"],
-            pretrained=self.tokenizer_folder(), kg=d["kg"],
+            dataclasses.asdict(self.options), max_length=d.max_length, dev_size=d.dev_size,
+            split_seed=d.split_seed, min_freq=d.min_freq, on_bad_line=d.on_bad_line,
+            pretrained=self.tokenizer_folder(), kg=d.kg,
         )
-        files = {key: None if d[key] is None else resolve_path(Path(d[key]).expanduser(), d["root"], f"data.{key}")
-                 for key in ("train_file", "dev_file", "test_file")}
+        given = {key: getattr(d, key) for key in ("train_file", "dev_file", "test_file")}
+        files = {key: None if path is None else resolve_path(Path(path).expanduser(), d.root, f"data.{key}")
+                 for key, path in given.items()}
         if files["train_file"] is None:
             if files["dev_file"] is not None:
                 raise ValueError("data.dev_file needs a data.train_file (SemEval's dev is held out of its train file)")
-            return SemEval2010Task8(split, root=d["root"], cache=d["cache_dir"], test_file=files["test_file"],
+            return SemEval2010Task8(split, root=d.root, cache=d.cache_dir, test_file=files["test_file"],
                                     **options)
         if split == "test" and files["test_file"] is None:
             return None
         return RelationDataset(split, train_file=files["train_file"], dev_file=files["dev_file"],
-                               test_file=files["test_file"], format=d["format"], root=d["root"],
-                               cache=d["cache_dir"], **options)
+                               test_file=files["test_file"], format=d.format, root=d.root,
+                               cache=d.cache_dir, **options)
 
     def train_split(self) -> Dataset:
         """The training split, built (or read from its cache) once: its labels and vocabulary are

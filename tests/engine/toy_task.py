@@ -124,13 +124,13 @@ class ToyTask(Task):
         return graphs
 
     def datasets(self) -> dict[str, list[HeteroData]]:
-        d = self.data_cfg
-        if d["file"]:
-            datafiles.locate(d["file"], d["root"], download=False)
-        gen = torch.Generator().manual_seed(d["seed"])
-        weight = torch.randn(d["num_classes"], FEATURES, generator=gen)
-        return {split: ToySplit(self._make(d[f"n_{split}"], gen, weight), f"toy-{d['seed']}-{split}-{d[f'n_{split}']}")
-                for split in ("train", "dev", "test")}
+        d = self.data
+        if d.file:
+            datafiles.locate(d.file, d.root, download=False)
+        gen = torch.Generator().manual_seed(d.seed)
+        weight = torch.randn(d.num_classes, FEATURES, generator=gen)
+        sizes = {"train": d.n_train, "dev": d.n_dev, "test": d.n_test}
+        return {split: ToySplit(self._make(n, gen, weight), f"toy-{d.seed}-{split}-{n}") for split, n in sizes.items()}
 
     def label_names(self) -> list[str]:
         return self._labels
