@@ -17,7 +17,7 @@ from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, keys_of
 ENGINE = Path(__file__).resolve().parents[2] / "graphmatch" / "engine"
 #: what the engine may import of graphmatch outside itself: the base, the task interface, batching
 GENERIC = ("graphmatch.datafiles", "graphmatch.checkpoints", "graphmatch.recipe_keys", "graphmatch.tasks.base",
-           "graphmatch.tasks.keys", "graphmatch.data.batching")
+           "graphmatch.tasks.keys", "graphmatch.tasks.recipe", "graphmatch.data.batching")
 #: the official scorer of one corpus (SemEval-2010 Task 8), whose label set is the corpus'
 EXCEPTIONS = {("semeval.py", "graphmatch.data.relation_formats")}
 
