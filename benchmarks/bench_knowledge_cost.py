@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphmatch.engine.config import resolve
+from graphmatch.engine.config import resolve_recipe
 from graphmatch.engine.datamodule import sample_sizes
 from graphmatch.engine.fitting import datamodule, prepare
 from graphmatch.engine.optim import build_optimizer
@@ -50,16 +50,16 @@ class Arm:
 
     def __init__(self, recipe: str, sets: list[str]):
         self.name = recipe
-        self.config = resolve(recipe, sets)
-        setup = prepare(self.config, fresh=True)
+        self.recipe = resolve_recipe(recipe, sets)
+        setup = prepare(self.recipe, fresh=True)
         self.task, self.model, self.module = setup.task, setup.model, setup.module
         self.sizes = sample_sizes(setup.splits["train"])
-        loader_module = datamodule(self.config, {"train": setup.splits["train"]})
+        loader_module = datamodule(self.recipe, {"train": setup.splits["train"]})
         loader_module.setup("fit")
         self.loader = loader_module.train_dataloader()
         self.batches = iter(self.loader)
-        self.optimizer = build_optimizer(self.module.param_groups(), self.config["optim"])
-        self.clip = self.config["optim"]["clip"]
+        self.optimizer = build_optimizer(self.module.param_groups(), self.recipe.optim)
+        self.clip = self.recipe.optim.clip
         self.times: dict[str, dict[str, list[float]]] = {c: {p: [] for p in PHASES} for c in ("cpu", "wall")}
         self.lengths: list[int] = []  # real tokens of every sample run
         self.padded: list[int] = []  # the padded length of every sample's batch
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     if os.environ.get("GRAPHMATCH_DATA"):
         sets.append(f"data.root={Path(os.environ['GRAPHMATCH_DATA'])}")
     arms = [Arm(recipe, sets) for recipe in args.arms]
-    torch.set_num_threads(arms[0].config["train"]["threads"])
+    torch.set_num_threads(arms[0].recipe.train.threads)
     for arm in arms:
         for _ in range(args.warmup):
             arm.step(record=False)
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"{torch.get_num_threads()} torch thread(s), load average {load[0]:.1f} / {load[1]:.1f} (1 / 5 min); "
           f"{args.rounds} rounds × {args.steps} steps per arm, interleaved, after {args.warmup} warm-up steps; "
-          f"batch {arms[0].config['train']['batch_size']}, bucket {arms[0].config['train']['bucket']}\n")
+          f"batch {arms[0].recipe.train.batch_size}, bucket {arms[0].recipe.train.bucket}\n")
     ref = arms[0]
     print("| arm | mean tree length (train) | mean length run | mean padded length | padding | "
           "median step, CPU s | × no knowledge, CPU | median step, wall s | × no knowledge, wall |")
