@@ -52,7 +52,8 @@ class TaskModule(pl.LightningModule):
     Args:
         task: the task (data, loss, decode, metrics).
         model: ``task.build_model()``.
-        config: the resolved configuration (its ``optim`` section builds the optimiser).
+        recipe: the resolved recipe (:class:`~graphmatch.tasks.recipe.Recipe`, or its plain form); its ``optim``
+            section builds the optimiser.
 
     After an evaluation, ``rows[split]`` and ``metrics[split]`` hold the gathered rows and the
     figures; ``history`` holds one entry per dev evaluation during training (``epoch``
