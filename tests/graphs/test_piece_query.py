@@ -5,7 +5,6 @@ hand-made edge cases (glued stop words, runs at a text's end, one-word texts).""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -72,19 +71,14 @@ def words_of(tok: WordPieceTokenizer, texts: list[str]):
             pieces.text_words[word_text + 1] - 1)
 
 
-def sentences(name: str, n: int) -> list[str]:
-    root = Path(os.environ.get("GRAPHMATCH_DATA", "data"))
+def sentences(root: Path, name: str, n: int) -> list[str]:
+    """The first ``n`` training sentences of SST-2 or SemEval in the real data folder ``root``."""
     if name == "sst2":
-        path = root / "sst2" / "train.tsv"
-        if not path.is_file():
-            pytest.skip(f"{path} is not there (the data README says how to fetch SST-2)")
-        return [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines()[1:n + 1]]
-    path = root / "semeval2010_task8" / "TRAIN_FILE.TXT"
-    if not path.is_file():
-        pytest.skip(f"{path} is not there (the data README says how to fetch SemEval-2010 Task 8)")
+        lines = (root / "sst2" / "train.tsv").read_text(encoding="utf-8").splitlines()[1:n + 1]
+        return [line.split("\t")[0] for line in lines]
     from graphmatch.data.relation_formats import read_semeval_file
 
-    return [ex.sentence.text for ex in read_semeval_file(path)[:n]]
+    return [ex.sentence.text for ex in read_semeval_file(root / "semeval2010_task8" / "TRAIN_FILE.TXT")[:n]]
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +94,8 @@ def wordnet() -> KnowledgeGraph:
 @pytest.mark.parametrize("corpus", ["edge", "sst2", "semeval"])
 @pytest.mark.parametrize("nouns", [False, True])
 @pytest.mark.parametrize("max_words", [1, 3])
-def test_word_runs_equal_the_word_by_word_scan(tok, wordnet, corpus, nouns, max_words):
-    texts = EDGE_CASES if corpus == "edge" else sentences(corpus, 600)
+def test_word_runs_equal_the_word_by_word_scan(request, tok, wordnet, corpus, nouns, max_words):
+    texts = EDGE_CASES if corpus == "edge" else sentences(request.getfixturevalue("shared_data"), corpus, 600)
     string, start, end, first, last = words_of(tok, texts)
     readings = NounReadings() if nouns else None
     lemmatizer = Lemmatizer(wordnet.subjects)
