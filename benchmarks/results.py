@@ -149,6 +149,16 @@ COMPARISONS = (
              "from GLUE's train split. WordNet 3.0's packaged graph (first-sense type and hypernym), "
              "at most 2 branches per matched word.",
     ),
+    Comparison(
+        "sst2_wordnet_nouns",
+        "SST-2, all-MiniLM-L6-v2 as a K-BERT encoder (one epoch over 38,400 training sentences): WordNet "
+        "branches only where the word reads as a noun",
+        (Arm("WordNet, noun readings", "kbert/sst2_minilm_wordnet_nouns"),),
+        ("accuracy",),
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget, dev and test of the two arms above; data.select.noun_reading "
+             "(docs/knowledge_selection.md).",
+    ),
 )
 #: the e5 K-BERT ChnSentiCorp budget and its learning curve: training sentences of the full arm (one
 #: epoch, 126 steps), and the shares of them the curve also trains on, with the epochs each gets
@@ -232,6 +242,17 @@ E5_COMPARISONS = (
         note="Characters looked up among e5's pieces (NER tags characters). Dev: the first 300 of 939 "
              "sentences; test: all 755. Medical KG: a matched entity's category (疾病, 症状, 部位, 治疗, 检查) "
              "hung after it, trees cut at 160 tokens.",
+    ),
+    Comparison(
+        "e5_medical_ner_selected",
+        "Medical NER, multilingual-e5-small fine-tuned as a K-BERT tagger over characters (two epochs over "
+        "1,500 training sentences): the Medical KG selected by the encoder",
+        (Arm("Medical KG selected", "kbert/medical_ner_e5_medical_selected"),),
+        ("ner_f1", "accuracy"),
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget of the two arms above. Selected: an entity keeps its category where the cosine of the "
+             "category and the sentence in e5's own embeddings is at least 0.88 (the median candidate), a "
+             "sentence its 8 best (docs/knowledge_selection.md).",
     ),
     Comparison(
         "let_e5_senses",
