@@ -75,7 +75,7 @@ def bench_model(recipe: str, graphs: list[HeteroData], build_ms: float, args: ar
     task = LETTask(config)
     torch.manual_seed(0)
     model = task.build_model()
-    task.load_pretrained(model)
+    task.init_weights(model)
     optimizer = build_optimizer(param_groups(model, task.encoder_parameters(model), config["optim"]),
                                 config["optim"])
     batch_size = config["train"]["batch_size"]

@@ -39,7 +39,7 @@ def bench(recipe: str, args: argparse.Namespace, extra: tuple[str, ...] = ()) ->
     data = task.datasets()
     device = torch.device(args.device)
     model = task.build_model()
-    task.load_pretrained(model)
+    task.init_weights(model)
     model = model.to(device)
     batch_size = config["train"]["batch_size"]
     groups = param_groups(model, task.encoder_parameters(model), config["optim"])

@@ -786,7 +786,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads per run (1: two comparisons side by side)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these tables (relation_budget: --verify only)")
     parser.add_argument("--arm", nargs="+", metavar="LABEL",
-                        help="train only the arms with these labels and write no table (arms side by side)")
+                        help="train only the arms with these labels and write no table (arms side by side); with "
+                             "--verify, retrain only these (relation_budget: e.g. 'att_blstm ours')")
     parser.add_argument("--report", action="store_true", help="write the tables from existing run folders only")
     parser.add_argument("--list", action="store_true", help="list the comparisons and exit")
     parser.add_argument("--doc", default=str(DOC), help="the Markdown file whose blocks are replaced")
@@ -804,6 +805,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     comps = [c for c in COMPARISONS if not args.only or c.name in args.only]
     labels = {a.label for c in comps for a in c.arms}
+    if args.verify and (not args.only or "relation_budget" in args.only):
+        budget_module = _script("relation_budget")
+        labels |= {f"{m} {i}" for m in budget_module.MODELS for i in budget_module.IMPLS}
     if set(args.arm or ()) - labels:
         print(f"results.py: error: unknown arm(s) {sorted(set(args.arm) - labels)}; known: {', '.join(sorted(labels))}",
               file=sys.stderr)
@@ -817,7 +821,8 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.runs)
     if args.verify:
         budget = Path(args.budget_runs) if not args.only or "relation_budget" in args.only else None
-        return 0 if verify(retrains(comps, root, budget, args.data_dir), Path(args.doc)) else 1
+        jobs = [j for j in retrains(comps, root, budget, args.data_dir) if not args.arm or j.label in args.arm]
+        return 0 if verify(jobs, Path(args.doc)) else 1
     try:
         reuse = Reuse.here(args.reuse_from)
         if not args.report:

@@ -90,7 +90,7 @@ def choose_monitor(task: Task, recipe: Recipe) -> str:
 
 def prepare(recipe: Recipe, *, fresh: bool) -> Setup:
     """Seed everything, build the task, its data and model (a ``fresh`` start: with the task's
-    pretrained weights, :meth:`~graphmatch.tasks.base.Task.load_pretrained`; not when the run
+    pretrained weights, :meth:`~graphmatch.tasks.base.Task.init_weights`; not when the run
     continues from a checkpoint) and the Lightning module. Any bad input fails here,
     before a run folder is made."""
     pl.seed_everything(recipe.train.seed, workers=True, verbose=False)
@@ -106,7 +106,7 @@ def prepare(recipe: Recipe, *, fresh: bool) -> Setup:
     splits = limited(datasets, recipe)
     model = task.build_model()
     if fresh:
-        task.load_pretrained(model)
+        task.init_weights(model)
     report = task.report(dict(datasets))  # once every input has been accepted
     for line in report:
         print(line, file=sys.stderr)

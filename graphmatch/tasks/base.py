@@ -246,8 +246,9 @@ class Task(TaskKeys, abc.ABC):
         default none."""
         return {}
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
-        """Load pretrained weights named in the config into a fresh model (optional)."""
+    def init_weights(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+        """What a fresh model starts from before training, never a restored one (optional): the
+        pretrained encoder ``model.pretrained`` names, word vectors, a tag layer's prior."""
 
     @abc.abstractmethod
     def loss(self, out: Any, batch: Batch) -> Tensor:

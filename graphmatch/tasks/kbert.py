@@ -329,7 +329,7 @@ class KBertTask(KBertKeys, Task):
         """The encoder's embeddings and layers, bottom to top (``optim.layer_decay``)."""
         return model.encoder.layer_groups()
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
+    def init_weights(self, model: torch.nn.Module) -> None:
         """Weights of ``model.pretrained`` (a local HF BERT folder or ``minilm``) into the encoder,
         strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error; for NER
         with ``model.tag_prior``, the tag layer's bias from the training tags (:meth:`tag_log_prior`)."""

@@ -164,7 +164,7 @@ class LETTask(LETKeys, Task):
         """The character encoder's embeddings and layers, bottom to top (``optim.layer_decay``)."""
         return model.encoder.layer_groups()
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
+    def init_weights(self, model: torch.nn.Module) -> None:
         """BERT weights from ``model.pretrained`` (strictly: a missing or unexpected weight is an
         error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
         m, d = self.model, self.data

@@ -91,7 +91,7 @@ class BiLSTMRelationTask(RelationTask):
         ``model.l2_embeddings``."""
         return [p for n, p in model.named_parameters() if self.model.l2_embeddings or not n.startswith(_NO_L2)]
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
+    def init_weights(self, model: torch.nn.Module) -> None:
         """Word vectors for the embeddings (vocabulary words found in ``model.word_vectors``; others
         stay random)."""
         path = self.model.word_vectors

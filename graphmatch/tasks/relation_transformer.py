@@ -88,7 +88,7 @@ class TransformerRelationTask(RelationTask):
         """The transformer's embeddings and layers, bottom to top (``optim.layer_decay``)."""
         return layer_groups(model.encoder.embeddings, model.encoder.encoder.layer)
 
-    def load_pretrained(self, model: torch.nn.Module) -> None:
+    def init_weights(self, model: torch.nn.Module) -> None:
         """The pretrained weights, strictly; the word-embedding table grown for the markers the
         tokenizer added (:func:`grown_embeddings`)."""
         # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head

@@ -120,7 +120,7 @@ def test_unknown_label_in_dev_is_an_error(tmp_path, shared_data, ner_folder):
 
 
 @pytest.mark.parametrize("backend", ["ours", "hf"])
-def test_load_pretrained_from_local_folder(tmp_path, shared_data, backend):
+def test_init_weights_from_local_folder(tmp_path, shared_data, backend):
     from graphmatch.nn import MaskTransformerConfig, MaskTransformerEncoder
 
     vocab = shared_data / "kbert" / "vocab" / "google_vocab.txt"
@@ -135,7 +135,7 @@ def test_load_pretrained_from_local_folder(tmp_path, shared_data, backend):
     assert task.vocab_path() == tmp_path / "bert" / "vocab.txt"
     model = task.build_model()
     assert model.encoder.hidden_size == 24  # sizes come from the checkpoint, not the recipe
-    task.load_pretrained(model)
+    task.init_weights(model)
     ref = source.hf_state_dict()
     got = model.encoder.bert.state_dict() if backend == "hf" else model.encoder.hf_state_dict()
     assert all(torch.equal(got[k], v) for k, v in ref.items())
@@ -293,7 +293,7 @@ def test_tiny_ner_model_learns_tags_other_than_o(tmp_path, shared_data):
     assert task.tag_log_prior().exp().max() > 0.85  # O dominates
     torch.manual_seed(0)
     model = task.build_model()
-    task.load_pretrained(model)  # what the runner does for a fresh model: sets the tag prior
+    task.init_weights(model)  # what the runner does for a fresh model: sets the tag prior
     optim = task.config["optim"]
     opt = build_optimizer(param_groups(model, task.encoder_parameters(model), optim), optim)
     sched = build_scheduler(opt, 100, optim)
@@ -377,7 +377,7 @@ def test_official_kbert_checkpoint_as_model_pretrained(tmp_path, shared_data, he
     assert task.pretrained.format == "uer" and task.vocab_path() == folder / "google_vocab.txt"
     model = task.build_model()
     assert model.encoder.config.layer_norm == "uer" and model.encoder.config.hidden_size == CONFIG["hidden_size"]
-    task.load_pretrained(model)
+    task.init_weights(model)
     assert torch.equal(model.encoder.embeddings.word.weight, state["embedding.word_embedding.weight"])
     if head == "classifier":
         assert torch.equal(model.classifier.weight, state["output_layer_2.weight"])

@@ -138,7 +138,7 @@ def test_pretrained_weights_are_loaded(tmp_path, shared_data):
     task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.pretrained={bert_dir}",
                                                  *TINY[5:]]))
     model = task.build_model()
-    task.load_pretrained(model)
+    task.init_weights(model)
     assert torch.equal(model.encoder.embeddings.word.weight, bert.embeddings.word_embeddings.weight)
     assert {id(p) for p in task.encoder_parameters(model)} == {id(p) for p in model.encoder.parameters()}
     layers = task.encoder_layers(model)  # embeddings, then the checkpoint's one layer (+ pooler)

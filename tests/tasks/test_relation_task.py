@@ -157,7 +157,7 @@ def test_encode_state_and_pretrained_vectors(shared_data, cache, tmp_path):
     task.datasets()
     model = task.build_model()
     before = model.embedding.weight.detach().clone()
-    task.load_pretrained(model)
+    task.init_weights(model)
     after = model.embedding.weight.detach()
     changed = (before != after).any(-1).nonzero().flatten().tolist()
     assert changed == [task.vocab["company"]] and torch.all(after[task.vocab["company"]] == 0.5)

@@ -65,7 +65,7 @@ def test_encoder_parameters_and_strict_weights(bert, tmp_path, capsys):
     assert encoder == {id(p) for p in model.encoder.parameters()}
     assert all(id(p) not in encoder for p in model.head.parameters())
     before = model.encoder.embeddings.word_embeddings.weight.detach().clone()
-    task.load_pretrained(model)
+    task.init_weights(model)
     assert "pooler.* (2 tensors) in the checkpoint but not used; ignored" in capsys.readouterr().err
     saved = load_file(str(bert / "model.safetensors"))
     key = next(k for k in saved if k.endswith("word_embeddings.weight"))
