@@ -121,11 +121,18 @@ def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tu
     if not isinstance(bases, list) or not all(isinstance(b, (str, os.PathLike)) and str(b) for b in bases):
         raise ValueError(f"recipe {path}: 'base' is a recipe file, or a list of them (merged in order), "
                          f"got {base!r}")
-    parents = [link for b in bases for link in read_chain(real.parent / b, _seen + (real,))]
+    parents = [link for b in bases for link in read_chain(_base_path(real.parent, b), _seen + (real,))]
     for _, parent in parents:
         parent.pop("name", None)
     raw.setdefault("name", path.stem)
     return [*parents, (str(path), raw)]
+
+
+def _base_path(folder: Path, base: str | os.PathLike) -> Path | str | os.PathLike:
+    """A ``base:`` entry: the file beside the recipe (with or without ``.yaml``) if there is one,
+    else a recipe name (``kbert/chnsenticorp_hownet_quick``: a packaged recipe)."""
+    near = folder / base
+    return near if near.is_file() or Path(f"{near}.yaml").is_file() or Path(base).is_absolute() else base
 
 
 def read_recipe(path: str | os.PathLike) -> dict[str, Any]:

@@ -39,6 +39,18 @@ def test_base_recipe_is_inherited(tmp_path: Path) -> None:
         resolve(loop)
 
 
+def test_base_may_name_a_packaged_recipe(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.yaml"  # a user's recipe outside the checkout, over a packaged one
+    mine.write_text("base: kbert/chnsenticorp_hownet_quick\ntrain:\n  epochs: 1\n")
+    config = resolve(mine)
+    assert config["name"] == "mine" and config["train"]["epochs"] == 1
+    assert config["data"]["dataset"] == resolve("kbert/chnsenticorp_hownet_quick")["data"]["dataset"]
+    (tmp_path / "kbert").mkdir()  # a file beside the recipe wins over the packaged name
+    (tmp_path / "kbert" / "chnsenticorp_hownet_quick.yaml").write_text("base: ../" + TOY.name + "\n")
+    (tmp_path / TOY.name).write_text(TOY.read_text())
+    assert resolve(mine)["task"] == resolve(TOY)["task"]
+
+
 def test_overrides_are_parsed_as_yaml() -> None:
     assert parse_overrides(["train.epochs=2", "optim.lr=3e-4", "data.limit.dev=null", "optim.clip=0.5"]) == [
         (["train", "epochs"], 2),
