@@ -218,7 +218,7 @@ class KBertDataset(CachedDataset):
         corpus = TreeCorpusBuilder(self.builder)
         index = {label: i for i, label in enumerate(self.labels)}
         selection = self.builder.selection
-        seen = (list(selection.counts), len(selection.dropped)) if selection is not None else None
+        seen = selection.mark() if selection is not None else None
         try:
             data, slices = self.build(corpus, examples, index)
         except InputError as err:
@@ -228,9 +228,7 @@ class KBertDataset(CachedDataset):
         text = json.dumps(self.labels, indent=1, ensure_ascii=False)
         write_atomically(self.processed_paths[1], lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
         if seen is not None:
-            self.selection_report = {"candidates": selection.counts[0] - seen[0][0],
-                                     "kept": selection.counts[1] - seen[0][1],
-                                     "dropped": [d._asdict() for d in selection.dropped[seen[1]:]]}
+            self.selection_report = selection.report(seen)
             report = json.dumps(self.selection_report, indent=1, ensure_ascii=False)
             write_atomically(self.processed_paths[2], lambda tmp: Path(tmp).write_text(report, encoding="utf-8"))
 

@@ -35,6 +35,7 @@ from graphmatch.data.relation_pieces import (
     relation_pieces,
 )
 from graphmatch.datafiles import write_atomically
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.relation import (
     POSITION_ANCHORS,
@@ -49,6 +50,7 @@ from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
 from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
+from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.vocab import Vocab
 
 SPLITS = ("train", "dev", "test")
@@ -106,6 +108,11 @@ class RelationDataset(CachedDataset):
         max_entities (int): with ``kg``: values per matched word. (default: 2)
         predicate (bool): with ``kg``: a value is its predicate and object (``type group``), or
             its object alone (``group``). (default: :obj:`True`)
+        noun_reading (bool): with ``kg``: a single word matches only where it reads as a noun
+            (:class:`~graphmatch.knowledge.noun_reading.NounReadings`). (default: :obj:`False`)
+        selection (BranchSelection, optional): with ``kg``: the values that fit the sentence
+            (:mod:`~graphmatch.graphs.branch_selection`); its settings key the cache, and each
+            split's candidates and kept branches are :attr:`selection_report`.
         root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
         cache (str, optional): folder of processed graphs (default
             ``$GRAPHMATCH_CACHE/processed/relation``).
@@ -134,6 +141,8 @@ class RelationDataset(CachedDataset):
         inject: str = RelationOptions.inject,
         max_entities: int = RelationOptions.max_entities,
         predicate: bool = RelationOptions.predicate,
+        noun_reading: bool = RelationOptions.noun_reading,
+        selection: BranchSelection | None = None,
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -166,7 +175,11 @@ class RelationDataset(CachedDataset):
         #: the builder's settings (``max_length`` as asked: ``auto`` is decided in :meth:`write`)
         self.builder_options = RelationOptions(
             tokenization=tokenization, max_distance=max_distance, max_length=max_length, markers=markers,
-            position_anchor=position_anchor, inject=inject, max_entities=max_entities, predicate=predicate)
+            position_anchor=position_anchor, inject=inject, max_entities=max_entities, predicate=predicate,
+            noun_reading=noun_reading)
+        self.selection = selection if self.kg_path is not None else None
+        #: with a selection: this split's candidate branches and those kept, and a sample of those dropped
+        self.selection_report: dict[str, Any] | None = None
         self.settings = dict(dataclasses.asdict(self.builder_options), dev_size=dev_size, split_seed=split_seed,
                              min_freq=min_freq, on_bad_line=on_bad_line)
         if split not in self.splits:
@@ -184,6 +197,10 @@ class RelationDataset(CachedDataset):
             builder = SentencePieceRelationBuilder
         if self.kg_path is not None:  # the knowledge graph itself is an input file
             options.update(inject=o["inject"], max_entities=o["max_entities"], predicate=o["predicate"])
+            if o["noun_reading"]:  # only then: the keys of caches made without them stay as they were
+                options["noun_readings"] = True
+            if self.selection is not None:
+                options["selection"] = self.selection.options()
             builder, version = RelationTreeBuilder, {"graphs": GRAPHS_FORMAT, "trees": TREES_FORMAT}
         return {"name": f"{builder.__module__}.{builder.__qualname__}", "format": version, "options": options}
 
@@ -203,7 +220,9 @@ class RelationDataset(CachedDataset):
         tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
         dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
         kg = "" if self.kg_path is None else (f"_kg-{self.kg_path.name.split('.')[0]}-{o['inject']}{o['max_entities']}"
-                                              f"{'' if o['predicate'] else '-objects'}")
+                                              f"{'' if o['predicate'] else '-objects'}"
+                                              f"{'-nouns' if o['noun_reading'] else ''}"
+                                              f"{'-selected' if self.selection is not None else ''}")
         return (f"{tok}_d{o['max_distance']}_l{o['max_length']}_{dev}_f{o['min_freq']}"
                 f"{'_m' if o['markers'] else ''}{'' if o['position_anchor'] == 'span' else '_alast'}{kg}")
 
@@ -219,6 +238,7 @@ class RelationDataset(CachedDataset):
         self.max_length: int = meta.get("max_length", self.builder_options.max_length)
         #: ``{"share": percent, "top": [[token, count], ...]}`` of unknown training tokens (see :meth:`unknown_share`)
         self.unknown: dict[str, Any] | None = meta.get("unknown")
+        self.selection_report = (meta.get("selection") or {}).get(self.split)
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -263,8 +283,10 @@ class RelationDataset(CachedDataset):
         options = options.decided(self.auto_length(parts["train"])) if options.auto else options
         max_length = options.max_length
         kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
-        builder = relation_builder(options, vocab, self.pieces, kg=kg)
+        builder = relation_builder(options, vocab, self.pieces, kg=kg, selection=self.selection)
+        selected: dict[str, Any] = {}
         for split, path in zip(self.splits, self.processed_paths, strict=False):
+            seen = self.selection.mark() if self.selection is not None else None
             if isinstance(builder, RelationTreeBuilder) and o["on_bad_line"] == "error":  # a split's trees at once
                 graphs = builder.graphs([ex.sentence for ex in parts[split]],
                                         [None if ex.label is None else index[ex.label] for ex in parts[split]],
@@ -282,6 +304,8 @@ class RelationDataset(CachedDataset):
                         continue
                     data.sid = torch.tensor([ex.sid])
                     graphs.append(data)
+            if seen is not None:
+                selected[split] = self.selection.report(seen)
             if split == "train":
                 unknown = self.unknown_share(graphs, parts["train"], vocab, tokens if vocab is not None else None)
             write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
@@ -291,7 +315,8 @@ class RelationDataset(CachedDataset):
                           f"{shown}{', …' if len(skipped) > SHOWN_BAD_LINES else ''}; the first: {skipped[0].reason}",
                           stacklevel=2)
         meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos, "max_length": max_length,
-                "skipped": [err.where for err in skipped], "unknown": unknown}
+                "skipped": [err.where for err in skipped], "unknown": unknown,
+                "selection": selected}
         write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
 
@@ -351,18 +376,21 @@ class RelationDataset(CachedDataset):
 
 
 def relation_builder(options: RelationOptions | dict[str, Any], vocab: Vocab | None, pieces: WordPieces | None = None,
-                 keep_text: bool = False, kg: KnowledgeGraph | None = None) -> RelationGraphBuilder:
+                 keep_text: bool = False, kg: KnowledgeGraph | None = None,
+                 selection: BranchSelection | None = None) -> RelationGraphBuilder:
     """The relation graph builder of ``options`` (a :class:`RelationOptions` whose length is
     decided, or a mapping of its fields): over ``pieces`` when given, else over ``vocab`` (the one
     place it is made); with a knowledge graph, a
-    :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder`."""
+    :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder` (with the branch ``selection``
+    and the options' noun readings)."""
     options = options if isinstance(options, RelationOptions) else RelationOptions.of(options)
     common = options.geometry(keep_text)
     if kg is not None:
         if pieces is None:
             raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
         return RelationTreeBuilder(pieces, kg, inject=options.inject, max_entities=options.max_entities,
-                                   predicate=options.predicate, **common)
+                                   predicate=options.predicate, selection=selection,
+                                   noun_readings=NounReadings() if options.noun_reading else None, **common)
     if pieces is not None:
         return builder_for_pieces(pieces, **common)
     return RelationGraphBuilder(vocab, split=splitter(options.tokenization), **common)

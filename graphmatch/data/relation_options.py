@@ -24,8 +24,9 @@ class RelationOptions:
     ``tokenization`` (``words``, ``chars``, a segmenter, or ``pieces``), relative positions clipped
     to ±``max_distance`` and measured from each entity's ``position_anchor``, ``max_length`` tokens
     kept (``"auto"`` until :meth:`decided`), the entity ``markers`` kept as tokens; with a knowledge
-    graph, ``inject`` (where branches go), ``max_entities`` values per matched word and whether a
-    value is its ``predicate`` and object.
+    graph, ``inject`` (where branches go), ``max_entities`` values per matched word, whether a
+    value is its ``predicate`` and object, and ``noun_reading`` (``data.select.noun_reading``: a
+    single word matches only where it reads as a noun).
     """
 
     tokenization: str = "words"
@@ -36,13 +37,19 @@ class RelationOptions:
     inject: str = "entities"
     max_entities: int = 2
     predicate: bool = True
+    noun_reading: bool = False
 
     @classmethod
     def of(cls, section: Any, **given: Any) -> RelationOptions:
         """The options of a ``data`` section (an object with these attributes, or a mapping), ``given``
-        overriding it (e.g. the tokenization a model implies)."""
+        overriding it (e.g. the tokenization a model implies); a recipe's ``noun_reading`` is in
+        its ``select``."""
         read = section.get if isinstance(section, dict) else (lambda name, default: getattr(section, name, default))
         values = {f.name: read(f.name, f.default) for f in dataclasses.fields(cls)}
+        select = read("select", None)
+        if select is not None:
+            values["noun_reading"] = bool(select.get("noun_reading", False) if isinstance(select, dict)
+                                          else select.noun_reading)
         return cls(**{**values, **given})
 
     @property

@@ -23,7 +23,7 @@ Embeddings are memoised by text, so a corpus embeds each sentence and each disti
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -70,6 +70,16 @@ class BranchSelection:
     def options(self) -> dict[str, object]:
         """What a cache of trees built with this selection is keyed by."""
         return {"top_k": self.top_k, "threshold": self.threshold, "encoder": self.key}
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where :attr:`counts` and :attr:`dropped` stand now (what :meth:`report` counts from)."""
+        return self.counts[0], self.counts[1], len(self.dropped)
+
+    def report(self, since: tuple[int, int, int]) -> dict[str, Any]:
+        """The candidates seen and kept since :meth:`mark` gave ``since``, and those dropped meanwhile
+        that :attr:`dropped` sampled: what a dataset stores of its selection."""
+        return {"candidates": self.counts[0] - since[0], "kept": self.counts[1] - since[1],
+                "dropped": [d._asdict() for d in self.dropped[since[2]:]]}
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit embeddings of ``texts`` ``[len(texts), d]``; texts not seen before are embedded in one call."""

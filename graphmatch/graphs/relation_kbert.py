@@ -14,7 +14,13 @@ the token sequence of the graph without knowledge, and no K-Query match crosses 
   ``"all"`` also queries the text outside the entities, every match there (K-BERT over a
   sentence); inside an entity it is the head word still.
 - **How much**: the head word gets the first ``max_entities`` values of its KG subject, so an
-  entity gets at most ``max_entities`` branches (2).
+  entity gets at most ``max_entities`` branches (2). With a ``selection``
+  (:class:`~graphmatch.graphs.branch_selection.BranchSelection`) every value of the subject is a
+  candidate, scored by the cosine of its object and the sentence (the text without the markers),
+  and the head word keeps its ``max_entities`` best at or above the threshold; with
+  ``noun_readings`` a single word matches only where it reads as a noun
+  (:class:`~graphmatch.knowledge.noun_reading.NounReadings`; an entity's first word counts as
+  the start of its text).
 - **Where the branch goes**: after the closing marker, ``<e1> company </e1> type group is a
   institution``: the core hangs it after the span's last piece and the closing markers that
   follow it (``hang_after``). The markers stay where they are, and the tokens between ``<ek>``
@@ -52,6 +58,7 @@ import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import INJECT
 from graphmatch.graphs.kbert_core import ANCHOR_EDGE, ENTITY_EDGE, WORD_EDGE, Coverage, Part, TreeCore, Trees
 from graphmatch.graphs.relation import (
@@ -64,6 +71,7 @@ from graphmatch.graphs.relation import (
 )
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.ragged_np import ptr
 from graphmatch.text import WordPieceTokenizer
 
@@ -89,12 +97,17 @@ class RelationTreeBuilder(RelationGraphBuilder):
         max_entities (int): values per matched word. (default: 2)
         predicate (bool): a value is its predicate and object (``type group``, K-BERT's
             classification input), or its object alone (``group``). (default: :obj:`True`)
+        selection (BranchSelection, optional): the values that fit the sentence, instead of the
+            first in file order. (default: :obj:`None`)
+        noun_readings (NounReadings, optional): a single word matches only where it reads as a
+            noun. (default: :obj:`None`)
         **kwargs: ``max_distance``, ``max_length``, ``keep_text``, ``markers``,
             ``position_anchor`` of :class:`~graphmatch.graphs.relation.RelationGraphBuilder`.
     """
 
     def __init__(self, pieces: WordPieces, kg: KnowledgeGraph, inject: str = "entities", max_entities: int = 2,
-                 predicate: bool = True, **kwargs):
+                 predicate: bool = True, selection: BranchSelection | None = None,
+                 noun_readings: NounReadings | None = None, **kwargs):
         if inject not in INJECT:
             raise ValueError(f"inject must be one of {', '.join(INJECT)}, got {inject!r}")
         tokenizer = WordPieceTokenizer(pieces.tokenizer.get_vocab(),
@@ -102,8 +115,10 @@ class RelationTreeBuilder(RelationGraphBuilder):
         super().__init__(pieces, split=tokenizer.tokenize, marker_tokens=pieces.markers, wrap=pieces.wrap, **kwargs)
         self.tokenizer = tokenizer
         self.inject = inject
+        self.selection = selection
         self.core = TreeCore(kg, tokenizer, max_length=_NO_CUT, max_entities=max_entities, predicate=predicate,
-                             keep_text=self.keep_text, hang_after=self.marker_tokens[1::2] if self.markers else ())
+                             keep_text=self.keep_text, hang_after=self.marker_tokens[1::2] if self.markers else (),
+                             selection=selection, noun_readings=noun_readings)
 
     def __call__(self, sentence: str | MarkedSentence, label: int | None = None,
                  where: str = "input") -> HeteroData:

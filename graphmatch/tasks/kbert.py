@@ -30,7 +30,7 @@ from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
-from graphmatch.tasks.sentence_embedder import SentenceEmbedder
+from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
 from graphmatch.text.checkpoint import tokenization_of, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
@@ -96,14 +96,8 @@ class KBertTask(KBertKeys, Task):
     def selection(self) -> BranchSelection | None:
         """``data.select``'s branch selection (one for all splits: each text is embedded once), or
         ``None`` for K-BERT's injection."""
-        select = self.data.select
-        if select.by == "none":
-            return None
         if self._selection is None:
-            source = self.pretrained.source if self.pretrained.stored else None  # a run's encoder: its original
-            checkpoint = resolve_checkpoint(source) if source is not None else self.pretrained
-            embed = SentenceEmbedder(checkpoint, progress=self.recipe.train.progress)
-            self._selection = BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
+            self._selection = branch_selection(self.data.select, self.pretrained, self.recipe.train.progress)
         return self._selection
 
     @property
@@ -153,20 +147,7 @@ class KBertTask(KBertKeys, Task):
         kg = Path(str(self.data.kg)).name  # a built-in name, or the .spo file's
         lines = [f"knowledge coverage ({kg}): " + "; ".join(parts)]
         warning = coverage["train"].warning(kg) if "train" in coverage else None
-        return lines + ([f"warning: {warning}"] if warning else []) + self._selection_lines(datasets)
-
-    def _selection_lines(self, datasets: dict[str, Dataset]) -> list[str]:
-        """With ``data.select``: the candidate branches each split kept, and a few it dropped."""
-        reports = {split: ds.selection_report for split, ds in datasets.items()
-                   if ds is not None and getattr(ds, "selection_report", None)}
-        if not reports:
-            return []
-        parts = [f"{split} kept {r['kept']:,} of {r['candidates']:,} candidates "
-                 f"({100 * r['kept'] / max(r['candidates'], 1):.1f} %)" for split, r in reports.items()]
-        dropped = next(iter(reports.values()))["dropped"][:3]
-        examples = "; ".join(f"{d['word']} → {d['value']} ({d['score']:.2f})" for d in dropped)
-        return [f"knowledge selection ({self.data.select.by}): " + "; ".join(parts)
-                + (f"; dropped e.g. {examples}" if examples else "")]
+        return lines + ([f"warning: {warning}"] if warning else []) + selection_lines(self.data.select.by, datasets)
 
     def label_names(self) -> list[str]:
         """The labels (tags) of a checkpoint (:meth:`set_extra_state`), else of the training split

@@ -10,26 +10,11 @@ from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
 from graphmatch.models.choices import Head, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.keys import BranchSelect, SampleLimits, TaskKeys, register_keys
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
 _DROPOUT = "[0, 1]"
-
-
-@dataclass(frozen=True)
-class BranchSelect:
-    """``data.select``: knowledge that fits the sentence (``docs/knowledge_selection.md``)."""
-
-    by: Literal["none", "encoder"] = key(
-        "none", "none: K-BERT's injection (a word's first max_entities values in file order); encoder: every value "
-                "scored by the cosine of its object and the sentence in model.pretrained's mean-pooled embeddings "
-                "(before fine-tuning), a word keeping its max_entities best")
-    top_k: int | None = key(None, "branches kept per sentence, the best over all its words; null = no cap",
-                            interval="[0, inf)")
-    threshold: float = key(0.0, "the lowest cosine a branch keeps", interval="[-1, 1]")
-    noun_reading: bool = key(False, "English word pieces (WordNet): a single word matches only where it reads as a "
-                                    "noun (WordNet's tag counts, case and the word before it; no single letters)")
 
 
 @dataclass(frozen=True)

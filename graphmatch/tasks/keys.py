@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from graphmatch.recipe_keys import Renamed, build, defaults, key
 
@@ -44,6 +44,22 @@ class SampleLimits:
         """The limit of ``split`` when it is a count (what a dataset can read), else None."""
         value = getattr(self, split)
         return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True)
+class BranchSelect:
+    """``data.select``: knowledge that fits the sentence (``docs/knowledge_selection.md``), the same
+    keys in every family that hangs KG branches (K-BERT, relation)."""
+
+    by: Literal["none", "encoder"] = key(
+        "none", "none: K-BERT's injection (a word's first max_entities values in file order); encoder: every value "
+                "scored by the cosine of its object and the sentence in model.pretrained's mean-pooled embeddings "
+                "(before fine-tuning), a word keeping its max_entities best")
+    top_k: int | None = key(None, "branches kept per sentence, the best over all its words; null = no cap",
+                            interval="[0, inf)")
+    threshold: float = key(0.0, "the lowest cosine a branch keeps", interval="[-1, 1]")
+    noun_reading: bool = key(False, "English word pieces (WordNet): a single word matches only where it reads as a "
+                                    "noun (WordNet's tag counts, case and the word before it; no single letters)")
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,11 @@ from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.knowledge_selection import selection_lines
 from graphmatch.tasks.recipe import Recipe
 from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
     BILSTM_MODELS,
@@ -152,6 +154,10 @@ class RelationTask(RelationKeys, Task):
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """What ``model.l2`` covers."""
 
+    def selection(self) -> BranchSelection | None:
+        """``data.select``'s branch selection (default none: only a transformer hangs branches)."""
+        return None
+
     def vocabulary_state(self) -> dict[str, Any]:
         """What a checkpoint keeps of the variant's vocabulary (default nothing)."""
         return {}
@@ -173,7 +179,7 @@ class RelationTask(RelationKeys, Task):
         options = dict(  # the length as asked: the data decide auto on their training split (their cache's key)
             dataclasses.asdict(self.options), max_length=d.max_length, dev_size=d.dev_size,
             split_seed=d.split_seed, min_freq=d.min_freq, on_bad_line=d.on_bad_line,
-            pretrained=self.tokenizer_folder(), kg=d.kg,
+            pretrained=self.tokenizer_folder(), kg=d.kg, selection=self.selection(),
         )
         given = {key: getattr(d, key) for key in ("train_file", "dev_file", "test_file")}
         files = {key: None if path is None else resolve_path(Path(path).expanduser(), d.root, f"data.{key}")
@@ -270,7 +276,9 @@ class RelationTask(RelationKeys, Task):
         one line per split saying how much knowledge
         its sentences got (:meth:`RelationDataset.coverage
         <graphmatch.data.relation.RelationDataset.coverage>`), with a warning when the graph
-        matched almost nothing of the training split (another language)."""
+        matched almost nothing of the training split (another language); with ``data.select``,
+        the candidate branches each split kept
+        (:func:`~graphmatch.tasks.knowledge_selection.selection_lines`)."""
         lines = []
         if self.data.max_length == "auto":
             lines.append(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence")
@@ -285,7 +293,7 @@ class RelationTask(RelationKeys, Task):
                 warning = coverage.knowledge.warning(str(self.data.kg)) if split == "train" else None
                 if warning is not None:
                     lines.append(f"warning: {warning}")
-        return lines
+        return lines + selection_lines(self.data.select.by, datasets)
 
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built

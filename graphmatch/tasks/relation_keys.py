@@ -16,7 +16,7 @@ from graphmatch.graphs.defaults import (
 )
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
-from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.keys import BranchSelect, SampleLimits, TaskKeys, register_keys
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
@@ -66,6 +66,7 @@ class RelationData:
                       choices=INJECT)
     max_entities: int = key(2, "with data.kg: branches (values) per matched word", interval="[0, inf)")
     predicate: bool = key(True, "with data.kg: a branch is predicate and object (type group), or the object alone")
+    select: BranchSelect = key(BranchSelect(), "with data.kg: which candidate branches a matched word keeps")
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,13 @@ class RelationKeys(TaskKeys):
                              "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
         if data.kg is not None and model.name not in TRANSFORMER_MODELS:
             raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
+        select = data.select
+        if (select.by != "none" or select.noun_reading) and data.kg is None:
+            what = "data.select.by: encoder" if select.by != "none" else "data.select.noun_reading"
+            raise ValueError(f"{what} selects the branches of a knowledge graph: give data.kg (e.g. wordnet)")
+        if select.noun_reading and str(data.kg).lower() != "wordnet":
+            raise ValueError("data.select.noun_reading reads words as nouns by WordNet's tag counts: it needs "
+                             f"data.kg: wordnet, not {data.kg}")
         if data.tokenization is not None:
             valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
             if data.tokenization not in valid:

@@ -15,8 +15,10 @@ import torch
 from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
 from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import relation_pieces
+from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
 from graphmatch.nn.pretrained import layer_groups, load_checkpoint
+from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation import RelationTask
 
 
@@ -29,6 +31,7 @@ class TransformerRelationTask(RelationTask):
         self.pretrained = resolve_checkpoint(self.model.pretrained)
         self._pieces: WordPieces | None = None
         self._trees: dict[bool, RelationGraphBuilder] = {}
+        self._selection: BranchSelection | None = None
 
     @property
     def tokenization(self) -> str:
@@ -52,12 +55,20 @@ class TransformerRelationTask(RelationTask):
         """The folder of the transformer's config and tokenizer."""
         return self.pretrained.folder
 
+    def selection(self) -> BranchSelection | None:
+        """``data.select``'s branch selection over the checkpoint's own mean-pooled embeddings (one
+        for every split and :meth:`builder`: each text is embedded once), ``None`` for ``by: none``."""
+        if self._selection is None and self.data.kg is not None:
+            self._selection = branch_selection(self.data.select, self.pretrained, self.recipe.train.progress)
+        return self._selection
+
     def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
         options = self.builder_options()
         if self.data.kg is None:
             return relation_builder(options, None, self.pieces(), keep_text=keep_text)
         if keep_text not in self._trees:  # made once: its K-Query memoises lemmas and values
-            self._trees[keep_text] = relation_builder(options, None, self.pieces(), keep_text, self.knowledge_graph())
+            self._trees[keep_text] = relation_builder(options, None, self.pieces(), keep_text, self.knowledge_graph(),
+                                                      self.selection())
         return self._trees[keep_text]
 
     # ---------------------------------------------------------------- model

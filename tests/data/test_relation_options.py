@@ -22,7 +22,8 @@ def test_the_defaults_are_the_keys_and_the_builders():
     options, keys = RelationOptions(), RelationData()
     for field in dataclasses.fields(RelationOptions):
         if field.name != "tokenization":  # the key's null: the model's own
-            assert getattr(keys, field.name) == getattr(options, field.name), field.name
+            section = keys.select if field.name == "noun_reading" else keys  # data.select.noun_reading
+            assert getattr(section, field.name) == getattr(options, field.name), field.name
     checked = set()
     for builder in (RelationGraphBuilder, RelationTreeBuilder):
         params = inspect.signature(builder).parameters
@@ -30,7 +31,11 @@ def test_the_defaults_are_the_keys_and_the_builders():
             if field.name in params:
                 assert params[field.name].default == field.default, (builder.__name__, field.name)
                 checked.add(field.name)
-    assert checked == {f.name for f in dataclasses.fields(RelationOptions)} - {"tokenization"}
+    # the builder takes the noun readings themselves (none by default)
+    assert inspect.signature(RelationTreeBuilder).parameters["noun_readings"].default is None
+    assert checked == {f.name for f in dataclasses.fields(RelationOptions)} - {"tokenization", "noun_reading"}
+    assert RelationOptions.of(RelationData()).noun_reading is False
+    assert RelationOptions.of({"select": {"noun_reading": True}}).noun_reading is True
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.max_length = 3
     with pytest.raises(ValueError, match="max_length: auto is decided"):
