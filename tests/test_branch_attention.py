@@ -4,30 +4,18 @@ reports is the model's own, and its figures add up."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from benchmark_scripts import load
 from torch_geometric.data import Batch
 
 from graphmatch.engine import resolve
 from graphmatch.engine.predictor import Predictor
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = ["model.hidden_size=32", "model.num_layers=2", "model.num_heads=2", "model.intermediate_size=32",
         "model.max_position=64", "data.max_length=64", "model.pooling=mean", "train.progress=false"]
 TEXTS = ["这家酒店的服务很好", "这台笔记本的键盘确实爽，跟台式机差不多", "服务员态度热情", "房间太小了", "好"]
 GOLDS = ["1", "0", "1", "1", "0"]
-
-
-def _bench():
-    path = ROOT / "benchmarks" / "branch_attention.py"
-    spec = importlib.util.spec_from_file_location("branch_attention", path)
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +33,7 @@ def tasks(shared_data, tmp_path_factory):
 
 
 def test_cut_branches_are_the_model_on_the_trunk(tasks):
-    bench = _bench()
+    bench = load("branch_attention")
     with_kg, without_kg = tasks
     torch.manual_seed(0)
     model = with_kg.build_model().eval()
@@ -67,7 +55,7 @@ def test_cut_branches_are_the_model_on_the_trunk(tasks):
 
 
 def test_the_figures_add_up(tasks):
-    bench = _bench()
+    bench = load("branch_attention")
     task = tasks[0]
     torch.manual_seed(1)
     predictor = Predictor(task, task.build_model(), batch_size=2)
@@ -84,7 +72,7 @@ def test_the_figures_add_up(tasks):
 def test_a_tagger_is_refused_in_one_line(shared_data, tmp_path):
     from graphmatch.tasks.kbert import KBertTask
 
-    bench = _bench()
+    bench = load("branch_attention")
     task = KBertTask(resolve("kbert/medical_ner_medical_quick",
                              [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path}"]))
     task.set_extra_state({"labels": ["O", "B-Symptom", "I-Symptom"], "kind": "ner"})

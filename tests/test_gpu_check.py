@@ -2,28 +2,19 @@
 tiny: every model's row and its plain BertModel's, the bf16 rows said skipped, a predict row, the
 same tables in the ``--out`` file (nothing is timed here)."""
 
-import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load
 
 ROOT = Path(__file__).resolve().parents[1]
 RELATION = ROOT / "datasets" / "samples" / "relation"
 
 
-def _bench():
-    path = ROOT / "benchmarks" / "gpu_throughput.py"
-    spec = importlib.util.spec_from_file_location("gpu_throughput", path)
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_arm_sets_pick_the_families_overrides():
-    bench = _bench()
+    bench = load("gpu_throughput")
     sets = ["train.batch_size=4", "relation:data.dev_size=8", "let:model.senses=false", "data.root=/a:b"]
     assert bench.arm_sets(sets, "relation/semeval_minilm_entity_start") == [
         "train.batch_size=4", "data.dev_size=8", "data.root=/a:b"]
@@ -31,7 +22,7 @@ def test_arm_sets_pick_the_families_overrides():
 
 
 def test_cpu_smoke_run_has_every_row(shared_data, minilm, tmp_path, capsys):
-    bench = _bench()
+    bench = load("gpu_throughput")
     out = tmp_path / "out" / "gpu_check.md"
     code = bench.main([
         "--device", "cpu", "--steps", "2", "--rounds", "1", "--warmup", "1", "--threads", "1",
@@ -58,7 +49,7 @@ def test_cpu_smoke_run_has_every_row(shared_data, minilm, tmp_path, capsys):
 
 
 def test_no_cuda_is_one_line_and_exit_2(capsys, shared_data):
-    bench = _bench()
+    bench = load("gpu_throughput")
     if bench.torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
     assert bench.main(["--data-dir", str(shared_data), "--device", "cuda"]) == 2

@@ -1,24 +1,13 @@
 """``benchmarks/bench_knowledge_cost.py`` times what training computes: its loss is the model's
 own on the recipe's batches, its steps train, and its report has every arm (nothing is timed here)."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from benchmark_scripts import load
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = ["data.limit.train=64", "data.limit.dev=8", "data.limit.test=8", "train.batch_size=8",
         "train.progress=false"]
-
-
-def _bench():
-    path = ROOT / "benchmarks" / "bench_knowledge_cost.py"
-    spec = importlib.util.spec_from_file_location("bench_knowledge_cost", path)
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +16,7 @@ def sets(shared_data, minilm, tmp_path_factory):
 
 
 def test_the_benchmark_loss_is_the_models_and_its_steps_train(sets):
-    bench = _bench()
+    bench = load("bench_knowledge_cost")
     arm = bench.Arm("kbert/sst2_minilm_wordnet", sets)
     batch = next(iter(arm.loader))
     arm.model.eval()  # no dropout: the two ways must agree exactly
@@ -47,7 +36,7 @@ def test_the_benchmark_loss_is_the_models_and_its_steps_train(sets):
 
 
 def test_the_report_has_every_arm_beside_the_first(sets, capsys):
-    bench = _bench()
+    bench = load("bench_knowledge_cost")
     argv = ["--arms", "kbert/sst2_minilm", "kbert/sst2_minilm_wordnet", "--steps", "1", "--rounds", "2",
             "--warmup", "0"]
     bench.main(argv + [x for s in sets for x in ("--set", s)])

@@ -3,27 +3,14 @@ spans of the sentence, and the KG scored as a tagger against the gold spans."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from benchmark_scripts import load
 
 from graphmatch.engine import resolve
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _bench():
-    path = ROOT / "benchmarks" / "ner_kg_coverage.py"
-    spec = importlib.util.spec_from_file_location("ner_kg_coverage", path)
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_gold_spans():
-    spans = _bench().gold_spans
+    spans = load("ner_kg_coverage").gold_spans
     assert spans(["O", "B-Symptom", "I-Symptom", "O", "B-BodyPart"]) == {(1, 3, "Symptom"), (4, 5, "BodyPart")}
     assert spans(["I-Cure", "I-Cure", "B-Cure"]) == {(0, 2, "Cure"), (2, 3, "Cure")}  # a lone I- opens one
     assert spans(["B-Symptom", "I-BodyPart"]) == {(0, 1, "Symptom"), (1, 2, "BodyPart")}
@@ -33,7 +20,7 @@ def test_gold_spans():
 def test_the_kg_scored_as_a_tagger(shared_data, tmp_path):
     from graphmatch.tasks.kbert import KBertTask
 
-    bench = _bench()
+    bench = load("ner_kg_coverage")
     task = KBertTask(resolve("kbert/medical_ner_medical_quick", [f"data.root={shared_data}",
                                                                  f"data.cache_dir={tmp_path}"]))
     task.set_extra_state({"labels": ["O", "B-Symptom", "I-Symptom"], "kind": "ner"})

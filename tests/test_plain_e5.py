@@ -1,24 +1,13 @@
 """``benchmarks/plain_e5.py``: the plain HuggingFace e5 classifier, the control arm of the e5
 K-BERT tables, on a few sentences (the real budget runs in ``benchmarks/results.py``)."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load(name: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-        module = sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+from benchmark_scripts import load
 
 
 def test_trains_selects_on_dev_and_reports_as_an_arm(tmp_path, monkeypatch, shared_data, e5_small):
-    plain, results = _load("plain_e5"), _load("results")
+    plain, results = load("plain_e5"), load("results")
     for name, value in {"TRAIN": 24, "DEV": 8, "TEST": 8, "BATCH": 8, "EVERY": 1}.items():
         monkeypatch.setattr(plain, name, value)
     texts, labels = plain.read_split("train", 24, str(shared_data))

@@ -2,13 +2,13 @@
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from benchmark_scripts import load
 
 from graphmatch.engine.config import resolve
 
@@ -16,16 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "datasets" / "samples" / "relation"
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("model", ["att_blstm", "entity_attention"])
 def test_baseline_trains_selects_on_dev_and_scores_test_once(tmp_path, model):
-    base = _load("baseline_relation")
+    base = load("baseline_relation")
     base.main([model, "--epochs", "3", "--seed", "1", "--train-file", str(SAMPLES / "train.txt"),
                "--test-file", str(SAMPLES / "test.txt"), "--dev-size", "8", "--out", str(tmp_path)])
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -38,7 +31,7 @@ def test_baseline_trains_selects_on_dev_and_scores_test_once(tmp_path, model):
 
 
 def test_baseline_models_ignore_padding():
-    base = _load("baseline_relation")
+    base = load("baseline_relation")
     torch.manual_seed(0)
     examples = base.read_semeval_file(SAMPLES / "train.txt")[:3]
     stoi = {t: i + 2 for i, t in enumerate({t for ex in examples for t in base.marked(ex).tokens})}
@@ -81,7 +74,7 @@ def _fake_run(folder: Path, seed: int, test: float, dev: float, commit: str | No
 
 
 def test_budget_table_from_run_folders(tmp_path):
-    budget = _load("relation_budget")
+    budget = load("relation_budget")
     for seed, (a, b, c) in zip((42, 43, 44), [(74.0, 72.0, 75.0), (75.0, 73.0, 76.0), (76.0, 72.5, 75.5)], strict=True):
         _fake_run(tmp_path / "ours-att_blstm" / f"seed-{seed}", seed, a, a - 1)
         _fake_run(tmp_path / "baseline-att_blstm" / f"seed-{seed}", seed, b, b - 1)
@@ -123,7 +116,7 @@ def _fake_seeds(folder, recipe: str, tests: list[float], commit: str | None = HE
 
 
 def test_results_tables_replace_their_blocks(tmp_path):
-    results = _load("results")
+    results = load("results")
     comp = next(c for c in results.COMPARISONS if c.name == "kbert_hownet")
     doc = tmp_path / "results.md"
     doc.write_text("intro\n<!-- results:kbert_hownet -->\nstale\n<!-- /results:kbert_hownet -->\nend\n")
@@ -149,7 +142,7 @@ def test_results_tables_replace_their_blocks(tmp_path):
 
 @pytest.mark.parametrize("model", ["att_blstm", "entity_attention"])
 def test_budget_commands_are_valid(tmp_path, model):
-    budget = _load("relation_budget")
+    budget = load("relation_budget")
     args = argparse.Namespace(epochs=17, threads=1, data_dir="DATA", out=tmp_path)
     ours = budget.command("ours", model, 43, tmp_path / "run", args)
     sets = ours[ours.index("--set") + 1:]
@@ -176,7 +169,7 @@ def _report(results, tmp_path, *extra) -> int:
     (None, False, "was made by an unknown commit (its metrics.json records no provenance)"),
 ])
 def test_results_refuse_run_folders_of_other_code(tmp_path, capsys, commit, dirty, named):
-    results = _load("results")
+    results = load("results")
     comp = next(c for c in results.COMPARISONS if c.name == "kbert_hownet")
     doc = _kbert_doc(tmp_path)
     _fake_seeds(results.run_dir(tmp_path / "runs", comp, comp.arms[0]), "a", [85.0, 86.0, 87.0])
@@ -204,7 +197,7 @@ def test_results_refuse_run_folders_of_other_code(tmp_path, capsys, commit, dirt
 def test_results_never_train_over_or_beside_a_stale_run(tmp_path, monkeypatch):
     import graphmatch.engine
 
-    results = _load("results")
+    results = load("results")
     comp = next(c for c in results.COMPARISONS if c.name == "kbert_hownet")
     trained = []
 
@@ -227,7 +220,7 @@ def test_results_never_train_over_or_beside_a_stale_run(tmp_path, monkeypatch):
 
 
 def test_budget_refuses_run_folders_of_other_code(tmp_path, capsys):
-    budget = _load("relation_budget")
+    budget = load("relation_budget")
     _fake_run(tmp_path / "ours-att_blstm" / "seed-42", 42, 74.0, 73.0)
     _fake_run(tmp_path / "ours-att_blstm" / "seed-43", 43, 75.0, 74.0, commit=OTHER)
     argv = ["--out", str(tmp_path), "--models", "att_blstm", "--impls", "ours", "--seeds", "2", "--table-only"]
@@ -247,7 +240,7 @@ def test_budget_refuses_run_folders_of_other_code(tmp_path, capsys):
 
 
 def test_verify_finds_the_seed_in_the_document():
-    results = _load("results")
+    results = load("results")
     doc = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert results.doc_figure(doc, "let_senses", ("senses, sememe attention",)) == "61.99"
     assert results.doc_figure(doc, "let_senses", ("no senses",), seed=44) == "63.09"
@@ -260,7 +253,7 @@ def test_verify_finds_the_seed_in_the_document():
 
 
 def test_verify_commands_are_valid_single_seed_trainings(tmp_path, monkeypatch):
-    results = _load("results")
+    results = load("results")
     written = []
 
     def write_corpus(out, data_dir, share):  # a stand-in for the resampled SemEval corpus
@@ -296,7 +289,7 @@ out = Path(sys.argv[1]); out.mkdir(parents=True)
 
 
 def test_verify_compares_every_figure_exactly(tmp_path, capsys):
-    results = _load("results")
+    results = load("results")
     doc = tmp_path / "results.md"
     doc.write_text("<!-- results:t -->\n| arm | seeds | test per seed |\n|---|---|---|\n| a | 42, 43 | 61.99, 1 |\n"
                    "| b | 42, 43 | 63.02, 2 |\n<!-- /results:t -->\n")
@@ -325,7 +318,7 @@ def test_verify_compares_every_figure_exactly(tmp_path, capsys):
 
 
 def test_learning_curve_plots_each_arm_over_the_shares_that_finished(tmp_path):
-    results = _load("results")
+    results = load("results")
     comps = {c.name: c for c in results.COMPARISONS}
     png = tmp_path / "curve.png"
     curve = dataclasses.replace(results.CURVES[0], png=png)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from benchmark_scripts import load as load_script
 from tiny_bert import tiny_bert_folder
 
 from graphmatch.cli.main import main as cli
@@ -167,14 +168,10 @@ def test_bad_keep_fp32_is_one_line(trained, tmp_path, capsys, extra, message):
 def test_the_sensitivity_benchmark_ranks_every_group(trained, capsys):
     """``benchmarks/int8_sensitivity.py`` on the tiny run: a row per kind of linear layer and per
     encoder layer, and the cumulative frontier (not timed: the script's figures are not checked)."""
-    import importlib.util
-
     from graphmatch.engine.predictor import linear_names
 
     run, _ = trained
-    spec = importlib.util.spec_from_file_location("int8_sensitivity", REPO / "benchmarks" / "int8_sensitivity.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("int8_sensitivity")
     names = linear_names(Predictor.from_run(run).model)
     groups = module.groups(names)
     assert all(any(re.search(p, n) for n in names) for p in groups.values())
