@@ -278,6 +278,19 @@ E5_COMPARISONS = (
              "the same cached graphs.",
     ),
     Comparison(
+        "let_e5_pieces",
+        "LCQMC, LET over multilingual-e5-small (one epoch over 2,000 training pairs): e5 reading its own pieces "
+        "(a character takes its piece's state) vs one character a token",
+        (Arm("pieces", "let/lcqmc_e5_pieces"),
+         Arm("characters", "let/lcqmc_e5")),
+        ("accuracy", "f1"),
+        common=("train.progress=false", "train.threads=1"),
+        note="The encoder issue's question for LET-BERT. Pieces: the pair as e5's SentencePiece tokenizer cuts it; "
+             "characters: each looked up among e5's single-character pieces. Senses on in both; the lattice, "
+             "budget and dev/test (the first 500 of 8,802 dev pairs; the first 2,500 of 12,500 test pairs) "
+             "as in the senses table above.",
+    ),
+    Comparison(
         "let_e5_senses_8000",
         "LCQMC, LET over multilingual-e5-small (one epoch over 8,000 training pairs): senses on vs off",
         (Arm("senses", "let/lcqmc_e5", ("data.limit.train=8000", "train.val_every_steps=125")),

@@ -26,6 +26,8 @@ EDGE_TYPES = (
     ("sense", "of", "word"),
     ("sememe", "of", "sense"),
 )
+#: what a builder with ``pieces`` adds: the encoder's pieces, and the piece each token sits in
+PIECE_EDGE = ("piece", "covers", "token")
 
 
 def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -69,6 +71,11 @@ class LatticePairCore:
         sememe_index: sememe name → vocabulary index; sememes outside it are dropped, and so is
             a sense left without sememes. Default: the lexicon's sememes in sorted order.
         keep_text: store human-readable labels in ``data[node_type].text`` (for inspect/show).
+        pieces: the encoder checkpoint's own subword tokenizer (SentencePiece or WordPiece, with
+            ``encode_many``): the graph then also holds the pair as the encoder's pieces,
+            ``<s> a </s> b </s>`` (``piece`` nodes), and a ``piece covers token`` edge from the
+            piece each character sits in, so that the encoder reads pieces and a character takes
+            its piece's state. ``None``: the encoder reads the characters themselves.
     """
 
     def __init__(
@@ -81,6 +88,7 @@ class LatticePairCore:
         sememe_index: dict[str, int] | None = None,
         keep_text: bool = False,
         missing: str = "error",
+        pieces: Any = None,
     ) -> None:
         if max_length < 5:
             raise ValueError(f"max_length must leave room for [CLS], [SEP], [SEP] and one character "
@@ -96,11 +104,12 @@ class LatticePairCore:
             sememe_index = {name: i for i, name in enumerate(lexicon.sememe_names)}
         self.sememe_index = sememe_index or {}
         self.keep_text = keep_text
+        self.pieces = pieces
         self._sememe_names = {i: n for n, i in self.sememe_index.items()} if keep_text else {}
 
     def options(self) -> dict[str, Any]:
         """Everything that changes the graphs (used to key processed caches)."""
-        return {
+        options = {
             "builder": "let-lattice-pair/1",
             "segmenters": self.segmenter_versions(),
             "max_length": self.max_length,
@@ -111,6 +120,9 @@ class LatticePairCore:
             "sememes": len(self.sememe_index),
             "keep_text": self.keep_text,
         }
+        if self.pieces is not None:  # only then: the character graphs keep their cache keys
+            options["pieces"] = {"tokenizer": type(self.pieces).__name__, "vocab_size": len(self.pieces.vocab)}
+        return options
 
     def segmenter_versions(self) -> dict[str, str | None]:
         """The segmenters the lattice is made of, with their libraries' versions."""
@@ -142,7 +154,7 @@ class LatticePairCore:
         word_sent: list[int] = []
         word_tokens: list[tuple[int, int]] = []  # [first, last + 1) token node of each word
         for s, (text, enc, n, first) in enumerate(((text_a, enc_a, na, 1), (text_b, enc_b, nb, na + 2))):
-            cut = enc.char_index[n - 1] + 1
+            cut = _end(enc, n)
             token_of = {c: first + k for k, c in enumerate(enc.char_index[:n])}
             for span in lattice(text[:cut], self.segmenters):
                 inside = [token_of[c] for c in range(span.start, span.end) if c in token_of]
@@ -170,6 +182,9 @@ class LatticePairCore:
                        "sent": _long([word_sent[sense_word[k]] for k, _ in occ]), "num_nodes": len(occ)},
             ("sememe", "of", "sense"): {"edge_index": _edges((m, k) for m, (k, _) in enumerate(occ))},
         }
+        if self.pieces is not None:
+            stores.update(self._piece_stores((text_a[:_end(enc_a, na)], text_b[:_end(enc_b, nb)]),
+                                             (enc_a.char_index[:na], enc_b.char_index[:nb])))
         if label is not None:
             stores["_global_store"] = {"y": _long([label])}
         if self.keep_text:
@@ -179,6 +194,36 @@ class LatticePairCore:
             stores["sense"]["text"] = sense_text
             stores["sememe"]["text"] = [self._sememe_names[sid] for _, sid in occ]
         return stores
+
+    def _piece_stores(self, texts: tuple[str, str], chars: tuple[Sequence[int], Sequence[int]]) -> dict[Any, dict]:
+        """The ``piece`` nodes (``input_ids``, ``sent``; ``text`` with ``keep_text``) of the pair
+        ``<s> a </s> b </s>`` as the encoder's tokenizer cuts the two (already shortened) texts, and
+        the ``piece covers token`` edges: every token ``[CLS] a [SEP] b [SEP]`` from the piece it
+        sits in (a character covered by no piece, such as a character the tokenizer drops, takes
+        the piece before it)."""
+        tok = self.pieces
+        cut = tok.encode_many(list(texts))
+        bounds = cut.piece_ptr.tolist()
+        ids: list[int] = [tok.cls_id]
+        sent: list[int] = [0]
+        text: list[str] = [tok.id_to_token(tok.cls_id)]
+        covers: list[int] = [0]  # the piece of each token, in token order
+        for s, offsets in enumerate(chars):
+            first = len(ids)
+            lo, hi = bounds[s], bounds[s + 1]
+            owner = np.full(len(texts[s]) + 1, -1, dtype=np.int64)
+            for j in range(lo, hi):  # a later piece wins where two cover a character (a lone ▁ first)
+                owner[cut.start[j]:cut.end[j]] = first + j - lo
+            owner = np.maximum.accumulate(owner)  # uncovered: the piece before (pieces are in order)
+            owner[owner < 0] = first  # before the first piece: that piece (no piece at all: the </s>)
+            ids += cut.ids[lo:hi].tolist() + [tok.sep_id]
+            text += list(cut.tokens[lo:hi]) + [tok.id_to_token(tok.sep_id)]
+            sent += [s] * (hi - lo + 1)
+            covers += owner[np.asarray(offsets, dtype=np.int64)].tolist() + [len(ids) - 1]
+        piece: dict[str, Any] = {"input_ids": _long(ids), "sent": _long(sent), "num_nodes": len(ids)}
+        if self.keep_text:
+            piece["text"] = text
+        return {"piece": piece, PIECE_EDGE: {"edge_index": np.stack([_long(covers), np.arange(len(covers))])}}
 
     def _senses(self, words: Sequence[Span]) -> tuple[list[tuple[int, list[int]]], list[str]]:
         """``[(word index, [sememe ids])]`` for every sense with at least one known sememe."""
@@ -196,6 +241,11 @@ class LatticePairCore:
                     out.append((w, list(ids)))
                     text.append("|".join(s for s in sense if s in index))
         return out, text
+
+
+def _end(enc: Any, n: int) -> int:
+    """One past the last character of a text's first ``n`` tokens."""
+    return enc.char_index[n - 1] + 1
 
 
 def _truncate(na: int, nb: int, budget: int) -> tuple[int, int]:
@@ -242,5 +292,5 @@ def _lattice_edges(word_tokens: Sequence[tuple[int, int]],
     return nxt, np.stack([rows, cols]).astype(np.int64)
 
 
-__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "NODE_TYPES", "LatticePairCore", "parse_segmenters",
+__all__ = ["ALL_SEGMENTERS", "EDGE_TYPES", "NODE_TYPES", "PIECE_EDGE", "LatticePairCore", "parse_segmenters",
            "sememe_vocabulary"]

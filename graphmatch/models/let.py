@@ -5,7 +5,9 @@ r"""LET (Lyu et al., AAAI 2021): lattice + HowNet short-text matcher over batche
 :class:`graphmatch.graphs.let.LatticePairBuilder`. The whole batch runs in one pass:
 
 1. **characters**: a character encoder over ``[CLS] a [SEP] b [SEP]`` (a local HuggingFace BERT
-   for LET-BERT, or a small transformer trained from scratch), projected to :math:`d`;
+   for LET-BERT, or a small transformer trained from scratch), projected to :math:`d`; or, where the
+   graphs hold the checkpoint's own pieces, the encoder over the pieces, each character taking the
+   state of the piece it sits in;
 2. **words**: :math:`\mathbf{w}_i = \text{att-pool}\{\mathbf{c}_t : t \in w_i\}`;
    **sememes**: :math:`\mathbf{o}_k = \text{SememeAttn}(\mathbf{W}_e\mathbf{e}_k)` over the
    (trainable, pretrained 200-d) sememe embeddings, attending within each sense
@@ -192,11 +194,17 @@ class LETMatcher(nn.Module):
     def encode_chars(self, data: HeteroData) -> tuple[Tensor, Tensor]:
         r"""Character encoder over each pair: token vectors ``[N, E]`` and :math:`\mathbf{c}_{CLS}`
         ``[B, E]`` (the pooled output; the raw first state with ``cls="first"``; the mean of the
-        pair's token states with ``cls="mean"``)."""
-        tok = data["token"]
-        batch = batch_vector(tok)
-        ids, mask = to_dense_batch(tok.input_ids, batch, fill_value=self.pad_id)
-        seg, _ = to_dense_batch(tok.sent if self.config.segments else torch.zeros_like(tok.sent), batch)
+        pair's token states with ``cls="mean"``).
+
+        Where the graphs hold the encoder's own pieces (``piece`` nodes, a builder with
+        ``pieces``), the encoder reads those and a token takes the state of the piece it sits in,
+        :math:`\mathbf{c}_t = \mathbf{h}_{p(t)}` (``piece covers token``); ``mean`` is then over
+        the pieces."""
+        pieces = "piece" in data.node_types
+        read = data["piece"] if pieces else data["token"]
+        batch = batch_vector(read)
+        ids, mask = to_dense_batch(read.input_ids, batch, fill_value=self.pad_id)
+        seg, _ = to_dense_batch(read.sent if self.config.segments else torch.zeros_like(read.sent), batch)
         pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
         h = self.encoder(ids, pos, seg, mask.unsqueeze(1))
         if self.config.cls == "mean":
@@ -204,7 +212,11 @@ class LETMatcher(nn.Module):
             cls = (h * weight).sum(1) / weight.sum(1).clamp_min(1.0)
         else:
             cls = h[:, 0] if self.config.cls == "first" else self.encoder.pool(h[:, 0])
-        return h[mask], cls
+        h = h[mask]
+        if pieces:
+            piece, token = data["piece", "covers", "token"].edge_index
+            h = h[piece.new_empty(data["token"].num_nodes).index_copy_(0, token, piece)]
+        return h, cls
 
     def forward(self, data: HeteroData) -> Tensor:
         tok = data["token"]

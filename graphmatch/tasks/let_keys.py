@@ -46,6 +46,9 @@ class LETData:
     senses: bool = key(True, "build sense and sememe nodes (HowNet)")
     max_length: int = key(LET_MAX_LENGTH, "tokens per pair, [CLS] and both [SEP] included (longest first cut)",
                           interval="[5, inf)")
+    encoder_tokens: Literal["chars", "pieces"] = key(
+        "chars", "what model.pretrained's encoder reads: one token per character, or its own subword pieces "
+                 "(a character then takes the state of the piece it sits in)")
     limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
                                               "(graphs are built for them only)")
     cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE")
@@ -102,3 +105,6 @@ class LETKeys(TaskKeys):
             raise ValueError(f"model.pretrained={model.pretrained}: model.encoder=transformer is LET's own small "
                              "character transformer, trained from scratch, and loads no pretrained encoder; use "
                              "model.encoder=bert to load it, or leave model.pretrained out")
+        if data.encoder_tokens == "pieces" and (model.encoder != "bert" or model.pretrained is None):
+            raise ValueError("data.encoder_tokens=pieces: the pieces are a pretrained encoder's own; it needs "
+                             "model.encoder=bert and model.pretrained (e.g. e5-small)")

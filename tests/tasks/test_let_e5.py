@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
+import pytest
 import torch
 from torch_geometric.data import Batch
 from torch_geometric.utils import scatter
@@ -105,3 +106,81 @@ def test_segments_and_pooling_for_a_bert_checkpoint(tmp_path, shared_data):
         before = model.encode_chars(batch)[0]
         model.encoder.embeddings.segment.weight[1].fill_(100.0)
         assert not torch.allclose(model.encode_chars(batch)[0], before)
+
+
+def test_e5_reads_its_own_pieces(e5_small, shared_data, tmp_path):
+    """data.encoder_tokens=pieces: the graph holds e5's pieces of the pair, every token is covered by
+    the piece it sits in, and the encoder reads the pieces, a character taking its piece's state."""
+    task = get_task("let")(resolve("let/lcqmc_e5_pieces", [f"data.root={shared_data}", f"data.cache_dir={tmp_path}",
+                                                           "data.segmentation=jieba", *TINY]))
+    pieces = SentencePieceTokenizer.from_pretrained(e5_small)
+    b_text = "这个手机 电池耐用吗？"  # a space: its ▁ is a piece of its own that covers no character
+    graph = task.encode(TEXT_A, b_text)
+    piece, tok = graph["piece"], graph["token"]
+    own = [pieces.encode_many([t]).ids.tolist() for t in (TEXT_A, b_text)]
+    assert piece.input_ids.tolist() == [0, *own[0], 2, *own[1], 2]  # <s> a </s> b </s>
+    assert piece.sent.tolist() == [0] * (len(own[0]) + 2) + [1] * (len(own[1]) + 1)
+    src, dst = graph["piece", "covers", "token"].edge_index
+    assert dst.tolist() == list(range(tok.num_nodes))
+    for p, t in zip(src.tolist(), dst.tolist(), strict=True):
+        char, holder = tok.text[t], piece.text[p]
+        if tok.char_index[t] < 0:  # [CLS] → <s>, [SEP] → </s>
+            assert holder == {"[CLS]": "<s>", "[SEP]": "</s>"}[char]
+        else:
+            assert unicodedata.normalize("NFKC", char) in holder, (char, holder)
+    assert "▁" in piece.text and "▁" not in [piece.text[p] for p in src.tolist()]
+
+    model = task.build_model().eval()
+    batch = Batch.from_data_list([graph, task.encode("手机", "苹果手机好用吗")])
+    with torch.no_grad():
+        states, cls = model.encode_chars(batch)
+        dense = model.encoder(*(t.unsqueeze(0) for t in (piece.input_ids, torch.arange(piece.num_nodes),
+                                                       torch.zeros_like(piece.input_ids))),
+                              torch.ones(1, 1, piece.num_nodes, dtype=torch.bool))[0]
+    n = tok.num_nodes
+    assert torch.allclose(states[:n], dense[src], atol=1e-5)  # the first graph's tokens: their pieces' states
+    assert torch.allclose(cls[0], dense.mean(0), atol=1e-5)  # mean over the pieces
+    assert torch.equal(states[1], states[2])  # 苹 and 果 sit in one piece, 苹果
+    assert not torch.allclose(states[:n], model.encoder(tok.input_ids[None], torch.arange(n)[None],
+                                                        torch.zeros_like(tok.input_ids)[None],
+                                                        torch.ones(1, 1, n, dtype=torch.bool))[0], atol=1e-3)
+
+
+def test_pieces_train_from_the_command_and_reload(e5_small, shared_data, samples, tmp_path):
+    from graphmatch.cli.main import main
+
+    run = tmp_path / "run"
+    args = ["train", "let/lcqmc_e5_pieces", "--set", *_pairs(samples, shared_data, tmp_path), "--out", str(run)]
+    assert main(args) == 0
+    task, model = load(run)
+    assert task.data.encoder_tokens == "pieces"
+    graph = task.encode(TEXT_A, TEXT_B)
+    assert graph["piece"].input_ids[:3].tolist() == [0, *SentencePieceTokenizer.from_pretrained(e5_small)
+                                                    .encode_many([TEXT_A]).ids[:2].tolist()]
+    with torch.no_grad():
+        (row,) = task.decode(model.eval()(Batch.from_data_list([graph])), Batch.from_data_list([graph]))
+    assert row["pred"] in ("0", "1")
+
+
+def test_pieces_need_a_pretrained_subword_encoder(tmp_path, shared_data, capsys):
+    from graphmatch.cli.main import main
+
+    # LET's own transformer has no pieces: one line naming the key, exit 2, no run folder
+    out = tmp_path / "run"
+    assert main(["train", "let/lcqmc", "--set", "data.encoder_tokens=pieces", f"data.root={shared_data}",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "data.encoder_tokens=pieces" in err and "model.pretrained" in err
+    assert not out.exists()
+    # a checkpoint whose vocabulary is characters (a Chinese BERT): its pieces are its characters
+    from transformers import BertConfig, BertModel
+
+    bert_dir = tmp_path / "bert"
+    BertModel(BertConfig(vocab_size=12, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(bert_dir)
+    (bert_dir / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"苹果手机好用吗"]))
+    task = get_task("let")(resolve("let/lcqmc", [f"data.root={shared_data}", f"model.pretrained={bert_dir}",
+                                                 "model.encoder=bert", "data.encoder_tokens=pieces",
+                                                 "data.segmentation=jieba", *TINY]))
+    with pytest.raises(ValueError, match=r"^data.encoder_tokens=pieces: .* reads one character a token"):
+        task.encode("苹果", "手机")
