@@ -6,7 +6,8 @@ input graph of one text (or text pair) as a PNG picture or a standalone interact
   pairs of the branch tokens as a hidden ``token -sees-> token`` edge type.
 - ``let``: LET's lattice pair graph of two texts with HowNet senses and sememes; the dense
   reachability closures are left out of the PNG (``--closures`` draws them) and hidden in the
-  HTML page.
+  HTML page; ``--pretrained CKPT --tokenization pieces`` adds the checkpoint's own pieces, which
+  its encoder reads (``data.encoder_tokens: pieces``).
 - ``relation``: the relation graph of a sentence marked ``… <e1>x</e1> … <e2>y</e2> …``, or of
   a ``head<TAB>tail[<TAB>relation]<TAB>sentence`` line, over the tokens the model sees
   (``--tokenization``; default characters for Chinese text, else words).
@@ -76,14 +77,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
     p.add_argument("--pretrained", metavar="DIR", help="K-BERT: a checkpoint folder (or minilm) whose vocab.txt "
-                   "gives the tokens; an English one's word pieces")
+                   "gives the tokens; an English one's word pieces. LET: the checkpoint (e.g. e5-small) whose "
+                   "characters, or with --tokenization pieces whose own pieces, the encoder reads")
     p.add_argument("--select", type=float, metavar="COSINE", help="K-BERT: knowledge that fits the sentence: "
                    "every value of a matched word scored by its cosine with the sentence in --pretrained's "
                    "embeddings, a word keeping its 2 best at or above COSINE (docs/knowledge_selection.md)")
     p.add_argument("--data-dir", help="data root (default: $GRAPHMATCH_DATA, else downloads where allowed)")
     p.add_argument("--title", help="title of the picture (default: the input text)")
     p.add_argument("--tokenization", help="relation: the tokens the model sees, words, chars, jieba, thulac or "
-                   "pkuseg (default: chars for Chinese text, else words)")
+                   "pkuseg (default: chars for Chinese text, else words). LET: chars (default) or pieces, "
+                   "--pretrained's own (data.encoder_tokens)")
     p.set_defaults(func=run)
 
 
@@ -181,14 +184,23 @@ def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, d
     from graphmatch.data.let_options import LatticeOptions
     from graphmatch.graphs.let import LatticePairBuilder
     from graphmatch.knowledge import load_lexicon
+    from graphmatch.text.checkpoint import char_tokenizer_of, checkpoint_folder, piece_tokenizer_of
 
     text, text_b = args.text, args.text_b
     if text_b is None:
         raise ValueError("--kind let matches two texts: give text and text_b")
+    tokenization = getattr(args, "tokenization", None)
+    if tokenization not in (None, "chars", "pieces"):
+        raise ValueError(f"--tokenization {tokenization}: LET's encoder reads chars or (with --pretrained) pieces")
+    if tokenization == "pieces" and not args.pretrained:
+        raise ValueError("--tokenization pieces: the pieces are a pretrained encoder's own; give --pretrained")
     lexicon = None if args.no_senses else load_lexicon(args.data_dir)
-    tokenizer = _tokenizer(args.vocab, args.data_dir, [text, text_b])
-    options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses, **length)
-    builder = LatticePairBuilder(tokenizer, lexicon, keep_text=True, **options.builder_arguments())
+    pretrained = checkpoint_folder(args.pretrained) if args.pretrained else None
+    tokenizer = char_tokenizer_of(pretrained) if pretrained else _tokenizer(args.vocab, args.data_dir, [text, text_b])
+    options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses,
+                             encoder_tokens=tokenization or "chars", **length)
+    pieces = piece_tokenizer_of(pretrained, "--tokenization") if options.encoder_tokens == "pieces" else None
+    builder = LatticePairBuilder(tokenizer, lexicon, keep_text=True, pieces=pieces, **options.builder_arguments())
     data = builder(text, text_b)
     closures = [et for et in LET_CLOSURES if et in data.edge_types]
     drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
@@ -249,8 +261,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in PNG_SUFFIXES + HTML_SUFFIXES:
         raise ValueError(f"cannot tell the picture format of {args.output!r}: name it .png or .html")
-    if args.tokenization is not None and args.kind != "relation":
-        raise ValueError("--tokenization applies to --kind relation only")
+    if args.tokenization is not None and args.kind == "kbert":
+        raise ValueError("--tokenization applies to --kind relation and let only")
     if args.matrix and args.kind != "kbert":
         raise ValueError("--matrix draws K-BERT's visible matrix: use it with --kind kbert")
     if args.matrix and Path(args.matrix).suffix.lower() not in PNG_SUFFIXES:

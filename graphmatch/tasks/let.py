@@ -29,7 +29,7 @@ from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_proba
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
-from graphmatch.text.checkpoint import char_tokenizer_of, checkpoint_tokenizer, pair_segments
+from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments, piece_tokenizer_of
 from graphmatch.text.segmenters import installed_segmenters, segmenter_version
 
 SPLITS = ("train", "dev", "test")
@@ -92,11 +92,7 @@ class LETTask(LETKeys, Task):
     def piece_tokenizer(self) -> Any:
         """``model.pretrained``'s own subword tokenizer (``data.encoder_tokens: pieces``); a checkpoint
         whose vocabulary is characters is a one-line error."""
-        tokenizer = checkpoint_tokenizer(self.pretrained.folder)
-        if isinstance(tokenizer, CharTokenizer):
-            raise ValueError(f"data.encoder_tokens=pieces: {self.pretrained.path} reads one character a token "
-                             "(a character vocabulary); its pieces are the characters, use data.encoder_tokens=chars")
-        return tokenizer
+        return piece_tokenizer_of(self.pretrained.folder, "data.encoder_tokens")
 
     def segmenters(self) -> tuple[str, ...]:
         """The segmenters of ``data.segmentation`` that are installed; a missing one is an error

@@ -118,6 +118,17 @@ def pair_segments(folder: str | os.PathLike) -> bool:
     return SentencePieceTokenizer(spm).pair_segments
 
 
+def piece_tokenizer_of(folder: str | os.PathLike, key: str) -> WordPieceTokenizer | SentencePieceTokenizer:
+    """A checkpoint folder's own subword tokenizer (word pieces or SentencePiece pieces); a folder
+    whose vocabulary is characters (a Chinese BERT's) is a ValueError naming ``key``: its pieces
+    are its characters."""
+    tokenizer = checkpoint_tokenizer(folder, key=key)
+    if isinstance(tokenizer, CharTokenizer):
+        raise ValueError(f"{key}=pieces: {folder} reads one character a token (a character vocabulary); "
+                         "its pieces are the characters, read characters instead")
+    return tokenizer
+
+
 def char_tokenizer_of(folder: str | os.PathLike) -> CharTokenizer:
     """One token per character over a checkpoint folder: its ``vocab.txt``; else the single-character
     pieces of a SentencePiece ``tokenizer.json`` (XLM-R, multilingual-e5:
@@ -145,6 +156,7 @@ __all__ = [
     "checkpoint_vocab",
     "is_wordpiece_vocab",
     "pair_segments",
+    "piece_tokenizer_of",
     "tokenization_of",
     "tokenizer_for",
     "vocab_size",

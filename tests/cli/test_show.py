@@ -146,6 +146,17 @@ def test_let_without_senses_works_offline(tmp_path, capsys):
     assert 'class="item edge-item off" data-type="word -reach_fwd-&gt; word"' in page  # closures start hidden
 
 
+def test_let_with_the_encoders_own_pieces(e5_small, tmp_path, capsys):
+    out = tmp_path / "pieces.html"
+    rc = main(["show", "苹果手机怎么样", "这个手机电池耐用吗？", "--kind", "let", "--pretrained", "e5-small",
+               "--tokenization", "pieces", "--segmenters", "jieba", "--no-senses", "-o", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "(20 token, " in printed and ", 15 piece)" in printed  # <s> ▁ 苹果 手机 怎么样 </s> ▁ … ? </s>
+    page = out.read_text(encoding="utf-8")
+    assert ">苹果</text>" in page and ">&lt;s&gt;</text>" in page and "piece -covers-&gt; token" in page
+
+
 def test_relation_png_and_html(tmp_path, capsys):
     png, html = tmp_path / "rel.png", tmp_path / "rel.html"
     assert main(["show", RELATION, "--kind", "relation", "-o", str(png)]) == 0
@@ -168,6 +179,8 @@ def test_relation_png_and_html(tmp_path, capsys):
         (["show", RELATION, "--kind", "relation", "--data-dir", "no/such/dir"], "is not a folder"),
         (["show", RELATION, "--kind", "relation", "--max-length", "0"], "must be positive"),
         (["show", "x", "--kind", "kbert", "--kg", "none", "--pretrained", "no/such"], "no checkpoint folder"),
+        (["show", "南京", "长江", "--kind", "let", "--tokenization", "pieces"], "give --pretrained"),
+        (["show", "南京", "长江", "--kind", "let", "--tokenization", "words"], "chars or (with --pretrained) pieces"),
     ],
 )
 def test_bad_input_is_one_clear_error(argv, message, tmp_path, capsys):
