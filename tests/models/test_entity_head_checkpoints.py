@@ -1,7 +1,8 @@
 """Weights written by the release before the shared entity-aware head
 (``tests/fixtures/entity_attention``, see ``make_fixtures.py`` there) load into today's models
-through their ``RENAMED_KEYS`` and give the same outputs, bit for bit; built from the same seed,
-today's models draw the same weights."""
+through their ``RENAMED_KEYS`` and give the same outputs (bit for bit on the CPU that made the
+fixtures; another CPU's kernels round differently, by about 1e-7, so outputs are compared at 1e-6);
+built from the same seed, today's models draw the same weights (bit for bit)."""
 
 from pathlib import Path
 
@@ -19,6 +20,11 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "entity_attention"
 
 def _fixture(name: str) -> dict:
     return torch.load(FIXTURES / f"{name}.pt", weights_only=True)
+
+
+def _same(*pairs: tuple[torch.Tensor, torch.Tensor]) -> bool:
+    """Every ``(computed, stored)`` output pair equal up to float rounding (1e-6)."""
+    return all(torch.allclose(a, b, rtol=0.0, atol=1e-6) for a, b in pairs)
 
 
 def _graph(g: dict) -> HeteroData:
@@ -41,8 +47,7 @@ def test_bilstm_checkpoint_of_the_release_before_loads_and_computes_the_same(nam
     model.load_state_dict(old["state_dict"])  # strict: every old name maps onto a new one
     with torch.no_grad():
         logits, att = model(_graph(old["graph"]), return_attention=True)
-    assert torch.equal(logits, old["logits"]) and torch.equal(att["token"], old["token"])
-    assert torch.equal(att["types"], old["types"])
+    assert _same((logits, old["logits"]), (att["token"], old["token"]), (att["types"], old["types"]))
 
     torch.manual_seed(old["seed"])
     fresh = EntityAttentionBiLSTM(**old["config"]).state_dict()
@@ -58,7 +63,7 @@ def test_bilstm_inside_a_lightning_style_wrapper_loads_old_names():
     wrapper.model = EntityAttentionBiLSTM(**old["config"]).eval()
     wrapper.load_state_dict({f"model.{k}": v for k, v in old["state_dict"].items()})
     with torch.no_grad():
-        assert torch.equal(wrapper.model(_graph(old["graph"])), old["logits"])
+        assert _same((wrapper.model(_graph(old["graph"])), old["logits"]))
 
 
 def _transformer(c: dict) -> RelationTransformer:
@@ -74,7 +79,7 @@ def test_a_model_that_accepts_old_names_still_pickles():
     model = pickle.loads(pickle.dumps(EntityAttentionBiLSTM(**old["config"]).eval()))
     model.load_state_dict(old["state_dict"])
     with torch.no_grad():
-        assert torch.equal(model(_graph(old["graph"])), old["logits"])
+        assert _same((model(_graph(old["graph"])), old["logits"]))
 
 
 def test_transformer_head_of_the_release_before_loads_and_computes_the_same():
@@ -88,7 +93,7 @@ def test_transformer_head_of_the_release_before_loads_and_computes_the_same():
     positions = torch.cat([model.position(x["pos1"]), model.position(x["pos2"])], dim=-1)
     with torch.no_grad():
         logits, alpha, types = model.head(x["x"], positions, x["entity"], x["index"], return_attention=True)
-    assert torch.equal(logits, old["logits"]) and torch.equal(alpha, old["token"]) and torch.equal(types, old["types"])
+    assert _same((logits, old["logits"]), (alpha, old["token"]), (types, old["types"]))
 
     torch.manual_seed(old["seed"])  # the table and the head draw their weights in the old order
     fresh = _transformer(old["config"]).state_dict()
