@@ -25,12 +25,15 @@ LIBRARIES = ("torch", "torch_geometric", "transformers", "numpy")
 def git_state(where: str | Path | None = None) -> dict[str, Any]:
     """``{"commit": sha, "dirty": bool}`` of the git checkout holding ``where`` (default: this
     package's source); both ``None`` when it is not in a checkout (an installed wheel) or git is
-    missing. ``dirty`` is true when tracked files differ from the commit."""
+    missing. ``dirty`` is true when tracked files other than Markdown differ from the commit: a
+    ``.md`` file changes no figure, and ``benchmarks/results.py`` writes its tables into
+    ``docs/results.md`` of the checkout whose other runs may still be training."""
     folder = Path(where) if where is not None else Path(graphmatch.__file__).resolve().parent
     try:
         commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
                                 text=True, timeout=30, check=True).stdout.strip()
-        status = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no", "--",
+                                 ".", ":(exclude,glob)**/*.md"],
                                 capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}

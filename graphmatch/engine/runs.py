@@ -194,13 +194,18 @@ def seeds_provenance(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What made several seeds' runs (their ``metrics.json``): the first seed's
     :func:`~graphmatch.engine.provenance.provenance` record, with ``one_commit`` (every seed made
     by the same commit, clean or equally dirty; a seed without a record counts as another commit)
-    and ``commits`` (each seed's commit). When the seeds differ, ``commit`` and ``dirty`` are
-    ``None``: no single commit made the figures."""
+    and ``commits`` (each seed's commit). When the seeds' commits differ, ``commit`` and ``dirty``
+    are ``None``: no single commit made the figures; when one commit made them, some seeds with
+    uncommitted changes, ``commit`` is kept and ``dirty`` is true."""
     records = [r.get("provenance") or {} for r in runs]
     states = {(rec.get("commit"), rec.get("dirty")) for rec in records}
     one = len(states) == 1 and all(records)
     out = {**records[0], "one_commit": one, "commits": [rec.get("commit") for rec in records]}
-    if not one:
+    if one:
+        return out
+    if all(records) and len({commit for commit, _ in states}) == 1 and out["commit"] is not None:
+        out["dirty"] = True
+    else:
         out["commit"] = out["dirty"] = None
     return out
 

@@ -60,6 +60,10 @@ def test_seeds_record_whether_one_commit_made_them(tmp_path: Path) -> None:
     assert mixed["one_commit"] is False and mixed["commit"] is None and mixed["dirty"] is None
     assert mixed["commits"] == [seeds[0]["commit"], "0" * 40]
     assert seeds_provenance([{"provenance": seeds[0]}, {}])["one_commit"] is False  # a seed of older code
+    # one commit, one seed trained with uncommitted changes: that commit, dirty
+    partly = seeds_provenance([{"provenance": {**seeds[0], "dirty": False}},
+                               {"provenance": {**seeds[1], "dirty": True}}])
+    assert partly["one_commit"] is False and partly["commit"] == seeds[0]["commit"] and partly["dirty"] is True
 
 
 def test_git_state_of_a_checkout_clean_and_dirty(tmp_path: Path) -> None:
@@ -73,6 +77,13 @@ def test_git_state_of_a_checkout_clean_and_dirty(tmp_path: Path) -> None:
     assert git_state(repo) == {"commit": head, "dirty": False}
     (repo / "notes.txt").write_text("untracked files do not change the code\n")
     assert git_state(repo) == {"commit": head, "dirty": False}
+    (repo / "docs").mkdir()
+    (repo / "docs" / "results.md").write_text("a table\n")
+    git("add", "docs/results.md", cwd=repo)
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "two", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "docs" / "results.md").write_text("a table written while other runs train\n")
+    assert git_state(repo) == {"commit": head, "dirty": False}  # Markdown changes no figure
     (repo / "code.py").write_text("x = 2\n")
     assert git_state(repo) == {"commit": head, "dirty": True}
     assert provenance({"train": "k"}, where=repo)["commit"] == head
