@@ -53,6 +53,10 @@ class LETTask(LETKeys, Task):
         self.pretrained = resolve_checkpoint(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
         self._segmenters = self.segmenters()  # a missing segmenter fails before anything is built
+        # data.encoder_tokens=pieces: the checkpoint's own subword tokenizer, checked before anything is built
+        # (a checkpoint whose vocabulary is characters is a one-line error)
+        self._pieces = (piece_tokenizer_of(self.pretrained.folder, "data.encoder_tokens")
+                        if self.data.encoder_tokens == "pieces" else None)
         self._tokenizer: CharTokenizer | None = None
         self._builder: LatticePairBuilder | None = None
 
@@ -84,15 +88,10 @@ class LETTask(LETKeys, Task):
                 load_lexicon(self.data.root) if options.senses else None,
                 sememe_index={n: i for i, n in enumerate(self.sememe_names())},
                 keep_text=keep_text,
-                pieces=self.piece_tokenizer() if options.encoder_tokens == "pieces" else None,
+                pieces=self._pieces,
                 **options.builder_arguments(),
             )
         return self._builder
-
-    def piece_tokenizer(self) -> Any:
-        """``model.pretrained``'s own subword tokenizer (``data.encoder_tokens: pieces``); a checkpoint
-        whose vocabulary is characters is a one-line error."""
-        return piece_tokenizer_of(self.pretrained.folder, "data.encoder_tokens")
 
     def segmenters(self) -> tuple[str, ...]:
         """The segmenters of ``data.segmentation`` that are installed; a missing one is an error
