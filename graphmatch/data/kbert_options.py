@@ -28,8 +28,9 @@ class TreeOptions:
     (``chars``, ``wordpiece``: an English checkpoint's word pieces, uncased when ``lowercase``;
     ``sentencepiece``), ``noun_reading`` (word pieces: a single word matches where it reads as a
     noun); K-Query by the ``query`` (``None``: the tokenization's own, the trie over characters or
-    the words of word pieces) with ``segmenter`` for ``query="words"``; and ``predicate``
-    (``None``: the kind's rule, every kind but NER glues the predicate to the object).
+    the words of word pieces) with ``segmenter`` for ``query="words"``; ``predicate``
+    (``None``: the kind's rule, every kind but NER glues the predicate to the object); and a
+    ``text_prefix`` written before each text as pieces (subword tokenizations, default mode).
     """
 
     kind: str = "classification"
@@ -42,6 +43,7 @@ class TreeOptions:
     query: str | None = None
     segmenter: str = KBERT_SEGMENTER
     predicate: bool | None = None
+    text_prefix: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -54,6 +56,10 @@ class TreeOptions:
         if self.kind == "ner" and self.tokenization == "sentencepiece":
             raise ValueError("K-BERT NER tags characters; SentencePiece pieces (e5, XLM-R) take classification and "
                              "pair data only")
+        if self.text_prefix and (self.tokenization == "chars" or self.mode != "default"):
+            raise ValueError(f"data.text_prefix is written as a checkpoint's pieces: it needs a word-piece or "
+                             f"SentencePiece tokenization and data.mode: default, not {self.tokenization} in the "
+                             f"{self.mode} mode")
         if self.kind == "ner" and self.tokenization == "wordpiece":
             raise ValueError("K-BERT NER tags characters; word pieces (an English checkpoint) take classification "
                              "and pair data only")
@@ -87,7 +93,8 @@ class TreeOptions:
         """The :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder` options (``tokenizer`` and
         ``lowercase`` say which tokenizer :func:`~graphmatch.data.kbert.tree_builder` makes), NER's
         tag ids from ``labels``; the form that keys a dataset's cache."""
-        common = {"max_length": self.max_length, "max_entities": self.max_entities, "mode": self.mode}
+        common = {"max_length": self.max_length, "max_entities": self.max_entities, "mode": self.mode,
+                  **({"prefix": self.text_prefix} if self.text_prefix else {})}
         predicate = (not self.ner) if self.predicate is None else self.predicate
         if self.tokenization == "sentencepiece":
             return {**common, "query": self.query or "trie", "predicate": predicate, "add_cls": True,

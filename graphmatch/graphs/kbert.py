@@ -222,6 +222,14 @@ def dense_inputs(batch: HeteroData, pad_id: int = 0) -> dict[str, Tensor]:
     return out
 
 
+def second_text(input_ids: Tensor, sep_id: int) -> Tensor:
+    """``[B, L]`` bool: the tokens of a pair's text b (and the separators after text a's first),
+    counted by the separator tokens before each: BERT's ``[CLS] a [SEP] b [SEP]`` and XLM-R /
+    e5's ``<s> a </s></s> b </s>`` alike (a branch follows its word, so it sits in its word's text)."""
+    sep = input_ids == sep_id
+    return (sep.cumsum(1) - sep.long()) >= 1
+
+
 def visible_edge_index(data: HeteroData) -> Tensor:
     """The ``(token, sees, token)`` pairs of one graph or a batch, as a ``[2, E]`` edge index
     over the (batched) token nodes, self-pairs included."""
@@ -231,5 +239,5 @@ def visible_edge_index(data: HeteroData) -> Tensor:
     return torch.stack([ptr[g] + i, ptr[g] + j])
 
 
-__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "tree_graph",
-           "visibility_mask", "visible_edge_index"]
+__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "second_text",
+           "tree_graph", "visibility_mask", "visible_edge_index"]

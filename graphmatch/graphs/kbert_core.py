@@ -736,6 +736,10 @@ class TreeCore:
             a matched word is a candidate, scored against its input's texts; a word keeps its
             ``max_entities`` best (:mod:`~graphmatch.graphs.branch_selection`). Default mode only.
             (default: :obj:`None`, K-BERT's first ``max_entities`` in file order)
+        prefix (str, optional): a text written before each text of an input as the tokenizer's
+            pieces of it, read as tags (never queried, no label): an encoder's instruction such as
+            multilingual-e5's ``"query: "``. Subword tokenizers in the default mode only; every
+            piece must be in the vocabulary. (default: :obj:`None`)
     """
 
     def __init__(
@@ -756,6 +760,7 @@ class TreeCore:
         hang_after: Collection[str] = (),
         noun_readings: NounReadings | None = None,
         selection: BranchSelection | None = None,
+        prefix: str | None = None,
     ):
         finder = word_finder(tokenizer, mode, query)
         if max_length < 1:
@@ -785,6 +790,7 @@ class TreeCore:
         self.inject = kg is not None and max_entities > 0
         self.selection = selection
         self.noun_readings = noun_readings
+        self.prefix = prefix
         self._value_limit = None if selection is not None else max_entities  # candidates per subject
         self._token_id = tokenizer.exact_id if finder.exact else tokenizer.token_to_id
         self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
@@ -794,13 +800,14 @@ class TreeCore:
         self._trie: FlatTrie | None = None
         self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
         cls = [(CLS, _TAG, 0)] if add_cls else []
+        pieces = self._prefix_pieces(prefix, finder)
         # the checkpoint's pair layout: BERT [CLS] a [SEP] b [SEP] with b in segment 1; XLM-R / e5
         # <s> a </s></s> b </s>, all in segment 0 (its tokenizer's pair template says so)
         seps, seg_b = getattr(tokenizer, "pair_separators", 1), int(getattr(tokenizer, "pair_segments", True))
         self._templates = {  # keyed by "is a pair"
-            False: _template(cls + [("a", _TEXT_A, 0)]),
-            True: _template(cls + [("a", _TEXT_A, 0), *[(SEP, _TAG, 0)] * seps, ("b", _TEXT_B, seg_b),
-                                   (SEP, _TAG, seg_b)]),
+            False: _template(cls + [*((p, _TAG, 0) for p in pieces), ("a", _TEXT_A, 0)]),
+            True: _template(cls + [*((p, _TAG, 0) for p in pieces), ("a", _TEXT_A, 0), *[(SEP, _TAG, 0)] * seps,
+                                   *((p, _TAG, seg_b) for p in pieces), ("b", _TEXT_B, seg_b), (SEP, _TAG, seg_b)]),
         }
         #: how words and tokens are found (:class:`WordFinder`), chosen once
         self.finder = finder(self)
@@ -992,6 +999,20 @@ class TreeCore:
         token_input, token_ptr, ordinal = _ordinals(layout, char, chars_before)
         text = np.array(pieces.tokens + specials.text, dtype=object)[order] if self.keep_text else None
         return _Trunk(char, token_input, token_ptr, ordinal, ids, layout.char_seg[char], chars_before, text)
+
+    def _prefix_pieces(self, prefix: str | None, finder: WordFinder) -> list[str]:
+        """The pieces of ``prefix`` (checked: a subword tokenizer in the default mode, every piece known)."""
+        if not prefix:
+            return []
+        if finder.tokenization not in ("wordpiece", "sentencepiece") or finder.mode != "default":
+            raise ValueError("a text prefix is written as a subword tokenizer's pieces (word pieces or SentencePiece) "
+                             f"in the default mode, not {finder.tokenization} in the {finder.mode} mode")
+        pieces = self.tokenizer.tokenize(prefix.rstrip())  # the text's first piece marks the word boundary
+        unknown = [p for p in pieces if self._tag_id(p) == self.tokenizer.unk_id]
+        if unknown or not pieces:
+            raise ValueError(f"the text prefix {prefix!r} has pieces the vocabulary lacks: {', '.join(unknown)}"
+                             if unknown else f"the text prefix {prefix!r} has no pieces")
+        return pieces
 
     def _tag_id(self, tag: str) -> int:
         """The vocabulary id of a tag (memoised)."""

@@ -11,6 +11,9 @@ POOLINGS: tuple[str, ...] = get_args(Pooling)
 #: classification heads: K-BERT's own (UER's ``output_layer_1`` + tanh) or BERT's pretrained pooler
 Head = Literal["uer", "bert_pooler"]
 HEADS: tuple[str, ...] = get_args(Head)
+#: a pair read as one sequence (the paper's cross-encoder) or each text alone (a bi-encoder, cosine head)
+PairEncoding = Literal["joint", "separate"]
+PAIR_ENCODINGS: tuple[str, ...] = get_args(PairEncoding)
 
 # LET (graphmatch.models.let)
 Encoder = Literal["transformer", "bert"]

@@ -13,8 +13,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from graphmatch.graphs.kbert import dense_inputs
-from graphmatch.models.choices import Head, Pooling
+from graphmatch.graphs.kbert import dense_inputs, second_text
+from graphmatch.models.choices import Head, PairEncoding, Pooling
+from graphmatch.nn.cosine_match import CosineMatchHead
 
 
 class KBert(nn.Module):
@@ -42,6 +43,14 @@ class KBert(nn.Module):
     (``y = -100``). :meth:`init_output_bias` sets :math:`\mathbf{b}_c` (e.g. to the log frequency
     of each tag).
 
+    Pairs with ``pair_encoding="separate"`` (a bi-encoder; not in the paper): each text reads only
+    itself (the visibility of a token of text a on one of text b is cut, text b's positions start
+    where text a's do, one segment), each is pooled alone into :math:`\mathbf{u}, \mathbf{v}`, and
+    the logit of the matching label is
+    :math:`s\,(\cos(\mathbf{u}, \mathbf{v}) - t)` (:class:`~graphmatch.nn.CosineMatchHead`), the
+    other label's 0: an encoder trained contrastively on text pairs (multilingual-e5) keeps the
+    geometry it was trained in.
+
     Args:
         encoder (nn.Module): ``encoder(input_ids, pos, seg, visible) -> [B, L, F]`` with
             ``hidden_size`` and ``pool(vec)``.
@@ -56,6 +65,11 @@ class KBert(nn.Module):
             other one (injected tokens included). (default: :obj:`True`)
         soft_positions (bool, optional): ablation; ``False`` uses hard positions
             :math:`0, \dots, L-1`. (default: :obj:`True`)
+        pair_encoding (str, optional): ``"joint"`` or ``"separate"`` (two labels, pairs only).
+            (default: :obj:`"joint"`)
+        sep_id (int, optional): the separator token's id (``pair_encoding="separate"``).
+        match_label (int, optional): the label of a matching pair (``pair_encoding="separate"``).
+            (default: :obj:`1`)
 
     Shapes:
         - **input:** a batch of K-BERT sentence-tree graphs, or dense ``[B, L]`` tensors for
@@ -70,10 +84,16 @@ class KBert(nn.Module):
     checkpoint_keys_unused_ok = {"uer": ("target.*",)}
 
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
-                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer"):
+                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer",
+                 pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1):
         super().__init__()
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
+        separate = pair_encoding == "separate"
+        if separate and (tagging or num_labels != 2 or sep_id is None or match_label not in (0, 1)):
+            raise ValueError("pair_encoding='separate' classifies pairs into two labels (a match_label of 0 or 1) "
+                             f"and needs sep_id; got tagging={tagging}, num_labels={num_labels}, sep_id={sep_id}, "
+                             f"match_label={match_label}")
         self.encoder = encoder
         self.num_labels = num_labels
         self.tagging = tagging
@@ -81,18 +101,24 @@ class KBert(nn.Module):
         self.head = head
         self.visible_matrix = visible_matrix
         self.soft_positions = soft_positions
+        self.pair_encoding = pair_encoding
+        self.sep_id = sep_id
+        self.match_label = match_label
         self.dropout: nn.Module = nn.Dropout(dropout) if head == "bert_pooler" else nn.Identity()
         #: UER's ``output_layer_1`` (classification with ``head="uer"``)
         self.output_layer = nn.Linear(encoder.hidden_size, encoder.hidden_size) \
-            if head == "uer" and not tagging else None
-        self.classifier = nn.Linear(encoder.hidden_size, num_labels)
+            if head == "uer" and not tagging and not separate else None
+        self.classifier = None if separate else nn.Linear(encoder.hidden_size, num_labels)
+        self.match = CosineMatchHead() if separate else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """``head="uer"``: PyTorch's default initialisation of the output layers, as K-BERT's scripts
         (they create the layers after initialising the encoder); ``"bert_pooler"``: BERT's
         normal(0, 0.02) weights and zero bias."""
-        if self.head == "uer":
+        if self.match is not None:
+            self.match.reset_parameters()
+        elif self.head == "uer":
             for layer in (self.output_layer, self.classifier):
                 if layer is not None:
                     layer.reset_parameters()
@@ -103,6 +129,8 @@ class KBert(nn.Module):
     def init_output_bias(self, bias: Tensor) -> None:
         r"""Set the output layer's bias :math:`\mathbf{b}_c` (``[num_labels]``), e.g. to the log
         frequency of each tag so that training starts from the label prior."""
+        if self.classifier is None:
+            raise ValueError("pair_encoding='separate' has no output bias (its logit is the cosine head's)")
         if tuple(bias.shape) != (self.num_labels,):
             raise ValueError(f"the output bias must have {self.num_labels} values, got {list(bias.shape)}")
         with torch.no_grad():
@@ -121,12 +149,27 @@ class KBert(nn.Module):
             visible = token_mask.unsqueeze(1)  # [B, 1, L]: every real token sees every real token
         return pos, visible
 
+    def separated(self, input_ids: Tensor, pos: Tensor, token_mask: Tensor, visible: Tensor
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+        """``pair_encoding="separate"``: text b's tokens (``[B, L]`` bool), and the positions and
+        visibility of each text read alone (text b's positions shifted to start at text a's first)."""
+        b = second_text(input_ids, self.sep_id) & token_mask
+        first_b = b.long().argmax(1, keepdim=True)  # 0 where a pair lost text b to the length cut
+        pos = pos - b.long() * (pos.gather(1, first_b) - pos[:, :1])
+        return b, pos, visible & (b.unsqueeze(2) == b.unsqueeze(1))
+
     def forward_dense(self, input_ids: Tensor, pos: Tensor, seg: Tensor, token_mask: Tensor, visible: Tensor,
                       return_attention_weights: bool = False):
         pos, visible = self.attention_inputs(pos, token_mask, visible)
+        if self.match is not None:
+            b, pos, visible = self.separated(input_ids, pos, token_mask, visible)
+            seg = torch.zeros_like(seg)
         hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights)
         hidden, weights = hidden if return_attention_weights else (hidden, None)
-        if self.tagging:
+        if self.match is not None:
+            z = self.match(self.pool(hidden, token_mask & ~b), self.pool(hidden, b))
+            logits = torch.stack([-z, z] if self.match_label else [z, -z], dim=1) / 2
+        elif self.tagging:
             logits = self.classifier(self.dropout(hidden[token_mask]))
         elif self.output_layer is not None:
             logits = self.classifier(torch.tanh(self.output_layer(self.pool(hidden, token_mask))))
@@ -134,18 +177,24 @@ class KBert(nn.Module):
             logits = self.classifier(self.dropout(self.encoder.pool(self.pool(hidden, token_mask))))
         return (logits, weights) if return_attention_weights else logits
 
+    @torch.no_grad()
+    def match_cosine(self, batch) -> Tensor:
+        """``pair_encoding="separate"``: the cosine of each pair's two text vectors, ``[B]``."""
+        logits = self(batch)
+        z = logits[:, self.match_label] - logits[:, 1 - self.match_label]
+        return z / self.match.log_scale.exp() + self.match.threshold
+
     def pool(self, hidden: Tensor, token_mask: Tensor) -> Tensor:
-        """``[B, L, F]`` → ``[B, F]``: the first token, the last real token, or the mean / max over
-        real tokens."""
-        if self.pooling == "first":
-            return hidden[:, 0]
-        if self.pooling == "last":
-            last = token_mask.sum(1).clamp(min=1) - 1
-            return hidden[torch.arange(hidden.size(0), device=hidden.device), last]
+        """``[B, L, F]`` → ``[B, F]``: the first or last token of ``token_mask``, or the mean / max
+        over its tokens."""
+        if self.pooling in ("first", "last"):
+            mask = token_mask.long() if self.pooling == "first" else token_mask.long().flip(1)
+            at = mask.argmax(1) if self.pooling == "first" else hidden.size(1) - 1 - mask.argmax(1)
+            return hidden[torch.arange(hidden.size(0), device=hidden.device), at]
         mask = token_mask.unsqueeze(-1)
         if self.pooling == "mean":
             return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-        return hidden.masked_fill(~mask, float("-inf")).amax(1)
+        return hidden.masked_fill(~mask, float("-inf")).amax(1).where(mask.any(1), 0.0)
 
     # ------------------------------------------------ the official K-BERT code's checkpoints
     def uer_names(self) -> dict[str, str]:
@@ -161,7 +210,7 @@ class KBert(nn.Module):
             raise ValueError("the official K-BERT code's checkpoints load into the mask-transformer encoder "
                              "(K-BERT's 'ours' backend)")
         names = {f"encoder.{ours}": name for ours, name in uer_names(self.encoder.config.num_hidden_layers).items()}
-        if self.head == "uer":
+        if self.head == "uer" and self.match is None:
             heads = {"classifier": "output_layer"} if self.tagging else \
                 {"output_layer": "output_layer_1", "classifier": "output_layer_2"}
             for ours, name in heads.items():

@@ -9,6 +9,7 @@ every key, its default and allowed values: ``docs/recipes.md``). Ablations: ``da
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
-from graphmatch.data.batching import CollatedGraphs
+from graphmatch.data.batching import CollatedGraphs, gather_batch
 from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
 from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
@@ -31,7 +32,7 @@ from graphmatch.models.kbert import KBert
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
-from graphmatch.text.checkpoint import tokenization_of, vocab_size
+from graphmatch.text.checkpoint import tokenization_of, tokenizer_for, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
@@ -54,6 +55,9 @@ class KBertTask(KBertKeys, Task):
             self.monitor = "accuracy"
         else:
             self.metrics, self.monitor = ("accuracy",), "accuracy"
+        if m.pair_encoding == "separate" and self.kind != "pair":
+            raise ValueError(f"model.pair_encoding: separate reads the two texts of a pair apart; {d.dataset} is "
+                             f"{'an NER' if self.kind == 'ner' else 'a single-sentence'} dataset (use joint)")
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._vocab_tokenization: tuple[str, bool] | None = None  # vocab_tokenization(): read once
         self._tree_options: TreeOptions | None = None
@@ -299,9 +303,18 @@ class KBertTask(KBertKeys, Task):
             from graphmatch.nn.mask_transformer import MaskTransformerEncoder
 
             encoder = MaskTransformerEncoder(config)
-        return KBert(encoder, len(self.label_names()), tagging=self.kind == "ner", pooling=m.pooling,
+        labels = self.label_names()
+        pair: dict[str, Any] = {}
+        if m.pair_encoding == "separate":
+            if len(labels) != 2:
+                raise ValueError(f"model.pair_encoding: separate tells a match from a mismatch; {self.data.dataset} "
+                                 f"has {len(labels)} labels ({', '.join(labels)})")
+            tokenization, lowercase = self.vocab_tokenization()
+            pair = dict(pair_encoding="separate", match_label=labels.index(self.positive_label),
+                        sep_id=tokenizer_for(self.vocab_path(), tokenization, lowercase).sep_id)
+        return KBert(encoder, len(labels), tagging=self.kind == "ner", pooling=m.pooling,
                      dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
-                     head=m.head)
+                     head=m.head, **pair)
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())
@@ -322,6 +335,34 @@ class KBertTask(KBertKeys, Task):
                 model.load_uer(ckpt)  # a classifier (tagger) fine-tuned by the official code: its head too
             else:
                 model.encoder.load_hf(ckpt)
+        if model.match is not None:
+            accuracy = self.fit_match_threshold(model)
+            print(f"pair head: threshold {float(model.match.threshold):.4f}, where the cosine classifies "
+                  f"{100 * accuracy:.1f} % of the first {min(512, len(self.train_split()))} training pairs best",
+                  file=sys.stderr)
+
+    def fit_match_threshold(self, model: KBert, pairs: int = 512) -> float:
+        """``model.pair_encoding: separate``: the cosine head's threshold where it classifies the first
+        ``pairs`` training pairs best, as the encoder reads them now (before training); returns
+        that accuracy."""
+        return model.match.fit_threshold(*self.match_cosines(model, self.train_split(), pairs))
+
+    @staticmethod
+    def match_cosines(model: KBert, dataset: Dataset, limit: int | None = None,
+                      batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+        """``model.pair_encoding: separate``: the cosine of each pair's two texts (``[N]``, eval
+        mode) and whether the pair matches, over the first ``limit`` pairs of ``dataset``."""
+        n = len(dataset) if limit is None else min(limit, len(dataset))
+        was_training = model.training
+        model.eval()
+        cos, match = [], []
+        with torch.no_grad():
+            for start in range(0, n, batch_size):
+                batch = gather_batch(dataset, range(start, min(start + batch_size, n)))
+                cos.append(model.match_cosine(batch))
+                match.append(batch.y == model.match_label)
+        model.train(was_training)
+        return torch.cat(cos), torch.cat(match)
 
     def tag_log_prior(self) -> torch.Tensor:
         """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.

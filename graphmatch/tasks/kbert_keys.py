@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
-from graphmatch.models.choices import Head, Pooling
+from graphmatch.models.choices import Head, PairEncoding, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import BranchSelect, SampleLimits, TaskKeys, register_keys
@@ -41,6 +41,8 @@ class KBertData:
                                                            "knowledge layer, quirks included)")
     positive_label: str | int | None = key(None, "the class whose F1 a pair dataset reports; null = 1")
     select: BranchSelect = key(BranchSelect(), "which candidate branches a word keeps")
+    text_prefix: str | None = key(None, "written before each text as the checkpoint's pieces (never queried): an "
+                                        "encoder's instruction such as e5's 'query: '; word pieces or SentencePiece")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class KBertModel:
     attention_dropout: float = key(0.1, "attention-probability dropout", interval=_DROPOUT)
     pooling: Pooling = key("first", "sentence vector: [CLS], mean, max or last real token")
     head: Head = key("uer", "uer: K-BERT's fresh tanh layer, no dropout; bert_pooler: BERT's pooler + dropout")
+    pair_encoding: PairEncoding = key("joint", "pairs: joint (one sequence, the paper's) or separate (each text "
+                                               "sees only itself, pooled alone; the match logit from their "
+                                               "cosine, its threshold fitted on training pairs; two labels)")
     tag_prior: bool = key(True, "NER: the tag layer's bias starts at the log frequency of each training tag")
     visible_matrix: bool = key(True, "K-BERT's visible matrix; false = full attention (ablation)")
     soft_positions: bool = key(True, "soft positions; false = hard positions 0..L-1 (ablation)")

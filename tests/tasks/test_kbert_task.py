@@ -408,3 +408,39 @@ def test_batch_prediction_reports_the_injected_entities(tmp_path, shared_data):
         task.input_fields(["a", "b"])
     pair = _task(_config(tmp_path, shared_data, "kbert/lcqmc_hownet_quick"))
     assert pair.input_fields(["a", "b"]) == ("a", "b")
+
+
+def test_separate_pair_encoding_trains_reloads_and_refuses_single_sentences(tmp_path, shared_data, capsys):
+    """model.pair_encoding: separate fits the cosine head's threshold on training pairs before the
+    first step, trains, and reloads; a single-sentence dataset or more than two labels is one line."""
+    from graphmatch.cli.main import main
+
+    pairs = tmp_path / "pairs"
+    pairs.mkdir()
+    rows = [("北京天气怎么样", "北京的天气如何", "1"), ("我想买手机", "今天吃什么", "0")] * 8
+    for split in ("train", "dev", "test"):
+        text = "text_a\ttext_b\tlabel\n" + "".join(f"{a}{i}\t{b}\t{y}\n" for i, (a, b, y) in enumerate(rows))
+        (pairs / f"{split}.tsv").write_text(text, encoding="utf-8")
+    common = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", f"data.dataset={pairs}",
+              "data.kg=null", "train.epochs=1", "train.batch_size=8", "model.pair_encoding=separate"]
+    task = _task(resolve("kbert/lcqmc_hownet_quick", common))
+    model = task.build_model()
+    assert model.match is not None and model.match_label == 1
+    # the threshold a fresh model starts from: the best cut of its own cosines on the training pairs
+    acc = task.fit_match_threshold(model)
+    batch = Batch.from_data_list([task.train_split()[i] for i in range(16)])
+    cos = model.eval().match_cosine(batch)
+    assert acc == pytest.approx(((cos >= model.match.threshold) == (batch.y == 1)).float().mean().item())
+    assert acc >= 0.5
+
+    run = tmp_path / "run"
+    assert main(["train", "kbert/lcqmc_hownet_quick", "--out", str(run), "--set", *common]) == 0
+    task, model = load(run)
+    assert model.match is not None and model.match.threshold.item() != 0.0
+    capsys.readouterr()
+    assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(tmp_path / "r2"), "--set", *TINY,
+                 f"data.root={shared_data}", "model.pair_encoding=separate"]) == 2
+    err = capsys.readouterr().err
+    assert "model.pair_encoding: separate reads the two texts of a pair apart; chnsenticorp is a single-sentence" \
+           in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r2").exists()
