@@ -37,7 +37,7 @@ def zero_shot(recipe: str, sets: list[str]) -> dict[str, float]:
         raise ValueError(f"{recipe}: model.pair_encoding must be separate (a bi-encoder) for a zero-shot cosine")
     model = task.build_model()
     task.init_weights(model)  # the pretrained weights, and t fitted on the first 512 training pairs
-    t_train = float(model.match.threshold)
+    t_train = model.match.threshold.item()
     splits = task.datasets()
     (dev_cos, dev_y), (test_cos, test_y) = (task.match_cosines(model, splits[s]) for s in ("dev", "test"))
 
@@ -46,7 +46,7 @@ def zero_shot(recipe: str, sets: list[str]) -> dict[str, float]:
 
     on_dev = CosineMatchHead()
     dev_fit = 100 * on_dev.fit_threshold(dev_cos, dev_y)
-    t_dev = float(on_dev.threshold)
+    t_dev = on_dev.threshold.item()
     return {"t_train": t_train, "dev": accuracy(dev_cos, dev_y, t_train), "test": accuracy(test_cos, test_y, t_train),
             "t_dev": t_dev, "dev_fitted": dev_fit, "test_at_t_dev": accuracy(test_cos, test_y, t_dev),
             "dev_pairs": len(dev_y), "test_pairs": len(test_y)}

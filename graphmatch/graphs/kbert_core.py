@@ -973,7 +973,7 @@ class TreeCore:
         ids = self._char_ids(layout.codes).astype(np.int64)  # -1: whitespace
         tail_of, tail_k = ranges(specials.end - specials.start - 1)
         ids[specials.start[tail_of] + tail_k + 1] = -1  # a tag is one token: its first character
-        ids[specials.start] = [self._tag_id(t) for t in specials.text]
+        ids[specials.start] = self._tag_ids_of(specials.text)
         is_token = ids >= 0
         chars_before = ptr(is_token)
         char = is_token.nonzero()[0]
@@ -994,7 +994,7 @@ class TreeCore:
         start = np.concatenate((offsets[piece_part] + pieces.start, specials.start))
         order = np.argsort(start, kind="stable")
         char = start[order]
-        ids = np.concatenate((pieces.ids, [self._tag_id(t) for t in specials.text])).astype(np.int64)[order]
+        ids = np.concatenate((pieces.ids, self._tag_ids_of(specials.text))).astype(np.int64)[order]
         chars_before = np.searchsorted(char, np.arange(len(layout.codes) + 1))
         token_input, token_ptr, ordinal = _ordinals(layout, char, chars_before)
         text = np.array(pieces.tokens + specials.text, dtype=object)[order] if self.keep_text else None
@@ -1013,6 +1013,11 @@ class TreeCore:
             raise ValueError(f"the text prefix {prefix!r} has pieces the vocabulary lacks: {', '.join(unknown)}"
                              if unknown else f"the text prefix {prefix!r} has no pieces")
         return pieces
+
+    def _tag_ids_of(self, tags: list[str]) -> list[int]:
+        """The vocabulary ids of tags, one dict lookup each (a tag met for the first time: :meth:`_tag_id`)."""
+        known = self._tag_ids
+        return [known[t] if t in known else self._tag_id(t) for t in tags]
 
     def _tag_id(self, tag: str) -> int:
         """The vocabulary id of a tag (memoised)."""

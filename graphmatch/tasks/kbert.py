@@ -337,7 +337,7 @@ class KBertTask(KBertKeys, Task):
                 model.encoder.load_hf(ckpt)
         if model.match is not None:
             accuracy = self.fit_match_threshold(model)
-            print(f"pair head: threshold {float(model.match.threshold):.4f}, where the cosine classifies "
+            print(f"pair head: threshold {model.match.threshold.item():.4f}, where the cosine classifies "
                   f"{100 * accuracy:.1f} % of the first {min(512, len(self.train_split()))} training pairs best",
                   file=sys.stderr)
 
