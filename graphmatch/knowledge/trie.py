@@ -71,17 +71,44 @@ _CODES = 0x110000
 #: builds in milliseconds)
 CACHE_MIN_WORDS = 5000
 #: bump when the compiled arrays change
-CACHE_FORMAT = 1
-_ARRAYS = ("_depth", "_best_word", "_best_length", "_keys", "_child")
+CACHE_FORMAT = 2
+_ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64 / φ
+
+
+def _home(keys: np.ndarray, bits: int) -> np.ndarray:
+    """The first slot of each key in a table of ``2 ** bits`` slots."""
+    return ((keys.astype(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An open-addressing table (linear probing, at most half full) of distinct non-negative
+    ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). Filled in rounds: every
+    key still homeless takes its slot when it is empty and no other key claims it first."""
+    bits = max(1, int(2 * len(keys) - 1).bit_length())
+    slots = np.full(1 << bits, -1, dtype=np.int64)
+    out = np.zeros(1 << bits, dtype=np.int64)
+    mask = (1 << bits) - 1
+    todo, at = np.arange(len(keys)), _home(keys, bits)
+    while todo.size:
+        free = slots[at] < 0
+        _, first = np.unique(at[free], return_index=True)
+        won = free.nonzero()[0][first]
+        slots[at[won]], out[at[won]] = keys[todo[won]], values[todo[won]]
+        left = np.ones(len(todo), dtype=bool)
+        left[won] = False
+        todo, at = todo[left], at[left]
+        at = np.where(slots[at] < 0, at, (at + 1) & mask)  # lost to a rival: try the same slot again
+    return slots, out
 
 
 class FlatTrie:
-    r"""The trie as sorted arrays, for longest-match lookups at every offset of many texts at once.
+    r"""The trie as flat arrays, for longest-match lookups at every offset of many texts at once.
 
     A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
-    sorted array; the root's transitions are a dense table over all code points. One lookup
-    step advances every still-matching offset by one character with a single
-    ``searchsorted``, so a corpus of :math:`N` characters costs a few vectorised passes of at
+    hash table (open addressing, linear probing, at most half full); the root's transitions are a
+    dense table over all code points. One lookup step advances every still-matching offset by
+    one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few vectorised passes of at
     most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
     only records the node each offset reached: every node knows its depth and the longest word
     that ends on the path to it, so the walk's results are read off the last nodes at the end.
@@ -167,11 +194,7 @@ class FlatTrie:
         parent_a = np.asarray(parent[1:], dtype=np.int64)
         code_a = np.asarray(code[1:], dtype=np.int64)
         child_a = np.arange(1, len(nodes), dtype=np.int64)
-        keys = (parent_a << _SHIFT) | code_a
-        order = np.argsort(keys)
-        # a last key above every real one, so that a lookup never runs off the end
-        self._keys = np.append(keys[order], np.iinfo(np.int64).max)
-        self._child = np.append(child_a[order], 0)
+        self._slots, self._child = _hash_table((parent_a << _SHIFT) | code_a, child_a)
         self._root = np.full(_CODES, -1, dtype=np.int64)
         top = parent_a == 0
         self._root[code_a[top]] = child_a[top]
@@ -226,9 +249,21 @@ class FlatTrie:
             at = start + k
             inside = at < stop[start]
             start, state = start[inside], state[inside]
-            key = (state << _SHIFT) | codes[at[inside]]
-            slot = self._keys.searchsorted(key)
-            hit = self._keys[slot] == key
-            start, state = start[hit], self._child[slot[hit]]
+            state = self._children((state << _SHIFT) | codes[at[inside]])
+            hit = state > 0
+            start, state = start[hit], state[hit]
             k += 1
         return self._best_length[last], self._best_word[last], self._depth[last]
+
+    def _children(self, keys: np.ndarray) -> np.ndarray:
+        """The child node of each transition key, 0 where the trie has no such transition."""
+        slots, mask = self._slots, len(self._slots) - 1
+        child = np.zeros(len(keys), dtype=np.int64)
+        todo, at = np.arange(len(keys)), _home(keys, mask.bit_length())
+        while todo.size:
+            held = slots[at]
+            found = held == keys[todo]
+            child[todo[found]] = self._child[at[found]]
+            going = ~found & (held >= 0)
+            todo, at = todo[going], (at[going] + 1) & mask
+        return child

@@ -67,6 +67,22 @@ def test_flat_trie_finds_the_longest_word_at_every_offset():
     assert length.any() and (reach > length).any()  # some walks go past their longest word
 
 
+def test_transition_table_finds_every_key_and_no_other():
+    """The flat trie's open-addressing table, on keys made to collide (many share a home slot)."""
+    from graphmatch.knowledge.trie import _hash_table, _home
+
+    rng = np.random.default_rng(0)
+    keys = np.unique(rng.integers(0, 1 << 40, 3000))
+    keys = np.concatenate([keys, keys[:200] + (1 << 41)])  # more keys, some homes shared
+    trie = FlatTrie()
+    trie._slots, trie._child = _hash_table(keys, np.arange(1, len(keys) + 1))
+    bits = (len(trie._slots) - 1).bit_length()
+    assert len(np.unique(_home(keys, bits))) < len(keys) and (trie._slots >= 0).mean() <= 0.5
+    assert np.array_equal(trie._children(keys[::-1]), np.arange(len(keys), 0, -1))
+    misses = np.setdiff1d(rng.integers(0, 1 << 42, 5000), keys)
+    assert not trie._children(misses).any()
+
+
 def test_query_by_words_and_longest_match():
     kg = KnowledgeGraph([("北京", "p", "城市"), ("北京大学", "p", "学校"), ("大学", "p", "机构")])
     assert kg.longest_matches("我在北京大学上学") == [Span("北京大学", 2, 6)]

@@ -11,7 +11,7 @@ import pytest
 from graphmatch.knowledge import trie as trie_module
 from graphmatch.knowledge.trie import CACHE_MIN_WORDS, FlatTrie
 
-ARRAYS = ("_depth", "_best_word", "_best_length", "_keys", "_child", "_root")
+ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child", "_root")
 
 
 def words(n: int, seed: int = 0) -> list[str]:
