@@ -68,6 +68,9 @@ class KBert(nn.Module):
         pair_encoding (str, optional): ``"joint"`` or ``"separate"`` (two labels, pairs only).
             (default: :obj:`"joint"`)
         sep_id (int, optional): the separator token's id (``pair_encoding="separate"``).
+        cls_id (int, optional): what a separator that opens text b reads as
+            (``pair_encoding="separate"``): XLM-R / e5's ``</s> b </s>`` becomes ``<s> b </s>``, the
+            text as the encoder reads it alone. (default: :obj:`None`, kept)
         match_label (int, optional): the label of a matching pair (``pair_encoding="separate"``).
             (default: :obj:`1`)
 
@@ -85,7 +88,8 @@ class KBert(nn.Module):
 
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
                  dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer",
-                 pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1):
+                 pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1,
+                 cls_id: int | None = None):
         super().__init__()
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
@@ -103,6 +107,7 @@ class KBert(nn.Module):
         self.soft_positions = soft_positions
         self.pair_encoding = pair_encoding
         self.sep_id = sep_id
+        self.cls_id = cls_id
         self.match_label = match_label
         self.dropout: nn.Module = nn.Dropout(dropout) if head == "bert_pooler" else nn.Identity()
         #: UER's ``output_layer_1`` (classification with ``head="uer"``)
@@ -150,19 +155,23 @@ class KBert(nn.Module):
         return pos, visible
 
     def separated(self, input_ids: Tensor, pos: Tensor, token_mask: Tensor, visible: Tensor
-                  ) -> tuple[Tensor, Tensor, Tensor]:
-        """``pair_encoding="separate"``: text b's tokens (``[B, L]`` bool), and the positions and
-        visibility of each text read alone (text b's positions shifted to start at text a's first)."""
+                  ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``pair_encoding="separate"``: text b's tokens (``[B, L]`` bool), and the ids, positions
+        and visibility of each text read alone (text b's positions shifted to start at text a's
+        first, a separator that opens it read as ``cls_id``)."""
         b = second_text(input_ids, self.sep_id) & token_mask
         first_b = b.long().argmax(1, keepdim=True)  # 0 where a pair lost text b to the length cut
         pos = pos - b.long() * (pos.gather(1, first_b) - pos[:, :1])
-        return b, pos, visible & (b.unsqueeze(2) == b.unsqueeze(1))
+        if self.cls_id is not None:
+            opens = b & torch.nn.functional.pad(~b[:, :-1], (1, 0), value=True) & (input_ids == self.sep_id)
+            input_ids = input_ids.masked_fill(opens, self.cls_id)
+        return b, input_ids, pos, visible & (b.unsqueeze(2) == b.unsqueeze(1))
 
     def forward_dense(self, input_ids: Tensor, pos: Tensor, seg: Tensor, token_mask: Tensor, visible: Tensor,
                       return_attention_weights: bool = False):
         pos, visible = self.attention_inputs(pos, token_mask, visible)
         if self.match is not None:
-            b, pos, visible = self.separated(input_ids, pos, token_mask, visible)
+            b, input_ids, pos, visible = self.separated(input_ids, pos, token_mask, visible)
             seg = torch.zeros_like(seg)
         hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights)
         hidden, weights = hidden if return_attention_weights else (hidden, None)

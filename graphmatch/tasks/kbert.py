@@ -309,9 +309,9 @@ class KBertTask(KBertKeys, Task):
             if len(labels) != 2:
                 raise ValueError(f"model.pair_encoding: separate tells a match from a mismatch; {self.data.dataset} "
                                  f"has {len(labels)} labels ({', '.join(labels)})")
-            tokenization, lowercase = self.vocab_tokenization()
+            tokenizer = tokenizer_for(self.vocab_path(), *self.vocab_tokenization())
             pair = dict(pair_encoding="separate", match_label=labels.index(self.positive_label),
-                        sep_id=tokenizer_for(self.vocab_path(), tokenization, lowercase).sep_id)
+                        sep_id=tokenizer.sep_id, cls_id=tokenizer.cls_id)
         return KBert(encoder, len(labels), tagging=self.kind == "ner", pooling=m.pooling,
                      dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
                      head=m.head, **pair)

@@ -14,7 +14,7 @@ VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"我爱北京天安门�
 CONFIG = MaskTransformerConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                intermediate_size=48, max_position_embeddings=64, hidden_dropout_prob=0.0,
                                attention_probs_dropout_prob=0.0)
-SEP = VOCAB.index("[SEP]")
+SEP, CLS = VOCAB.index("[SEP]"), VOCAB.index("[CLS]")
 
 
 @pytest.fixture(scope="module")
@@ -23,18 +23,19 @@ def builder():
     return SentenceTreeBuilder(kg, CharTokenizer({t: i for i, t in enumerate(VOCAB)}), max_length=40)
 
 
-def _model(pooling="mean", match_label=1) -> KBert:
+def _model(pooling="mean", match_label=1, sep_id=SEP, cls_id=CLS) -> KBert:
     torch.manual_seed(0)
     return KBert(MaskTransformerEncoder(CONFIG), num_labels=2, pooling=pooling, pair_encoding="separate",
-                 sep_id=SEP, match_label=match_label).eval()
+                 sep_id=sep_id, match_label=match_label, cls_id=cls_id).eval()
 
 
 def _vectors(model, batch):
     """(u, v): each text's pooled vector, read through the model's own steps."""
     x = dense_inputs(batch)
     pos, visible = model.attention_inputs(x["pos"], x["token_mask"], x["visible"])
-    b, pos, visible = model.separated(x["input_ids"], pos, x["token_mask"], visible)
-    hidden = model.encoder(x["input_ids"], pos, torch.zeros_like(x["seg"]), visible)
+    b, ids, pos, visible = model.separated(x["input_ids"], pos, x["token_mask"], visible)
+    assert torch.equal(ids, x["input_ids"])  # BERT's layout: text b opens with a character, kept
+    hidden = model.encoder(ids, pos, torch.zeros_like(x["seg"]), visible)
     return model.pool(hidden, x["token_mask"] & ~b), model.pool(hidden, b)
 
 
@@ -43,6 +44,19 @@ def test_second_text_in_both_pair_layouts():
     xlmr = torch.tensor([[0, 7, 2, 2, 8, 8, 2, 1]])  # <s> a </s></s> b b </s> pad
     assert second_text(bert, 3).tolist() == [[False, False, False, False, True, True, True, True]]
     assert second_text(xlmr, 2).tolist() == [[False, False, False, True, True, True, True, True]]
+
+
+def test_a_separator_opening_text_b_reads_as_the_first_token():
+    """e5's <s> a </s></s> b </s>: text b is read as <s> b </s>, as e5 reads a text alone."""
+    ids = torch.tensor([[0, 7, 2, 2, 8, 8, 2, 1]])  # <s> a </s></s> b b </s> pad
+    mask = ids != 1
+    pos = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 0]])
+    visible = mask.unsqueeze(1) & mask.unsqueeze(2)
+    b, read, pos, visible = _model(sep_id=2, cls_id=0).separated(ids, pos, mask, visible)
+    assert b.tolist() == [[False, False, False, True, True, True, True, False]]
+    assert read.tolist() == [[0, 7, 2, 0, 8, 8, 2, 1]] and pos[0, 3:7].tolist() == [0, 1, 2, 3]
+    assert not visible[0, 1, 4] and not visible[0, 4, 1] and visible[0, 4, 3]
+    assert torch.equal(_model(sep_id=2, cls_id=None).separated(ids, pos, mask, visible)[1], ids)
 
 
 @pytest.mark.parametrize("pooling", ["mean", "first", "max"])
@@ -58,7 +72,7 @@ def test_each_text_is_read_alone(builder, pooling):
     assert torch.allclose(u[0], u[2], atol=1e-5) and not torch.allclose(u[0], u[1], atol=1e-3)
     # text b's first token is at text a's first position
     x = dense_inputs(batch)
-    b, pos, _ = model.separated(x["input_ids"], x["pos"], x["token_mask"], x["visible"])
+    b, _, pos, _ = model.separated(x["input_ids"], x["pos"], x["token_mask"], x["visible"])
     first_b = b.long().argmax(1)
     assert pos[torch.arange(3), first_b].tolist() == [0, 0, 0]
 
