@@ -325,7 +325,7 @@ E5_COMPARISONS = (
         common=("train.progress=false", "train.threads=1"),
         note="The budget of the e5_lcqmc_hownet table (the joint pair classifier). Dev: the first 500 of 8,802 "
              "pairs every 50 steps; test: the first 2,500 of 12,500. The untrained encoder's cosine, thresholded: "
-             "benchmarks/zero_shot_pairs.py (docs/results.md, below this table).",
+             "benchmarks/zero_shot_pairs.py (docs/results.md, above this table).",
     ),
     Comparison(
         "e5_lcqmc_8000",
