@@ -20,6 +20,16 @@ def _task(config):
     return KBertTask(config)
 
 
+def _pair_folder(folder, labels, pairs=(("北京天气怎么样", "北京的天气如何"), ("我想买手机", "今天吃什么"))):
+    """A pair dataset of 16 rows per split: the pairs, labelled in turn, each text a made unique."""
+    folder.mkdir()
+    rows = [(a, b, label) for (a, b), label in zip(pairs, labels, strict=True)] * (16 // len(pairs))
+    for split in ("train", "dev", "test"):
+        text = "text_a\ttext_b\tlabel\n" + "".join(f"{a}{i}\t{b}\t{y}\n" for i, (a, b, y) in enumerate(rows))
+        (folder / f"{split}.tsv").write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def ner_folder(tmp_path):
     root = tmp_path / "ner"
@@ -331,12 +341,7 @@ def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys)
     from graphmatch.cli.main import main
     from graphmatch.engine.metrics import f1
 
-    pairs = tmp_path / "pairs"
-    pairs.mkdir()
-    rows = [("北京天气怎么样", "北京的天气如何", "same"), ("我想买手机", "今天吃什么", "diff")] * 8
-    for split in ("train", "dev", "test"):
-        text = "text_a\ttext_b\tlabel\n" + "".join(f"{a}{i}\t{b}\t{y}\n" for i, (a, b, y) in enumerate(rows))
-        (pairs / f"{split}.tsv").write_text(text, encoding="utf-8")
+    pairs = _pair_folder(tmp_path / "pairs", ("same", "diff"))
     common = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", f"data.dataset={pairs}",
               "data.kg=null", "train.epochs=1", "train.batch_size=8"]
     assert main(["train", "kbert/lcqmc_hownet_quick", "--out", str(tmp_path / "r0"), "--set", *common]) == 2
@@ -415,12 +420,7 @@ def test_separate_pair_encoding_trains_reloads_and_refuses_single_sentences(tmp_
     first step, trains, and reloads; a single-sentence dataset or more than two labels is one line."""
     from graphmatch.cli.main import main
 
-    pairs = tmp_path / "pairs"
-    pairs.mkdir()
-    rows = [("北京天气怎么样", "北京的天气如何", "1"), ("我想买手机", "今天吃什么", "0")] * 8
-    for split in ("train", "dev", "test"):
-        text = "text_a\ttext_b\tlabel\n" + "".join(f"{a}{i}\t{b}\t{y}\n" for i, (a, b, y) in enumerate(rows))
-        (pairs / f"{split}.tsv").write_text(text, encoding="utf-8")
+    pairs = _pair_folder(tmp_path / "pairs", ("1", "0"))
     common = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", f"data.dataset={pairs}",
               "data.kg=null", "train.epochs=1", "train.batch_size=8", "model.pair_encoding=separate"]
     task = _task(resolve("kbert/lcqmc_hownet_quick", common))
@@ -444,3 +444,11 @@ def test_separate_pair_encoding_trains_reloads_and_refuses_single_sentences(tmp_
     assert "model.pair_encoding: separate reads the two texts of a pair apart; chnsenticorp is a single-sentence" \
            in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r2").exists()
+    three = _pair_folder(tmp_path / "three", ("0", "1", "2"), (("北京天气怎么样", "北京的天气如何"),
+                                                             ("我想买手机", "今天吃什么"), ("房间大吗", "房间小吗")))
+    assert main(["train", "kbert/lcqmc_hownet_quick", "--out", str(tmp_path / "r3"), "--set", *common,
+                 f"data.dataset={three}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("model.pair_encoding: separate tells a match from a mismatch; "
+                        f"{three} has 3 labels (0, 1, 2)") and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "r3").exists()
