@@ -108,8 +108,8 @@ class FlatTrie:
     A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
     hash table (open addressing, linear probing, at most half full); the root's transitions are a
     dense table over all code points. One lookup step advances every still-matching offset by
-    one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few vectorised passes of at
-    most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
+    one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few
+    vectorised passes of at most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
     only records the node each offset reached: every node knows its depth and the longest word
     that ends on the path to it, so the walk's results are read off the last nodes at the end.
 

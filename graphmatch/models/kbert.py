@@ -45,11 +45,11 @@ class KBert(nn.Module):
 
     Pairs with ``pair_encoding="separate"`` (a bi-encoder; not in the paper): each text reads only
     itself (the visibility of a token of text a on one of text b is cut, text b's positions start
-    where text a's do, one segment), each is pooled alone into :math:`\mathbf{u}, \mathbf{v}`, and
-    the logit of the matching label is
-    :math:`s\,(\cos(\mathbf{u}, \mathbf{v}) - t)` (:class:`~graphmatch.nn.CosineMatchHead`), the
-    other label's 0: an encoder trained contrastively on text pairs (multilingual-e5) keeps the
-    geometry it was trained in.
+    where text a's do, one segment, a separator opening text b reads as ``cls_id``), each is
+    pooled alone into :math:`\mathbf{u}, \mathbf{v}`, and with
+    :math:`z = s\,(\cos(\mathbf{u}, \mathbf{v}) - t)` (:class:`~graphmatch.nn.CosineMatchHead`)
+    the matching label's logit is :math:`z/2`, the other's :math:`-z/2`: an encoder trained
+    contrastively on text pairs (multilingual-e5) keeps the geometry it was trained in.
 
     Args:
         encoder (nn.Module): ``encoder(input_ids, pos, seg, visible) -> [B, L, F]`` with
