@@ -105,7 +105,6 @@ class KBert(nn.Module):
         self.head = head
         self.visible_matrix = visible_matrix
         self.soft_positions = soft_positions
-        self.pair_encoding = pair_encoding
         self.sep_id = sep_id
         self.cls_id = cls_id
         self.match_label = match_label
