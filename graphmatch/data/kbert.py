@@ -273,9 +273,10 @@ class KBertDataset(CachedDataset):
                 raise ValueError(f"{ex.where}: label {bad[0]!r} is not in the label set of the training data "
                                  f"({', '.join(self.labels)})")
 
-    def token_labels(self) -> torch.Tensor:
-        """``token.y`` of every graph at once (NER: tag ids, -100 on branch tokens)."""
-        return self._data["token"].y
+    def label_ids(self) -> torch.Tensor:
+        """Every label id of the split at once: ``y`` (one a graph), or for NER ``token.y`` (tag ids,
+        -100 on branch tokens)."""
+        return self._data["token"].y if self.kind == "ner" else self._data.y
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name}/{self.split}, {len(self)} graphs, {len(self.labels)} labels)"

@@ -51,26 +51,28 @@ class CosineMatchHead(nn.Module):
         return self.log_scale.exp() * (self.cosine(u, v) - self.threshold)
 
     @torch.no_grad()
-    def fit_threshold(self, cos: Tensor, match: Tensor) -> float:
+    def fit_threshold(self, cos: Tensor, match: Tensor, weight: tuple[float, float] = (1.0, 1.0)) -> float:
         r""":math:`t` where thresholding ``cos`` (``[N]``) classifies ``match`` (``[N]``, bool)
         best: the midpoint between the two cosines around the best cut (ties: the first); a
-        one-class sample puts :math:`t` just below (or above) every cosine. Returns the accuracy at
-        :math:`t`."""
+        one-class sample puts :math:`t` just below (or above) every cosine. "Best" counts a
+        non-match right as ``weight[0]`` and a match as ``weight[1]`` (a task's class weights, so
+        that the sample's prior need not decide). Returns that weighted accuracy at :math:`t`."""
         if cos.numel() == 0 or cos.shape != match.shape:
             raise ValueError(f"fit_threshold needs as many match labels as cosines, got {list(cos.shape)} "
                              f"and {list(match.shape)}")
         order = cos.double().argsort(descending=True)
         c, y = cos.double()[order], match.bool()[order]
         n = len(c)
-        # correct answers when the k highest cosines are called matches, k = 0..n
+        w_no, w_yes = weight
+        # weighted right answers when the k highest cosines are called matches, k = 0..n
         hits = torch.cat([y.new_zeros(1, dtype=torch.long), y.long().cumsum(0)])
         misses = torch.arange(n + 1, device=c.device) - hits
-        correct = hits + (int((~y).sum()) - misses)
+        negatives = int((~y).sum())
+        correct = w_yes * hits + w_no * (negatives - misses)
         k = int(correct.argmax())
         above = c[k - 1] if k > 0 else c[0] + 1e-3
         below = c[k] if k < n else c[-1] - 1e-3
         self.threshold.fill_(float((above + below) / 2))
-        return int(correct[k]) / n
-
+        return float(correct[k]) / (w_yes * (n - negatives) + w_no * negatives)
 
 __all__ = ["CosineMatchHead"]

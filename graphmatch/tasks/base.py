@@ -96,6 +96,7 @@ class Task(TaskKeys, abc.ABC):
         #: its plain form (what a checkpoint stores)
         self.config = self.recipe.config
         self.data, self.model = self.recipe.data, self.recipe.model
+        self._class_weights: Tensor | None = None
 
     # ----------------------------------------------------------- run folder
     def store_run_files(self, run_dir: Path) -> None:
@@ -253,6 +254,27 @@ class Task(TaskKeys, abc.ABC):
     @abc.abstractmethod
     def loss(self, out: Any, batch: Batch) -> Tensor:
         """Training loss of one batch (without :meth:`penalty`)."""
+
+    def training_labels(self) -> Tensor:
+        """Every label id of the training split (``[N]``; a negative id is no label, e.g. a branch
+        token's tag): what ``model.class_weight`` counts. A task with that key defines it."""
+        raise NotImplementedError(f"{type(self).__name__} does not weigh its labels")
+
+    def class_weights(self) -> Tensor | None:
+        r"""``model.class_weight``: ``balanced`` weighs label :math:`c` by :math:`w_c = N / (C\,n_c)`
+        (:math:`n_c` of the :math:`N` labelled training examples, :math:`C` labels; a label without
+        an example gets weight 0), so that the training split's label prior does not decide;
+        ``sqrt`` by :math:`\sqrt{w_c}`; ``none`` (or a task without the key): None, every label 1.
+        Counted once."""
+        mode = getattr(self.model, "class_weight", "none")
+        if mode == "none":
+            return None
+        if self._class_weights is None:
+            y = self.training_labels()
+            counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double()
+            w = torch.where(counts > 0, counts.sum() / (len(counts) * counts.clamp_min(1)), 0.0)
+            self._class_weights = (w.sqrt() if mode == "sqrt" else w).float()
+        return self._class_weights
 
     def penalty(self, model: torch.nn.Module) -> Tensor | None:
         """A term on the parameters (e.g. L2) that training adds to :meth:`loss`; default none."""

@@ -338,14 +338,17 @@ class KBertTask(KBertKeys, Task):
         if model.match is not None:
             accuracy = self.fit_match_threshold(model)
             print(f"pair head: threshold {model.match.threshold.item():.4f}, where the cosine classifies "
-                  f"{100 * accuracy:.1f} % of the first {min(512, len(self.train_split()))} training pairs best",
+                  f"{100 * accuracy:.1f} % of the first {min(512, len(self.train_split()))} training pairs best"
+                  + ("" if self.model.class_weight == "none" else f" (labels weighted: {self.model.class_weight})"),
                   file=sys.stderr)
 
     def fit_match_threshold(self, model: KBert, pairs: int = 512) -> float:
         """``model.pair_encoding: separate``: the cosine head's threshold where it classifies the first
-        ``pairs`` training pairs best, as the encoder reads them now (before training); returns
-        that accuracy."""
-        return model.match.fit_threshold(*self.match_cosines(model, self.train_split(), pairs))
+        ``pairs`` training pairs best, as the encoder reads them now (before training), each pair
+        counted with its label's ``model.class_weight``; returns that (weighted) accuracy."""
+        w = self.class_weights()
+        weight = (1.0, 1.0) if w is None else (float(w[1 - model.match_label]), float(w[model.match_label]))
+        return model.match.fit_threshold(*self.match_cosines(model, self.train_split(), pairs), weight=weight)
 
     @staticmethod
     def match_cosines(model: KBert, dataset: Dataset, limit: int | None = None,
@@ -371,15 +374,21 @@ class KBertTask(KBertKeys, Task):
         a zero bias the quickest way to the tag prior (``O`` is 89 % of MSRA's tags) is to map every
         token to one state, after which no token-specific gradient reaches the encoder and it
         predicts ``O`` everywhere (``docs/kbert.md``, *NER*)."""
-        y = self.train_split().token_labels()  # every training token of the split at once
+        y = self.train_split().label_ids()  # every training token of the split at once
         counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double() + 1.0
         return (counts / counts.sum()).log().float()
 
     # ---------------------------------------------------------- loss, decode
+    def training_labels(self) -> torch.Tensor:
+        return self.train_split().label_ids()
+
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Cross-entropy, weighted per label as ``model.class_weight`` says (NER: per tag)."""
+        weight = self.class_weights()
+        weight = None if weight is None else weight.to(out)
         if self.kind == "ner":
-            return F.cross_entropy(out, batch["token"].y, ignore_index=IGNORE_INDEX)
-        return F.cross_entropy(out, batch.y)
+            return F.cross_entropy(out, batch["token"].y, weight=weight, ignore_index=IGNORE_INDEX)
+        return F.cross_entropy(out, batch.y, weight=weight)
 
     def decode(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
         if self.kind == "ner":

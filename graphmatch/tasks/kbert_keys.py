@@ -10,7 +10,7 @@ from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
 from graphmatch.models.choices import Head, PairEncoding, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.keys import BranchSelect, SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.keys import BranchSelect, ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
@@ -64,6 +64,7 @@ class KBertModel:
     pair_encoding: PairEncoding = key("joint", "pairs: joint (one sequence, the paper's) or separate (each text "
                                                "sees only itself, pooled alone; the match logit from their "
                                                "cosine, its threshold fitted on training pairs; two labels)")
+    class_weight: ClassWeight = class_weight_key()
     tag_prior: bool = key(True, "NER: the tag layer's bias starts at the log frequency of each training tag")
     visible_matrix: bool = key(True, "K-BERT's visible matrix; false = full attention (ablation)")
     soft_positions: bool = key(True, "soft positions; false = hard positions 0..L-1 (ablation)")

@@ -62,6 +62,16 @@ class BranchSelect:
                                     "noun (WordNet's tag counts, case and the word before it; no single letters)")
 
 
+#: ``model.class_weight``: how the loss weighs each label (:meth:`graphmatch.tasks.base.Task.class_weights`)
+ClassWeight = Literal["none", "balanced", "sqrt"]
+
+
+def class_weight_key() -> Any:
+    """The ``model.class_weight`` key, the same in every family that has it."""
+    return key("none", "cross-entropy weight of label c: none (1), balanced (N / (C n_c) over the training labels, "
+                       "so that the training prior does not decide) or its square root")
+
+
 @dataclass(frozen=True)
 class NoKeys:
     """A section without keys."""

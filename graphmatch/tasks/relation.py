@@ -89,7 +89,6 @@ class RelationTask(RelationKeys, Task):
         super().__init__(config)
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._train: Dataset | None = None
-        self._class_weights: Tensor | None = None
         #: the graph builder's settings, made once from the data section; ``max_length: auto`` is
         #: decided on them once (:meth:`max_length`: the training split's choice, or a checkpoint's)
         self.options = RelationOptions.of(self.data, tokenization=self.tokenization)
@@ -365,18 +364,8 @@ class RelationTask(RelationKeys, Task):
         weight = self.class_weights()
         return F.cross_entropy(out, batch.y, weight=None if weight is None else weight.to(out))
 
-    def class_weights(self) -> Tensor | None:
-        r"""``model.class_weight``: ``balanced`` weighs label :math:`c` by :math:`w_c = N / (C\,n_c)`
-        (:math:`n_c` of the :math:`N` training examples, :math:`C` labels; a label without an
-        example gets weight 0), ``sqrt`` by :math:`\sqrt{w_c}`, so that a dominant negative label
-        cannot win by numbers alone; ``none``: None (every label 1)."""
-        if self.model.class_weight == "none":
-            return None
-        if self._class_weights is None:
-            counts = torch.bincount(self.train_split()._data.y, minlength=len(self.label_names())).double()
-            w = torch.where(counts > 0, counts.sum() / (len(counts) * counts.clamp_min(1)), 0.0)
-            self._class_weights = (w.sqrt() if self.model.class_weight == "sqrt" else w).float()
-        return self._class_weights
+    def training_labels(self) -> Tensor:
+        return self.train_split()._data.y
 
     def penalty(self, model: torch.nn.Module) -> Tensor | None:
         r"""The L2 term :math:`\lambda \cdot \tfrac12 \sum \lVert \theta \rVert^2` over

@@ -16,7 +16,7 @@ from graphmatch.graphs.defaults import (
 )
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
-from graphmatch.tasks.keys import BranchSelect, SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.keys import BranchSelect, ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
@@ -94,9 +94,7 @@ class RelationModel:
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
     pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm or a HuggingFace hub id")
     pack: bool = key(True, "two sentences per encoder row (transformers)")
-    class_weight: Literal["none", "balanced", "sqrt"] = key("none", "cross-entropy weight of label c: none (1), "
-                                                                    "balanced (N / (C n_c) over the training labels) "
-                                                                    "or its square root")
+    class_weight: ClassWeight = class_weight_key()
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
                                   interval=_SIZE)
 

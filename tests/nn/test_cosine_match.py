@@ -37,3 +37,13 @@ def test_one_class_puts_the_threshold_outside_every_cosine():
     assert head.threshold.item() > 0.9
     with pytest.raises(ValueError, match="as many match labels"):
         head.fit_threshold(cos, torch.tensor([True]))
+
+
+def test_weighted_fit_counts_each_class_by_its_weight():
+    """Three matches and one mismatch: unweighted the best cut calls everything a match (3 of 4);
+    with the mismatch weighted 3 (balanced), the cut above it wins."""
+    head = CosineMatchHead()
+    cos, match = torch.tensor([0.9, 0.8, 0.7, 0.6]), torch.tensor([True, False, True, True])
+    assert head.fit_threshold(cos, match) == pytest.approx(0.75) and head.threshold.item() < 0.6
+    acc = head.fit_threshold(cos, match, weight=(3.0, 1.0))  # 0.9 a match, the rest not: 1 + 3 of 3 + 3
+    assert acc == pytest.approx(4 / 6) and head.threshold.item() == pytest.approx(0.85)

@@ -452,3 +452,31 @@ def test_separate_pair_encoding_trains_reloads_and_refuses_single_sentences(tmp_
     assert err.endswith("model.pair_encoding: separate tells a match from a mismatch; "
                         f"{three} has 3 labels (0, 1, 2)") and len(err.splitlines()) == 1, err
     assert not (tmp_path / "r3").exists()
+
+
+@pytest.mark.parametrize("recipe, extra", [("kbert/lcqmc_hownet_quick", ()), ("kbert/medical_ner_medical_quick", ())])
+def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_data, ner_folder, recipe, extra):
+    """model.class_weight: balanced weighs label c by N / (C n_c) over the training labels (NER: the
+    training tokens' tags, branch tokens not counted) in the cross-entropy; none leaves it plain."""
+    folder = ner_folder if "ner" in recipe else _pair_folder(tmp_path / "pairs", ("1", "1", "0", "1"),
+                                                             (("北京天气怎么样", "北京的天气如何"), ("我想买手机", "买个手机"),
+                                                              ("房间大吗", "房间小吗"), ("你好", "您好")))
+    common = ["data.kg=null", f"data.dataset={folder}", *extra]
+    plain = _task(_config(tmp_path, shared_data, recipe, common))
+    weighted = _task(_config(tmp_path, shared_data, recipe, [*common, "model.class_weight=balanced"]))
+    y = weighted.training_labels()
+    counts = torch.bincount(y[y >= 0], minlength=len(weighted.label_names())).double()
+    assert plain.class_weights() is None
+    w = weighted.class_weights()
+    assert torch.allclose(w.double(), torch.where(counts > 0, counts.sum() / (len(counts) * counts.clamp_min(1)), 0))
+    if "ner" not in recipe:
+        assert torch.allclose(w, torch.tensor([2.0, 2 / 3]))  # 4 of 16 pairs mismatch, 12 match
+    model = plain.build_model()
+    batch = Batch.from_data_list([plain.train_split()[i] for i in range(len(plain.train_split()))])
+    out = model(batch)
+    gold = batch["token"].y if "ner" in recipe else batch.y
+    want = torch.nn.functional.cross_entropy(out, gold, weight=w, ignore_index=-100)
+    assert torch.allclose(weighted.loss(out, batch), want)
+    assert not torch.allclose(plain.loss(out, batch), want)
+    with pytest.raises(ValueError, match="model.class_weight"):
+        _config(tmp_path, shared_data, recipe, ["model.class_weight=inverse"])
