@@ -454,14 +454,14 @@ def test_separate_pair_encoding_trains_reloads_and_refuses_single_sentences(tmp_
     assert not (tmp_path / "r3").exists()
 
 
-@pytest.mark.parametrize("recipe, extra", [("kbert/lcqmc_hownet_quick", ()), ("kbert/medical_ner_medical_quick", ())])
-def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_data, ner_folder, recipe, extra):
+@pytest.mark.parametrize("recipe", ["kbert/lcqmc_hownet_quick", "kbert/medical_ner_medical_quick"])
+def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_data, ner_folder, recipe):
     """model.class_weight: balanced weighs label c by N / (C n_c) over the training labels (NER: the
     training tokens' tags, branch tokens not counted) in the cross-entropy; none leaves it plain."""
-    folder = ner_folder if "ner" in recipe else _pair_folder(tmp_path / "pairs", ("1", "1", "0", "1"),
-                                                             (("北京天气怎么样", "北京的天气如何"), ("我想买手机", "买个手机"),
-                                                              ("房间大吗", "房间小吗"), ("你好", "您好")))
-    common = ["data.kg=null", f"data.dataset={folder}", *extra]
+    pairs = (("北京天气怎么样", "北京的天气如何"), ("我想买手机", "买个手机"), ("房间大吗", "房间小吗"),
+             ("你好", "您好"))
+    folder = ner_folder if "ner" in recipe else _pair_folder(tmp_path / "pairs", ("1", "1", "0", "1"), pairs)
+    common = ["data.kg=null", f"data.dataset={folder}"]
     plain = _task(_config(tmp_path, shared_data, recipe, common))
     weighted = _task(_config(tmp_path, shared_data, recipe, [*common, "model.class_weight=balanced"]))
     y = weighted.training_labels()
