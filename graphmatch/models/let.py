@@ -281,11 +281,16 @@ class LETMatcher(nn.Module):
         return cls(LETConfig(**values), sememe_vectors)
 
 
-def match_loss(logits: Tensor, y: Tensor) -> Tensor:
-    """Binary cross-entropy on the sigmoid for ``[B]`` logits, cross-entropy for ``[B, 2]``."""
-    if logits.dim() == 1:
+def match_loss(logits: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
+    r"""Binary cross-entropy on the sigmoid for ``[B]`` logits, cross-entropy for ``[B, 2]``; with
+    ``weight`` (``[2]``, per label) the weighted mean :math:`\sum_i w_{y_i} \ell_i / \sum_i w_{y_i}`
+    in both."""
+    if logits.dim() == 2:
+        return F.cross_entropy(logits, y, weight=weight)
+    if weight is None:
         return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
-    return F.cross_entropy(logits, y)
+    w = weight.to(logits)[y]
+    return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype), weight=w, reduction="sum") / w.sum()
 
 
 def match_probability(logits: Tensor) -> Tensor:

@@ -52,6 +52,7 @@ class LETTask(LETKeys, Task):
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
         self.pretrained = resolve_checkpoint(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
+        self._train: Dataset | None = None
         self._segmenters = self.segmenters()  # a missing segmenter fails before anything is built
         # data.encoder_tokens=pieces: the checkpoint's own subword tokenizer, checked before anything is built
         # (a checkpoint whose vocabulary is characters is a one-line error)
@@ -115,18 +116,29 @@ class LETTask(LETKeys, Task):
         raise ValueError(f"data.dataset={d.dataset!r} needs data.{split} (a pair file); "
                          f"BQ's CSV files (sentence1,sentence2,label) are supplied by the user")
 
-    def datasets(self) -> dict[str, Dataset]:
+    def split(self, split: str) -> Dataset | None:
+        """One split's pair graphs (built, or read from their cache); None for a missing optional test
+        split. The training split is made once."""
+        if split == "train" and self._train is not None:
+            return self._train
         d = self.data
-        inputs = lexicon_files(d.root) if d.senses else None
-        out: dict[str, Dataset] = {}
-        for split in SPLITS:
-            path = self.source(split)
-            if path is not None:
-                out[split] = PairMatchingDataset(path, self.builder(), root=d.root, cache=d.cache_dir,
-                                                 inputs=inputs, limit=self.data.limit.count(split), fmt=d.format,
-                                                 progress=self.recipe.train.progress,
-                                                 require_labels=split != "test", workers=d.workers)
-        return out
+        path = self.source(split)
+        if path is None:
+            return None
+        dataset = PairMatchingDataset(path, self.builder(), root=d.root, cache=d.cache_dir,
+                                      inputs=lexicon_files(d.root) if d.senses else None,
+                                      limit=self.data.limit.count(split), fmt=d.format,
+                                      progress=self.recipe.train.progress, require_labels=split != "test",
+                                      workers=d.workers)
+        if split == "train":
+            self._train = dataset
+        return dataset
+
+    def datasets(self) -> dict[str, Dataset]:
+        return {split: ds for split in SPLITS if (ds := self.split(split)) is not None}
+
+    def training_labels(self) -> Tensor:
+        return self.split("train")._data.y
 
     def label_names(self) -> list[str]:
         return ["0", "1"]
@@ -189,7 +201,9 @@ class LETTask(LETKeys, Task):
             model.init_sememes(torch.from_numpy(table))
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
-        return match_loss(out, batch.y)
+        """The match loss (:func:`~graphmatch.models.let.match_loss`), labels weighted as
+        ``model.class_weight`` says."""
+        return match_loss(out, batch.y, self.class_weights())
 
     def decode(self, out: Tensor, batch: Batch) -> list[dict[str, Any]]:
         prob = match_probability(out.detach().float())

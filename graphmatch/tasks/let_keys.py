@@ -10,7 +10,7 @@ from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.keys import SampleLimits, TaskKeys, register_keys
+from graphmatch.tasks.keys import ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
 DATASETS: tuple[str, ...] = get_args(PairDataset)
@@ -79,6 +79,7 @@ class LETModel:
     sememe_scope: SememeScope = key("sense", "what a sememe attends over; sentence = the released code")
     sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
     update: str = key("gru", "SaGT's word update", choices=UPDATES)
+    class_weight: ClassWeight = class_weight_key()
     objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
     cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code), the raw first state, or "
                                    "mean: the mean of the pair's token states (e5-small: no pooler, trained so)")

@@ -109,6 +109,35 @@ def test_senses_off_model_and_softmax_objective(shared_data, tmp_path):
     assert len(task.decode(out, batch)) == 4
 
 
+@pytest.mark.parametrize("objective", ["bce", "softmax"])
+def test_class_weight_balances_the_pair_labels(shared_data, tmp_path, objective):
+    """model.class_weight: balanced weighs a match and a mismatch by N / (2 n_c) over the training
+    pairs, in the sigmoid objective (weighted mean) as in the softmax one."""
+    from graphmatch.models.let import match_loss
+
+    def task(weight):
+        return get_task("let")(resolve("let/lcqmc_quick", [*quick_overrides(shared_data, tmp_path),
+                                                           f"model.objective={objective}",
+                                                           f"model.class_weight={weight}"]))
+
+    plain, weighted = task("none"), task("balanced")
+    y = weighted.training_labels()
+    assert len(y) == 48 and weighted.split("train") is weighted.datasets()["train"]  # built once
+    matches = int(y.sum())
+    w = weighted.class_weights()
+    assert 0 < matches < 48 and torch.allclose(w, torch.tensor([48 / (2 * (48 - matches)), 48 / (2 * matches)]))
+    assert plain.class_weights() is None
+    batch = Batch.from_data_list([plain.datasets()["train"][i] for i in range(16)])
+    out = plain.build_model()(batch)
+    if objective == "bce":
+        per_pair = torch.nn.functional.binary_cross_entropy_with_logits(out, batch.y.float(), reduction="none")
+    else:
+        per_pair = torch.nn.functional.cross_entropy(out, batch.y, reduction="none")
+    want = (w[batch.y] * per_pair).sum() / w[batch.y].sum()
+    assert torch.allclose(weighted.loss(out, batch), want)
+    assert torch.allclose(match_loss(out, batch.y), per_pair.mean())
+
+
 def test_model_switches_reach_the_model(shared_data, tmp_path):
     """Each fidelity switch of a recipe changes the model the task builds."""
     from graphmatch.nn.sememe_attention import SememeAttention
