@@ -47,7 +47,10 @@ class SentencePieces(WordPieces):
 
 class SentencePieceRelationBuilder(RelationGraphBuilder):
     """:class:`~graphmatch.graphs.relation.RelationGraphBuilder` over :class:`SentencePieces`: the text
-    pieces between the entity boundaries read as one text (module docstring)."""
+    pieces between the entity boundaries read as one text (module docstring), one sentence at a time."""
+
+    def __init__(self, vocab: SentencePieces, **kwargs):
+        super().__init__(vocab, **{**kwargs, "split_many": None})
 
     def tokenized(self, sentence: str | MarkedSentence | RelationSentence, where: str = "input") -> RelationSentence:
         if isinstance(sentence, str):

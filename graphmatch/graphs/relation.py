@@ -131,6 +131,7 @@ class WordPieces:
         self.markers = tuple(markers)
         self.wrap = (tokenizer.cls_token, tokenizer.sep_token)
         self.vocab_size = len(tokenizer)
+        self._batch = None  # split_many's tokenizer (False: none)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike) -> WordPieces:
@@ -141,6 +142,22 @@ class WordPieces:
 
     def split(self, text: str) -> list[str]:
         return self.tokenizer.tokenize(text)
+
+    def split_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`split` of every text: one call of a fast tokenizer's backend for all of them (a
+        slow tokenizer splits them one by one)."""
+        if self._batch is None:
+            backend = getattr(self.tokenizer, "backend_tokenizer", None)
+            if backend is not None:  # a copy that neither pads nor truncates, as tokenize() reads a text
+                from tokenizers import Tokenizer
+
+                backend = Tokenizer.from_str(backend.to_str())
+                backend.no_padding()
+                backend.no_truncation()
+            self._batch = backend or False
+        if not self._batch or not texts:
+            return [self.split(text) for text in texts]
+        return [e.tokens for e in self._batch.encode_batch(list(texts), add_special_tokens=False)]
 
     def lookup(self, tokens: Sequence[str]) -> list[int]:
         return self.tokenizer.convert_tokens_to_ids(list(tokens))
@@ -278,6 +295,8 @@ class RelationGraphBuilder:
             tokens only. (default: :obj:`True`)
         split (callable): the tokenisation of a piece of text (:func:`splitter`).
             (default: :func:`tokenize`)
+        split_many (callable, optional): ``split`` of many pieces at once, which :meth:`many`
+            uses (:meth:`WordPieces.split_many`). (default: :obj:`None`, one piece at a time)
         marker_tokens (sequence of str): the four marker tokens. (default: :data:`MARKERS`)
         position_anchor (str): relative positions to the entity's ``"span"`` (0 inside it) or
             to its ``"last"`` token (the official code of Lee et al.). (default: ``"span"``)
@@ -292,6 +311,7 @@ class RelationGraphBuilder:
         keep_text: bool = False,
         markers: bool = True,
         split: Callable[[str], list[str]] = tokenize,
+        split_many: Callable[[Sequence[str]], list[list[str]]] | None = None,
         marker_tokens: Sequence[str] = MARKERS,
         wrap: tuple[str, str] | None = None,
         position_anchor: str = "span",
@@ -307,7 +327,7 @@ class RelationGraphBuilder:
         self.max_length = max_length
         self.keep_text = keep_text
         self.markers = markers
-        self.split = split
+        self.split, self.split_many = split, split_many
         self.marker_tokens = tuple(marker_tokens)
         self.wrap = wrap
         self.position_anchor = position_anchor
@@ -316,7 +336,8 @@ class RelationGraphBuilder:
     def for_pieces(cls, pieces: WordPieces, **kwargs) -> RelationGraphBuilder:
         """A builder over a pretrained tokenizer's word pieces (markers in ``[unused]`` slots,
         ``[CLS]``/``[SEP]`` around the sentence)."""
-        return cls(pieces, split=pieces.split, marker_tokens=pieces.markers, wrap=pieces.wrap, **kwargs)
+        return cls(pieces, split=pieces.split, split_many=pieces.split_many, marker_tokens=pieces.markers,
+                   wrap=pieces.wrap, **kwargs)
 
     @property
     def num_positions(self) -> int:
@@ -381,6 +402,25 @@ class RelationGraphBuilder:
             data["entity"].text = [sent.entity_text(1), sent.entity_text(2)]
             data["sentence"].text = [sent.text]
         return data
+
+
+    def many(self, sentences: Sequence[MarkedSentence]) -> list[HeteroData]:
+        """The graph of each sentence (:meth:`__call__`, ``where`` = ``"input"``). With ``split_many``
+        the text pieces of all of them are cut in one call (the same tokens as one at a time).
+        Raises :class:`~graphmatch.graphs.kbert_corpus.InputError` with the position of the first
+        sentence refused."""
+        from graphmatch.graphs.kbert_corpus import InputError
+
+        cut = iter(self.split_many([piece for s in sentences for piece, _ in s.pieces()])) if self.split_many else None
+        graphs = []
+        for i, sentence in enumerate(sentences):
+            try:
+                if cut is not None:
+                    sentence = tokenize_marked(sentence, lambda _piece: next(cut))
+                graphs.append(self(sentence))
+            except ValueError as err:
+                raise InputError(i, str(err)) from err
+        return graphs
 
 
 def split_input_line(line: str) -> tuple[str | None, str]:

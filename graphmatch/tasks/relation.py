@@ -28,7 +28,7 @@ import abc
 import dataclasses
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,9 @@ from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.graphs.kbert_corpus import InputError
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
+from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.knowledge_selection import selection_lines
@@ -317,18 +319,33 @@ class RelationTask(RelationKeys, Task):
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
         """A marked sentence (``… <e1>…</e1> … <e2>…</e2> …``, optionally ``ID<TAB>"…"``), or a
         ``head<TAB>tail<TAB>sentence`` line."""
+        sentence, sid = self._sentence(text, text_b)
+        return _with_sid(self.builder()(sentence), sid)
+
+    def encode_many(self, inputs: Sequence[tuple[str, str | None]]) -> tuple[list[HeteroData], list[dict[str, Any]]]:
+        """:meth:`encode` of every input, their text pieces cut by one tokenizer call where the
+        builder can (:meth:`~graphmatch.graphs.relation.RelationGraphBuilder.many`)."""
+        sentences = []
+        for i, (text, text_b) in enumerate(inputs):
+            try:
+                sentences.append(self._sentence(text, text_b))
+            except ValueError as err:
+                raise InputError(i, str(err)) from err
+        graphs = self.builder().many([sentence for sentence, _ in sentences])
+        return [_with_sid(data, sid) for data, (_, sid) in zip(graphs, sentences, strict=True)], [{} for _ in graphs]
+
+    @staticmethod
+    def _sentence(text: str, text_b: str | None) -> tuple[MarkedSentence, str | None]:
+        """The marked sentence of one :meth:`encode` input, and its ID when the line has one."""
         from graphmatch.graphs.relation_markup import locate_entities
 
         if text_b is not None:
             raise ValueError("relation classification takes one marked sentence, not a pair")
         fields = text.strip("\r\n").split("\t")
         if len(fields) == 3 and "<e1>" not in text:
-            return self.builder()(locate_entities(*(f.strip() for f in (fields[2], fields[0], fields[1]))))
+            return locate_entities(*(f.strip() for f in (fields[2], fields[0], fields[1]))), None
         sid, sentence = split_input_line(text)
-        data = self.builder()(sentence)
-        if sid is not None:
-            data.sid = torch.tensor([int(sid)])
-        return data
+        return parse_markup(sentence), sid
 
     def input_columns(self) -> tuple[str, ...]:
         """The relation corpora's columns (a SemEval file is recognised by its own layout)."""
@@ -428,3 +445,10 @@ def write_answers(path: str | os.PathLike, ids: list[int], labels: list[str]) ->
     """An ``ID<TAB>LABEL`` file, every line ending in a newline, as the official scorer reads it."""
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.writelines(f"{i}\t{label}\n" for i, label in zip(ids, labels, strict=True))
+
+
+def _with_sid(data: HeteroData, sid: str | None) -> HeteroData:
+    """``data`` with the sentence ID of its input line (SemEval's ``8001``), where it has one."""
+    if sid is not None:
+        data.sid = torch.tensor([int(sid)])
+    return data
