@@ -1,10 +1,10 @@
 r"""Batch prediction with a trained run: :class:`Predictor` (the model built once) and
 :func:`read_inputs` (the task's own data files, TSV, CSV or JSONL).
 
-Inputs are encoded all at once (``task.encode_many``: K-BERT builds every sentence tree in one
-vectorised pass and keeps them collated), sorted by length into batches of ``batch_size`` graphs
-(little padding; cut straight out of collated graphs), run without gradients, and returned in
-input order, one row per input::
+Inputs are encoded many at a time (``task.encode_many``: K-BERT builds every sentence tree of a
+chunk in one vectorised pass and keeps them collated) on a second thread while the model reads the
+chunk before, sorted by length into batches of ``batch_size`` graphs (little padding; cut straight
+out of collated graphs), run without gradients, and returned in input order, one row per input::
 
     {"label": "1", "prob": 0.93, "probabilities": {"0": 0.07, "1": 0.93}, "entities": [...]}
 
@@ -60,6 +60,8 @@ class Predictor:
         if batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
         self.task, self.batch_size = task, batch_size
+        #: inputs encoded at a time while the model reads the ones before (:meth:`predict`)
+        self.chunk_size = 1024
         self.model = model.eval()
         if quantize is not None:
             self.model = quantize_linear(self.model, QUANTIZE[quantize], keep_fp32=keep_fp32)
@@ -93,27 +95,53 @@ class Predictor:
     def predict(self, inputs: Iterable[Input], progress: bool = False) -> list[dict[str, Any]]:
         """One row per input, in input order: ``label``, ``prob`` (its probability), ``probabilities``
         (every class, for classification) and the task's extras (K-BERT: ``entities``). An input is a
-        text, or a tuple of the task's fields (a pair: ``(text, text_b)``)."""
-        graphs, extras = self.encode(inputs)
-        rows: list[dict[str, Any] | None] = [None] * len(graphs)
-        batches = self.batches(graphs)
+        text, or a tuple of the task's fields (a pair: ``(text, text_b)``).
+
+        The inputs are encoded a chunk at a time (:meth:`chunks`) on a second thread while the model
+        reads the chunk before (tokenizers and torch leave Python's lock while they work); each
+        chunk is cut into its own length-sorted batches. An input the task refuses raises
+        :class:`~graphmatch.graphs.kbert_corpus.InputError` with its position among all inputs."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from tqdm import tqdm
 
-        bar = tqdm(total=len(graphs), desc="predict", unit="input", file=sys.stderr, disable=not progress,
+        items = [_fields(item) for item in inputs]
+        rows: list[dict[str, Any] | None] = [None] * len(items)
+        bar = tqdm(total=len(items), desc="predict", unit="input", file=sys.stderr, disable=not progress,
                    dynamic_ncols=True)
         labels = self.task.label_names()
-        with torch.inference_mode(), bar:
-            for positions, batch in batches:
-                out = self.model(batch)
-                decoded = self.task.decode(out, batch)
-                probs = _class_probabilities(out, len(positions), len(labels))
-                for j, i in enumerate(positions):
-                    row = {"label": decoded[j]["pred"], "prob": decoded[j].get("prob")}
-                    if probs is not None:
-                        row["probabilities"] = dict(zip(labels, probs[j], strict=True))
-                    rows[i] = runs.to_plain({**row, **extras[i]})
-                bar.update(len(positions))
+        chunks = self.chunks(len(items))
+        with ThreadPoolExecutor(max_workers=1) as pool, torch.inference_mode(), bar:
+            encoding = pool.submit(self._encode_chunk, items, *chunks[0]) if chunks else None
+            for k, (start, _) in enumerate(chunks):
+                graphs, extras = encoding.result()
+                if k + 1 < len(chunks):
+                    encoding = pool.submit(self._encode_chunk, items, *chunks[k + 1])
+                for positions, batch in self.batches(graphs):
+                    out = self.model(batch)
+                    decoded = self.task.decode(out, batch)
+                    probs = _class_probabilities(out, len(positions), len(labels))
+                    for j, i in enumerate(positions):
+                        row = {"label": decoded[j]["pred"], "prob": decoded[j].get("prob")}
+                        if probs is not None:
+                            row["probabilities"] = dict(zip(labels, probs[j], strict=True))
+                        rows[start + i] = runs.to_plain({**row, **extras[i]})
+                    bar.update(len(positions))
         return rows  # type: ignore[return-value]
+
+    def chunks(self, n: int) -> list[tuple[int, int]]:
+        """``(start, stop)`` of the chunks :meth:`predict` encodes ``n`` inputs in: two batches
+        first (so that the model starts at once), then :attr:`chunk_size` inputs each."""
+        first = min(n, 2 * self.batch_size)
+        step = max(self.chunk_size, self.batch_size)
+        return [(0, first)] * (n > 0) + [(a, min(a + step, n)) for a in range(first, n, step)]
+
+    def _encode_chunk(self, items: list[tuple[str, str | None]], start: int, stop: int
+                      ) -> tuple[Sequence[Any], list[dict[str, Any]]]:
+        try:
+            return self.task.encode_many(items[start:stop])
+        except InputError as err:
+            raise InputError(start + err.index, err.reason) from err
 
     def predict_file(self, path: str | os.PathLike, progress: bool = False) -> list[dict[str, Any]]:
         """:meth:`predict` of the inputs of a file (:func:`~graphmatch.engine.input_files.read_input_file`:

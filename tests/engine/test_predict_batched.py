@@ -1,7 +1,8 @@
-"""Batch prediction encodes every input at once (``Task.encode_many``): K-BERT builds all sentence
-trees in one vectorised pass, keeps them collated and cuts the length-sorted batches out of them.
-Its graphs, rows (labels, probabilities) and ``entities`` equal those of encoding one input at a
-time, for classification, pairs and NER; an input the task refuses is named (``file:line``)."""
+"""Batch prediction encodes many inputs at once (``Task.encode_many``, a chunk at a time beside the
+model): K-BERT builds all sentence trees in one vectorised pass, keeps them collated and cuts the
+length-sorted batches out of them. Its graphs, rows (labels, probabilities) and ``entities`` equal
+those of encoding one input at a time, for classification, pairs and NER; an input the task
+refuses is named (``file:line``)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,27 @@ def test_a_refused_input_is_one_line_naming_it(tmp_path, shared_data, monkeypatc
     jsonl.write_text('"好"\n\n{"text": "太差了"}\n', encoding="utf-8")
     rows = Predictor(single, single.build_model()).predict_file(jsonl)
     assert len(rows) == 2 and all(row["label"] in ("0", "1") for row in rows)
+
+
+def test_chunks_encoded_beside_the_model_predict_as_one_chunk(tmp_path, shared_data):
+    """predict() encodes a chunk on a second thread while the model reads the chunk before: the
+    rows do not depend on the chunk size (but for float rounding), and a refused input in a later
+    chunk keeps its position."""
+    task = _task(tmp_path, shared_data, "classification")
+    inputs = [item for item, in CASES["classification"][2]] * 3  # 21 inputs
+    torch.manual_seed(0)
+    predictor = Predictor(task, task.build_model(), batch_size=2)
+    assert predictor.chunks(21) == [(0, 4), (4, 21)] and predictor.chunks(0) == []
+    whole = predictor.predict(inputs)
+    predictor.chunk_size = 3
+    assert predictor.chunks(11) == [(0, 4), (4, 7), (7, 10), (10, 11)]
+    chunked = predictor.predict(inputs)
+    # the same labels and entities; probabilities up to float rounding (other batches, other padding)
+    assert [(r["label"], r["entities"]) for r in chunked] == [(r["label"], r["entities"]) for r in whole]
+    assert [r["prob"] for r in chunked] == pytest.approx([r["prob"] for r in whole], abs=1e-6)
+    with pytest.raises(InputError, match="^input 9: ") as err:
+        predictor.predict([*inputs[:9], " ", *inputs[9:]])
+    assert err.value.index == 9
 
 
 #: each kind's own test file in the shared data (header and label column included)
