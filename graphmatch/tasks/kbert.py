@@ -101,7 +101,8 @@ class KBertTask(KBertKeys, Task):
         """``data.select``'s branch selection (one for all splits: each text is embedded once), or
         ``None`` for K-BERT's injection."""
         if self._selection is None:
-            self._selection = branch_selection(self.data.select, self.pretrained, self.recipe.train.progress)
+            self._selection = branch_selection(self.data.select, self.pretrained, self.recipe.train.progress,
+                                               self.data.text_prefix or "")
         return self._selection
 
     @property

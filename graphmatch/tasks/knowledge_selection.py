@@ -13,15 +13,17 @@ from graphmatch.tasks.keys import BranchSelect
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 
 
-def branch_selection(select: BranchSelect, pretrained: Pretrained, progress: bool = True) -> BranchSelection | None:
+def branch_selection(select: BranchSelect, pretrained: Pretrained, progress: bool = True,
+                     prefix: str = "") -> BranchSelection | None:
     """``select``'s branch selection, scoring with the mean-pooled embeddings of ``pretrained``
     (:class:`~graphmatch.tasks.sentence_embedder.SentenceEmbedder`; a run's stored encoder: its
-    original checkpoint, whose weights it lacks), or ``None`` for ``by: none``."""
+    original checkpoint, whose weights it lacks) of every text after ``prefix`` (K-BERT's
+    ``data.text_prefix``), or ``None`` for ``by: none``."""
     if select.by == "none":
         return None
     source = pretrained.source if pretrained.stored else None
     checkpoint = resolve_checkpoint(source) if source is not None else pretrained
-    embed = SentenceEmbedder(checkpoint, progress=progress)
+    embed = SentenceEmbedder(checkpoint, progress=progress, prefix=prefix)
     return BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
 
 

@@ -30,20 +30,26 @@ class SentenceEmbedder:
         batch_size (int, optional): texts per forward pass. (default: :obj:`64`)
         max_length (int, optional): pieces kept per text. (default: :obj:`128`)
         progress (bool, optional): a bar on stderr while embedding. (default: :obj:`True`)
+        prefix (str, optional): written before every text (an encoder's instruction, e5's
+            ``"query: "``). (default: ``""``)
     """
 
-    def __init__(self, checkpoint: Pretrained, batch_size: int = 64, max_length: int = 128, progress: bool = True):
+    def __init__(self, checkpoint: Pretrained, batch_size: int = 64, max_length: int = 128, progress: bool = True,
+                 prefix: str = ""):
         if checkpoint.stored or checkpoint.format != "hf":
             raise ValueError(f"data.select: scoring branches needs the weights of a HuggingFace checkpoint; "
                              f"{checkpoint.source} has none here")
         self.checkpoint, self.batch_size, self.max_length, self.progress = checkpoint, batch_size, max_length, progress
+        self.prefix = prefix
         self._model = None
         self._tokenizer = None
 
     @property
     def key(self) -> str:
-        """What identifies the encoder in a cache key: the sha256 of its weights."""
-        return "+".join(file_digest(w)[:16] for w in self.checkpoint.weights)
+        """What identifies the encoder in a cache key: the sha256 of its weights (and the prefix, where
+        there is one)."""
+        key = "+".join(file_digest(w)[:16] for w in self.checkpoint.weights)
+        return f"{key}+prefix={self.prefix!r}" if self.prefix else key
 
     def _load(self) -> None:
         import torch
@@ -75,7 +81,7 @@ class SentenceEmbedder:
 
         if self._model is None:
             self._load()
-        ids = self._tokenizer(list(texts))
+        ids = self._tokenizer([self.prefix + text for text in texts])
         order = np.argsort([len(i) for i in ids], kind="stable")
         out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float32)
         starts = range(0, len(order), self.batch_size)

@@ -62,3 +62,20 @@ def test_selection_keeps_fitting_branches_and_reports_them(e5_small, shared_data
     # read back from the cache, with the same report
     again = KBertTask(config).datasets()["train"].selection_report
     assert again == report
+
+
+def test_selection_embeds_after_the_text_prefix(e5_small, shared_data, tmp_path):
+    """With data.text_prefix the selection embeds every sentence and branch after it, as the model
+    reads them: other vectors than without it, and another cache key."""
+    import numpy as np
+
+    common = [f"data.root={shared_data}", f"data.cache_dir={tmp_path}", "train.progress=false"]
+    plain = KBertTask(resolve("kbert/lcqmc_e5_hownet_selected", common)).selection()
+    prefixed = KBertTask(resolve("kbert/lcqmc_e5_hownet_selected",
+                                 [*common, "data.text_prefix='query: '"])).selection()
+    assert prefixed.embed.prefix == "query: " and plain.embed.prefix == ""
+    assert prefixed.embed.key == plain.embed.key + "+prefix='query: '"
+    texts = ["北京天气怎么样", "手机"]
+    with_prefix = prefixed.embed(texts)
+    assert np.allclose(with_prefix, plain.embed([f"query: {t}" for t in texts]), atol=1e-5)
+    assert not np.allclose(with_prefix, plain.embed(texts), atol=1e-3)
