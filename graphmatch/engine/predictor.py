@@ -25,12 +25,13 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,27 +108,41 @@ class Predictor:
 
         items = [_fields(item) for item in inputs]
         rows: list[dict[str, Any] | None] = [None] * len(items)
-        bar = tqdm(total=len(items), desc="predict", unit="input", file=sys.stderr, disable=not progress,
-                   dynamic_ncols=True)
         labels = self.task.label_names()
-        chunks = self.chunks(len(items))
-        with ThreadPoolExecutor(max_workers=1) as pool, torch.inference_mode(), bar:
-            encoding = pool.submit(self._encode_chunk, items, *chunks[0]) if chunks else None
-            for k, (start, _) in enumerate(chunks):
-                graphs, extras = encoding.result()
-                if k + 1 < len(chunks):
-                    encoding = pool.submit(self._encode_chunk, items, *chunks[k + 1])
-                for positions, batch in self.batches(graphs):
-                    out = self.model(batch)
-                    decoded = self.task.decode(out, batch)
-                    probs = _class_probabilities(out, len(positions), len(labels))
-                    for j, i in enumerate(positions):
-                        row = {"label": decoded[j]["pred"], "prob": decoded[j].get("prob")}
-                        if probs is not None:
-                            row["probabilities"] = dict(zip(labels, probs[j], strict=True))
-                        rows[start + i] = runs.to_plain({**row, **extras[i]})
-                    bar.update(len(positions))
+        with ThreadPoolExecutor(max_workers=1) as pool, torch.inference_mode():
+            encoded = self._encoded(items, pool)
+            first = next(encoded, None)  # a refused input among the first: its error alone, before any bar
+            bar = tqdm(total=len(items), desc="predict", unit="input", file=sys.stderr, disable=not progress,
+                       dynamic_ncols=True)
+            try:
+                for start, graphs, extras in itertools.chain([first] if first else [], encoded):
+                    for positions, batch in self.batches(graphs):
+                        out = self.model(batch)
+                        decoded = self.task.decode(out, batch)
+                        probs = _class_probabilities(out, len(positions), len(labels))
+                        for j, i in enumerate(positions):
+                            row = {"label": decoded[j]["pred"], "prob": decoded[j].get("prob")}
+                            if probs is not None:
+                                row["probabilities"] = dict(zip(labels, probs[j], strict=True))
+                            rows[start + i] = runs.to_plain({**row, **extras[i]})
+                        bar.update(len(positions))
+            except BaseException:
+                bar.leave = False  # a refused input further on: its error line stays, not the bar
+                raise
+            finally:
+                bar.close()
         return rows  # type: ignore[return-value]
+
+    def _encoded(self, items: list[tuple[str, str | None]], pool: Any
+                 ) -> Iterator[tuple[int, Sequence[Any], list[dict[str, Any]]]]:
+        """Each chunk's ``(start, graphs, extras)``, the next chunk encoded on ``pool`` meanwhile."""
+        chunks = self.chunks(len(items))
+        pending = pool.submit(self._encode_chunk, items, *chunks[0]) if chunks else None
+        for k, (start, _) in enumerate(chunks):
+            graphs, extras = pending.result()
+            if k + 1 < len(chunks):
+                pending = pool.submit(self._encode_chunk, items, *chunks[k + 1])
+            yield start, graphs, extras
 
     def chunks(self, n: int) -> list[tuple[int, int]]:
         """``(start, stop)`` of the chunks :meth:`predict` encodes ``n`` inputs in: two batches
