@@ -342,3 +342,20 @@ def test_learning_curve_plots_each_arm_over_the_shares_that_finished(tmp_path):
     points = results.learning_curve(tmp_path, curve, doc=doc)
     assert points["WordNet"] == [(0.1, 72.0, 2.0), (0.25, 79.28, 0.84), (1.0, 87.0, 1.0)]
     assert points["no knowledge"] == [(0.1, 61.0, 1.0), (1.0, 85.0, 0.0)]
+
+
+def test_seeds_of_several_commits_are_reused_when_each_is_named(tmp_path):
+    """An arm whose seeds were made by different commits (its aggregate records no single commit,
+    only ``commits``) is refused by its first seed's commit, and reused when every seed's is named."""
+    results = load("results")
+    comp = next(c for c in results.COMPARISONS if c.name == "kbert_hownet")
+    folder = results.run_dir(tmp_path, comp, comp.arms[0])
+    _fake_seeds(folder, "a", [85.0, 86.0])
+    aggregate = json.loads((folder / "metrics.json").read_text())
+    aggregate["provenance"] = {**aggregate["provenance"], "commit": None, "dirty": None, "commits": [HERE, OTHER]}
+    (folder / "metrics.json").write_text(json.dumps(aggregate))
+    for seed, commit in ((42, HERE), (43, OTHER)):
+        _fake_run(folder / f"seed-{seed}", seed, 85.0, 84.0, commit=commit)
+    with pytest.raises(results.StaleRun, match=f"made by commit {OTHER[:12]}"):
+        results.Reuse(HERE).check(folder)
+    assert [r["commit"] for r in results.Reuse(HERE, (OTHER[:7],)).check(folder)] == [None, HERE, OTHER]
