@@ -491,6 +491,8 @@ def made_by(found: Iterable[tuple[str, dict]]) -> str:
 
     by: dict[str, list[str]] = {}
     for label, record in found:
+        if record.get("commit") is None and record.get("commits"):
+            continue  # seeds of several commits: each seed's own record says which
         key = describe(record) if record.get("commit") else "an unknown commit (no provenance recorded)"
         if label not in by.setdefault(key, []):
             by[key].append(label)
