@@ -75,6 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--closures", action="store_true", help="LET: also draw the reachability closures in a PNG")
     p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix beside the tree")
     p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
+    p.add_argument("--pair-encoding", choices=("joint", "separate"), default="joint",
+                   help="K-BERT pairs: separate draws the visibility a bi-encoder reads (model.pair_encoding: "
+                   "no token sees the other text's)")
     p.add_argument("--vocab", metavar="VOCAB.txt", help="character vocabulary (a BERT vocab.txt)")
     p.add_argument("--pretrained", metavar="DIR", help="K-BERT: a checkpoint folder (or minilm) whose vocab.txt "
                    "gives the tokens; an English one's word pieces. LET: the checkpoint (e.g. e5-small) whose "
@@ -177,7 +180,7 @@ def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any,
     if selection is not None:
         for d in selection.dropped:
             print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)
-    return data, {}
+    return data, {"sep_id": tokenizer.sep_id}
 
 
 def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
@@ -267,6 +270,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--matrix draws K-BERT's visible matrix: use it with --kind kbert")
     if args.matrix and Path(args.matrix).suffix.lower() not in PNG_SUFFIXES:
         raise ValueError(f"--matrix writes a PNG picture, got {args.matrix!r}")
+    if args.pair_encoding == "separate" and (args.kind != "kbert" or args.text_b is None):
+        raise ValueError("--pair-encoding separate reads a K-BERT pair apart: use it with --kind kbert and two texts")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
         raise FileNotFoundError(f"--data-dir {args.data_dir!r} is not a folder")
     read_stdin_texts(args)
@@ -277,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "kbert":
         from graphmatch.graphs.kbert import visible_edge_index
 
-        visible = visible_edge_index(data)
+        visible = visible_edge_index(data, options.pop("sep_id") if args.pair_encoding == "separate" else None)
         if args.matrix:
             draw_visibility(data, visible, args.matrix, title=f"visible matrix: {title}")
             print(f"visible matrix: {args.matrix}")

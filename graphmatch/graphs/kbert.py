@@ -230,11 +230,18 @@ def second_text(input_ids: Tensor, sep_id: int) -> Tensor:
     return (sep.cumsum(1) - sep.long()) >= 1
 
 
-def visible_edge_index(data: HeteroData) -> Tensor:
+def visible_edge_index(data: HeteroData, apart_sep_id: int | None = None) -> Tensor:
     """The ``(token, sees, token)`` pairs of one graph or a batch, as a ``[2, E]`` edge index
-    over the (batched) token nodes, self-pairs included."""
-    _, _, ptr, _ = _token_layout(data)
+    over the (batched) token nodes, self-pairs included. With ``apart_sep_id`` (the separator's
+    id) a pair's two texts are read apart, as ``pair_encoding="separate"`` reads them: no pair of
+    tokens from different texts (:func:`second_text`)."""
+    graph, local, ptr, length = _token_layout(data)
     visible, _ = visibility_mask(data)
+    if apart_sep_id is not None:
+        ids = torch.full((len(ptr) - 1, length), -1, dtype=torch.long, device=visible.device)
+        ids[graph, local] = data["token"].input_ids
+        b = second_text(ids, apart_sep_id)
+        visible = visible & (b.unsqueeze(2) == b.unsqueeze(1))
     g, i, j = visible.nonzero(as_tuple=True)
     return torch.stack([ptr[g] + i, ptr[g] + j])
 

@@ -8,7 +8,7 @@ from matplotlib.colors import to_rgb
 from PIL import Image
 
 from graphmatch.cli.main import main
-from graphmatch.cli.show import LET_CLOSURES, build_graph
+from graphmatch.cli.show import LET_CLOSURES, _kg_texts, build_graph
 from graphmatch.viz.layout import NODE_COLORS
 
 RELATION = "The <e1>storm</e1> caused severe <e2>flooding</e2> in the valley."
@@ -251,3 +251,32 @@ def test_text_from_stdin(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("\n\n"))
     assert main(["show", "-", "--kind", "relation", "-o", str(out)]) == 2
     assert "no input" in capsys.readouterr().err
+
+
+def test_kbert_pair_read_apart(samples, tmp_path, capsys):
+    """--pair-encoding separate draws the visibility a bi-encoder reads: no token sees the other
+    text's, each text's own pairs as before; a single text or another kind is one line."""
+    import torch
+
+    from graphmatch.graphs.kbert import SentenceTreeBuilder, second_text, visible_edge_index
+    from graphmatch.knowledge import KnowledgeGraph
+    from graphmatch.text import CharTokenizer
+
+    kg = KnowledgeGraph.from_spo(samples / "kg" / "sample.spo")
+    tokenizer = CharTokenizer.from_texts(["我在北京吃苹果", "北京的苹果", *_kg_texts(kg)])
+    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True)("我在北京吃苹果", "北京的苹果")
+    joint, apart = visible_edge_index(data), visible_edge_index(data, tokenizer.sep_id)
+    b = second_text(data["token"].input_ids.unsqueeze(0), tokenizer.sep_id)[0]
+    crosses = b[joint[0]] != b[joint[1]]
+    assert crosses.any() and not (b[apart[0]] != b[apart[1]]).any()
+    assert set(map(tuple, apart.t().tolist())) == set(map(tuple, joint[:, ~crosses].t().tolist()))
+
+    out = tmp_path / "pair.png"
+    kgfile = str(samples / "kg" / "sample.spo")
+    assert main(["show", "我在北京吃苹果", "北京的苹果", "--kind", "kbert", "--kg", kgfile, "--pair-encoding",
+                 "separate", "-o", str(out)]) == 0 and out.is_file()
+    capsys.readouterr()
+    assert main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kgfile, "--pair-encoding", "separate",
+                 "-o", str(tmp_path / "one.png")]) == 2
+    err = capsys.readouterr().err
+    assert "--pair-encoding separate reads a K-BERT pair apart" in err and len(err.strip().splitlines()) == 1
