@@ -256,7 +256,6 @@ def test_text_from_stdin(monkeypatch, tmp_path, capsys):
 def test_kbert_pair_read_apart(samples, tmp_path, capsys):
     """--pair-encoding separate draws the visibility a bi-encoder reads: no token sees the other
     text's, each text's own pairs as before; a single text or another kind is one line."""
-    import torch
 
     from graphmatch.graphs.kbert import SentenceTreeBuilder, second_text, visible_edge_index
     from graphmatch.knowledge import KnowledgeGraph
