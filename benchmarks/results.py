@@ -428,6 +428,12 @@ def records(folder: Path) -> list[dict]:
     return [json.loads(p.read_text(encoding="utf-8")).get("provenance") or {} for p in paths]
 
 
+def several_commits(record: dict) -> bool:
+    """Whether ``record`` is the aggregate of seeds made by several commits (no ``commit``, their
+    ``commits``): the seeds' own records say which."""
+    return record.get("commit") is None and bool(record.get("commits"))
+
+
 @dataclass(frozen=True)
 class Reuse:
     """Which run folders may be reused: those made by ``commit`` from a clean tree, and those
@@ -459,7 +465,7 @@ class Reuse:
         (``commits``) is allowed when each seed's is."""
         found = records(folder)
         for record in found:
-            if record.get("commit") is None and record.get("commits"):
+            if several_commits(record):
                 continue  # the seeds' own records follow
             if not self.allows(record):
                 made = _short(record.get("commit"), record.get("dirty"))
@@ -491,8 +497,8 @@ def made_by(found: Iterable[tuple[str, dict]]) -> str:
 
     by: dict[str, list[str]] = {}
     for label, record in found:
-        if record.get("commit") is None and record.get("commits"):
-            continue  # seeds of several commits: each seed's own record says which
+        if several_commits(record):
+            continue  # each seed's own record says which
         key = describe(record) if record.get("commit") else "an unknown commit (no provenance recorded)"
         if label not in by.setdefault(key, []):
             by[key].append(label)
