@@ -173,6 +173,19 @@ COMPARISONS = (
         note="The budget, dev and test of the two arms above; data.select.noun_reading "
              "(docs/knowledge_selection.md).",
     ),
+    Comparison(
+        "sst2_wordnet_selected",
+        "SST-2, all-MiniLM-L6-v2 as a K-BERT encoder (one epoch over 38,400 training sentences): 2 WordNet "
+        "branches a sentence, chosen by the encoder",
+        (Arm("WordNet, 2 chosen", "kbert/sst2_minilm_wordnet_selected"),),
+        ("accuracy",),
+        seeds=2,
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget, dev and test of the sst2_wordnet arms; WordNet read as nouns, each word's best value and "
+             "a sentence's 2 best by the cosine of branch and sentence in MiniLM's own embeddings "
+             "(docs/knowledge_selection.md): trees 1.29x their trunks, sized for knowledge's training cost "
+             "(docs/benchmarks.md).",
+    ),
 )
 #: the e5 K-BERT ChnSentiCorp budget and its learning curve: training sentences of the full arm (one
 #: epoch, 126 steps), and the shares of them the curve also trains on, with the epochs each gets

@@ -94,7 +94,7 @@ class TreeCorpusBuilder:
     def _check(self, texts_a, texts_b, tags) -> None:
         """The builder's own checks of every input, naming the input that fails (texts without tags
         that are all non-blank strings pass in one sweep)."""
-        if tags is None and all(_usable(t) for t in texts_a) and (texts_b is None or all(_usable(t) for t in texts_b)):
+        if tags is None and all(map(_usable, texts_a)) and (texts_b is None or all(map(_usable, texts_b))):
             return
         check = self.builder.check
         for i, text in enumerate(texts_a):

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate, compress
 
 import numpy as np
 import torch
@@ -37,6 +39,18 @@ from graphmatch.graphs.kbert_core import ANCHOR_EDGE, CLS, ENTITY_EDGE, SEP, SPE
 _PIECE = re.compile(r"\S+")  # whitespace as ``str.isspace`` sees it
 _KEYS = ("token", "word", "entity", WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _ROWS = ("input_ids", "pos", "seg", "char_index")
+
+
+class _CharIds(dict):
+    """Character -> token id (-1: whitespace), each looked up once."""
+
+    def __init__(self, char_id: Callable[[str], int]):
+        super().__init__()
+        self.char_id = char_id
+
+    def __missing__(self, ch: str) -> int:
+        i = self[ch] = self.char_id(ch)
+        return i
 
 
 class OneTree:
@@ -51,7 +65,7 @@ class OneTree:
         self.limit = core.max_length
         self.seps, self.seg_b = core.pair_layout()
         self._prefixes: dict[str, bool] | None = None
-        self._ids: dict[str, int] = {}  # character -> id (-1: whitespace)
+        self._ids = _CharIds(core.char_id)
         self._values: dict[str, tuple[list[int], list[int]] | None] = {}
         empty = {key: {"edge_index": torch.zeros(2, 0, dtype=torch.long)} for key in _KEYS[3:]}
         self._template = HeteroData.from_dict({"token": {"num_nodes": 0}, "word": {"num_nodes": 0},
@@ -101,6 +115,73 @@ class OneTree:
             found = self._values[word] = self.core.subject_values(word) if self.core.inject else None
         return found
 
+    # ------------------------------------------------------------------ trunk
+    def _trunk(self, parts: list[tuple[str, bool, int]]) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Default mode: token ids, segments and character offsets of the trunk, and the trunk
+        tokens before each character of the joined parts (and after the last)."""
+        ids: list[int] = []
+        seg: list[int] = []
+        origin: list[int] = []
+        before: list[int] = []
+        known, tag_id = self._ids, self.core.tag_id
+        for text, tag, part_seg in parts:
+            n0 = len(ids)
+            if tag:  # one token; the characters after its first see it before them
+                ids.append(tag_id(text))
+                seg.append(part_seg)
+                origin.append(-1)
+                before += [n0] + [n0 + 1] * (len(text) - 1)
+                continue
+            part = list(map(known.__getitem__, text))
+            if -1 in part:  # whitespace: no token, no position
+                kept = [i >= 0 for i in part]
+                before += list(accumulate(kept, initial=n0))[:-1]
+                part = list(compress(part, kept))
+                origin += compress(range(len(text)), kept)
+            else:
+                before += range(n0, n0 + len(part))
+                origin += range(len(part))
+            ids += part
+            seg += [part_seg] * len(part)
+        before.append(len(ids))
+        return ids, seg, origin, before
+
+    def _reference_trunk(self, string: str, parts: list[tuple[str, bool, int]], starts: list[int],
+                         tags: dict[int, tuple[int, str]], pair: bool
+                         ) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Reference mode: :meth:`_trunk` where ``tags`` (start -> end, tag) are the forced words
+        that are special tags, and a pair's segment is counted over the separators."""
+        core = self.core
+        ids, seg, origin = [], [], []
+        before = [0] * (len(string) + 1)  # trunk tokens before each character
+        known = self._ids
+        seps_seen = 0
+        for (text, tag, part_seg), start in zip(parts, starts, strict=True):
+            j = 0
+            while j < len(text):
+                c = start + j
+                before[c] = len(ids)
+                hit = tags.get(c)
+                if hit is not None:
+                    end, name = hit
+                    ids.append(core.tag_id(name))
+                    seg.append(min(seps_seen, 1) if pair else part_seg)
+                    origin.append(-1 if tag else j)
+                    seps_seen += name == SEP
+                    for k in range(c + 1, end):  # a tag ends inside its part (it is one)
+                        before[k] = len(ids)
+                    j += end - c
+                    continue
+                ch = text[j]
+                i = known[ch]
+                if i >= 0:
+                    ids.append(i)
+                    seg.append(min(seps_seen, 1) if pair else part_seg)
+                    origin.append(j)
+                j += 1
+        before[len(string)] = len(ids)
+        return ids, seg, origin, before
+
     # ------------------------------------------------------------------ build
     def __call__(self, text_a: str, text_b: str | None = None, label: int | None = None) -> HeteroData:
         """The graph of ``text_a`` (and ``text_b``), with ``data.y`` when ``label`` is given.
@@ -118,44 +199,13 @@ class OneTree:
                 texts.append((lo, lo + len(text)))
             lo += len(text)
         matches = self._matches(string, texts)
-        # the tags: the added ones, or in reference mode the forced words that are special tags
+        # trunk: every character that is not whitespace, each tag one token (in reference mode the
+        # tags are the forced words that are special tags)
         if self.reference:
             tags = {s: (e, w) for s, e, w in matches if w in SPECIAL_TAGS}
+            ids, seg, origin, before = self._reference_trunk(string, parts, starts, tags, text_b is not None)
         else:
-            tags = {start: (start + len(text), text)
-                    for start, (text, tag, _) in zip(starts, parts, strict=True) if tag}
-
-        # trunk: every character that is not whitespace, each tag one token
-        ids, seg, origin = [], [], []
-        before = [0] * (len(string) + 1)  # trunk tokens before each character
-        char_id, known = core.char_id, self._ids
-        seps_seen, pair_reference = 0, self.reference and text_b is not None
-        for (text, tag, part_seg), start in zip(parts, starts, strict=True):
-            j = 0
-            while j < len(text):
-                c = start + j
-                before[c] = len(ids)
-                hit = tags.get(c)
-                if hit is not None:
-                    end, name = hit
-                    ids.append(core.tag_id(name))
-                    seg.append(min(seps_seen, 1) if pair_reference else part_seg)
-                    origin.append(-1 if tag else j)
-                    seps_seen += name == SEP
-                    for k in range(c + 1, end):  # a tag ends inside its part (it is one)
-                        before[k] = len(ids)
-                    j += end - c
-                    continue
-                ch = text[j]
-                i = known.get(ch)
-                if i is None:
-                    i = known[ch] = char_id(ch)
-                if i >= 0:
-                    ids.append(i)
-                    seg.append(min(seps_seen, 1) if pair_reference else part_seg)
-                    origin.append(j)
-                j += 1
-        before[len(string)] = len(ids)
+            ids, seg, origin, before = self._trunk(parts)
 
         # words with values that hold a trunk token, and the flattened tree in order
         words = []  # (first, end, span start, span end, lengths, ids)
@@ -208,17 +258,14 @@ class OneTree:
         e_keep = sum(1 for x in e_src if x < limit)
         flat = np.array(tok_ids[:n] + pos[:n] + tok_seg[:n] + index[:n] + branch[:n] + w_src + w_dst + e_src[:e_keep]
                         + e_dst[:e_keep] + a_src + a_dst + spans + lengths, dtype=np.int64)
-        table = torch.from_numpy(flat)
-        rows = table[:5 * n].view(5, n)
-        cut = 5 * n
-        mapping = {"token": dict(zip(_ROWS, rows[:4], strict=True), branch=rows[4].bool(), num_nodes=n)}
-        for key, size in ((WORD_EDGE, len(w_src)), (ENTITY_EDGE, e_keep), (ANCHOR_EDGE, len(a_src))):
-            mapping[key] = {"edge_index": table[cut:cut + 2 * size].view(2, size)}
-            cut += 2 * size
-        kept_words = len(spans) // 2
-        mapping["word"] = {"span": table[cut:cut + len(spans)].view(kept_words, 2), "num_nodes": kept_words}
-        cut += len(spans)
-        mapping["entity"] = {"length": table[cut:], "num_nodes": len(lengths)}
+        sizes = [n] * 5 + [2 * len(w_src), 2 * e_keep, 2 * len(a_src), len(spans), len(lengths)]
+        *rows, branch_row, words_e, entity_e, anchor_e, span, length = torch.from_numpy(flat).split(sizes)
+        mapping = {"token": dict(zip(_ROWS, rows, strict=True), branch=branch_row.bool(), num_nodes=n),
+                   WORD_EDGE: {"edge_index": words_e.view(2, -1)},
+                   ENTITY_EDGE: {"edge_index": entity_e.view(2, -1)},
+                   ANCHOR_EDGE: {"edge_index": anchor_e.view(2, -1)},
+                   "word": {"span": span.view(-1, 2), "num_nodes": len(spans) // 2},
+                   "entity": {"length": length, "num_nodes": len(lengths)}}
         # the graph and its storages made from their states, as unpickling makes them: no
         # attribute goes through a storage's ``__setattr__``
         graph = HeteroData.__new__(HeteroData)
