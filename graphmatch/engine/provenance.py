@@ -33,7 +33,7 @@ def git_state(where: str | Path | None = None) -> dict[str, Any]:
         commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
                                 text=True, timeout=30, check=True).stdout.strip()
         status = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no", "--",
-                                 ".", ":(exclude,glob)**/*.md"],
+                                 ":(top)", ":(top,exclude,glob)**/*.md"],  # the whole checkout, not the folder
                                 capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
