@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     sets = list(args.sets)
     if os.environ.get("GRAPHMATCH_DATA"):
         sets.append(f"data.root={Path(os.environ['GRAPHMATCH_DATA'])}")
+    torch.set_num_threads(resolve_recipe(args.arms[0], sets).train.threads)  # before any data is built
     arms = [Arm(recipe, sets) for recipe in args.arms]
-    torch.set_num_threads(arms[0].recipe.train.threads)
     for arm in arms:
         for _ in range(args.warmup):
             arm.step(record=False)

@@ -9,6 +9,11 @@ tokens included, cut at ``max_length``) is the mean of the encoder's last hidden
 
 as multilingual-e5 and MiniLM were trained to be compared by cosine. Texts are embedded in
 batches of similar length, in the order of their length (little padding); a bar on stderr.
+
+The embeddings are made on one CPU thread, whatever the caller's setting: a matrix product sums in
+another order on two threads, the last bits of a cosine change, and a selection that ranks
+near-equal branches could keep another one, so that the trees (and every figure trained on them)
+would depend on the thread count of whoever filled the cache.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ class SentenceEmbedder:
     def key(self) -> str:
         """What identifies the encoder in a cache key: the sha256 of its weights (and the prefix, where
         there is one)."""
-        key = "+".join(file_digest(w)[:16] for w in self.checkpoint.weights)
+        key = "+".join(file_digest(w)[:16] for w in self.checkpoint.weights) + "+threads=1"
         return f"{key}+prefix={self.prefix!r}" if self.prefix else key
 
     def _load(self) -> None:
@@ -76,7 +81,6 @@ class SentenceEmbedder:
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         import torch
-        from torch.nn.utils.rnn import pad_sequence
         from tqdm.auto import tqdm
 
         if self._model is None:
@@ -87,6 +91,18 @@ class SentenceEmbedder:
         starts = range(0, len(order), self.batch_size)
         bar = tqdm(starts, desc=f"scoring branches ({Path(self.checkpoint.source).name})", unit="batch",
                    file=sys.stderr, disable=not self.progress or len(starts) < 2, leave=False)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            self._embed(ids, order, out, bar)
+        finally:
+            torch.set_num_threads(threads)
+        return out
+
+    def _embed(self, ids: list[list[int]], order: np.ndarray, out: np.ndarray, bar) -> None:
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
         with torch.inference_mode():
             for start in bar:
                 rows = order[start:start + self.batch_size]
@@ -96,7 +112,6 @@ class SentenceEmbedder:
                 hidden = self._model(input_ids=batch, attention_mask=mask).last_hidden_state
                 pooled = (hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)
                 out[rows] = pooled.numpy()
-        return out
 
 
 __all__ = ["SentenceEmbedder"]

@@ -79,3 +79,25 @@ def test_selection_embeds_after_the_text_prefix(e5_small, shared_data, tmp_path)
     with_prefix = prefixed.embed(texts)
     assert np.allclose(with_prefix, plain.embed([f"query: {t}" for t in texts]), atol=1e-5)
     assert not np.allclose(with_prefix, plain.embed(texts), atol=1e-3)
+
+
+def test_selection_embeddings_do_not_depend_on_the_callers_threads(e5_small, shared_data, tmp_path):
+    """The embedder works on one thread whatever the caller set (the scores, so the kept branches, do
+    not depend on who filled the cache), says so in its cache key, and gives the thread count back."""
+    import numpy as np
+    import torch
+
+    embed = KBertTask(resolve("kbert/lcqmc_e5_hownet_selected", [f"data.root={shared_data}",
+                                                                 f"data.cache_dir={tmp_path}"])).selection().embed
+    assert embed.key.endswith("+threads=1")
+    texts = ["今天北京的天气怎么样，会不会下雨", "手机", "这家酒店的服务很好，房间也很干净"] * 4
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        on_two = embed(texts)
+        assert torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        on_one = embed(texts)
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(on_two, on_one)
