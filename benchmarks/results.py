@@ -254,7 +254,6 @@ E5_CHNSENTICORP_EXTRA = (
 )
 
 
-
 def _let_e5_pieces(pairs: int, val_every: int) -> Comparison:
     """LET-e5 over its own pieces on the first ``pairs`` LCQMC training pairs, both labels weighted
     equally, one epoch, dev every ``val_every`` steps: senses on vs off."""
