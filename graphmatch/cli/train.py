@@ -40,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from graphmatch.engine.run_folder import plan  # no torch
 
     checked = plan(args.recipe, args.overrides, args.out, args.seeds, args.resume)
-    if sys.stderr.isatty() and checked.recipe.train.progress:
-        print(f"graphmatch train: recipe {checked.config['name']} (task {checked.config['task']}) checked; "
+    recipe = checked.recipe
+    if sys.stderr.isatty() and recipe.train.progress:
+        print(f"graphmatch train: recipe {recipe.name} (task {recipe.task}) checked; "
               "loading torch and Lightning, then the data", file=sys.stderr, flush=True)
     from graphmatch.engine.run_folder import env_rank
     from graphmatch.engine.runner import train_plan

@@ -85,3 +85,22 @@ def test_every_shipped_recipe_is_checked_without_torch(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     count, loaded = done.stdout.split(" ", 1)
     assert int(count) >= 20 and loaded.strip() == "[]"
+
+
+def test_train_on_a_terminal_names_the_checked_recipe_before_torch(tmp_path: Path) -> None:
+    code = ("import io, sys\n"
+            "class Terminal(io.StringIO):\n    def isatty(self):\n        return True\n"
+            "def stop(plan):\n"
+            f"    print(sys.stderr.getvalue(), sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.__stderr__)\n"
+            "    raise SystemExit(0)\n"
+            "runner = sys.modules['graphmatch.engine.runner'] = type(sys)('runner')\n"  # train_plan loads torch
+            "runner.train_plan = stop\n"
+            "sys.stderr = Terminal()\n"
+            "from graphmatch.cli.main import main\n"
+            "main(['train', 'kbert/chnsenticorp_hownet_quick', '--set', 'name=mine'])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "graphmatch train: recipe mine (task kbert) checked; loading torch and Lightning" in done.stderr
+    assert done.stderr.rstrip().endswith("[]")  # nothing heavy loaded yet
