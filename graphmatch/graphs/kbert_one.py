@@ -16,9 +16,9 @@ mode, single texts and pairs, with or without a label):
    trunk token (soft position :math:`p + k` for the :math:`k`-th token of a value on a word
    whose last token has position :math:`p`), and cut to ``max_length``: a value stays while its
    first token does, a word while its first branch token does.
-3. All integers go into one array, one tensor, whose rows are the attributes; the graph and its
-   storages are made from their states, as unpickling makes them (no attribute goes through a
-   storage's ``__setattr__``).
+3. All integers go into one array, and every attribute is a view of it (a slice, reshaped); the
+   graph and its storages are made from their states, as unpickling makes them (no attribute
+   goes through a storage's ``__setattr__``).
 
 ``tests/graphs/test_kbert_one.py`` holds it equal to the core on thousands of inputs.
 """
@@ -26,7 +26,8 @@ mode, single texts and pairs, with or without a label):
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+import weakref
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from itertools import accumulate, compress
 
@@ -39,6 +40,7 @@ from graphmatch.graphs.kbert_core import ANCHOR_EDGE, CLS, ENTITY_EDGE, SEP, SPE
 _PIECE = re.compile(r"\S+")  # whitespace as ``str.isspace`` sees it
 _KEYS = ("token", "word", "entity", WORD_EDGE, ENTITY_EDGE, ANCHOR_EDGE)
 _ROWS = ("input_ids", "pos", "seg", "char_index")
+_tensor = torch.from_numpy
 
 
 class _CharIds(dict):
@@ -64,8 +66,12 @@ class OneTree:
         self.reference = core.mode == "reference"
         self.limit = core.max_length
         self.seps, self.seg_b = core.pair_layout()
-        self._prefixes: dict[str, bool] | None = None
+        self._prefix: Callable[[str], bool | None] | None = None  # the query trie's prefix table's get
         self._ids = _CharIds(core.char_id)
+        self._tag_ids = {tag: core.tag_id(tag) for tag in SPECIAL_TAGS}
+        self._head = [(CLS, True, 0)] if core.add_cls else []
+        self._between = [(SEP, True, 0)] * self.seps
+        self._end = (SEP, True, self.seg_b)
         self._values: dict[str, tuple[list[int], list[int]] | None] = {}
         empty = {key: {"edge_index": torch.zeros(2, 0, dtype=torch.long)} for key in _KEYS[3:]}
         self._template = HeteroData.from_dict({"token": {"num_nodes": 0}, "word": {"num_nodes": 0},
@@ -81,11 +87,11 @@ class OneTree:
         """``(start, end, word)`` of the taken K-Query matches in ``string``."""
         if not self.core.inject and not self.reference:
             return []
-        if self._prefixes is None:
-            self._prefixes = self.core.query_trie().prefixes()
-        prefixes = self._prefixes
+        if self._prefix is None:
+            self._prefix = self.core.query_trie().prefixes().get
+        prefix, reference = self._prefix, self.reference
         out = []
-        if self.reference:
+        if reference:
             spans = [m.span() for m in _PIECE.finditer(string)]
             folded = string
         else:
@@ -95,14 +101,14 @@ class OneTree:
             while i < stop:
                 k, length = i + 1, 0
                 while k <= stop:
-                    word = prefixes.get(folded[i:k])
+                    word = prefix(folded[i:k])
                     if word is None:
                         break
                     if word:
                         length = k
                     k += 1
                 if length:  # reference: all it walked, unless the walk ran to the end of the piece
-                    end = k - 1 if self.reference and k - 1 < stop else length
+                    end = k - 1 if reference and k - 1 < stop else length
                     out.append((i, end, folded[i:end]))
                     i = end
                 else:
@@ -123,11 +129,11 @@ class OneTree:
         seg: list[int] = []
         origin: list[int] = []
         before: list[int] = []
-        known, tag_id = self._ids, self.core.tag_id
+        known, tag_ids = self._ids, self._tag_ids
         for text, tag, part_seg in parts:
             n0 = len(ids)
             if tag:  # one token; the characters after its first see it before them
-                ids.append(tag_id(text))
+                ids.append(tag_ids[text])
                 seg.append(part_seg)
                 origin.append(-1)
                 before += [n0] + [n0 + 1] * (len(text) - 1)
@@ -151,7 +157,6 @@ class OneTree:
                          ) -> tuple[list[int], list[int], list[int], list[int]]:
         """Reference mode: :meth:`_trunk` where ``tags`` (start -> end, tag) are the forced words
         that are special tags, and a pair's segment is counted over the separators."""
-        core = self.core
         ids, seg, origin = [], [], []
         before = [0] * (len(string) + 1)  # trunk tokens before each character
         known = self._ids
@@ -164,7 +169,7 @@ class OneTree:
                 hit = tags.get(c)
                 if hit is not None:
                     end, name = hit
-                    ids.append(core.tag_id(name))
+                    ids.append(self._tag_ids[name])
                     seg.append(min(seps_seen, 1) if pair else part_seg)
                     origin.append(-1 if tag else j)
                     seps_seen += name == SEP
@@ -186,12 +191,10 @@ class OneTree:
     def __call__(self, text_a: str, text_b: str | None = None, label: int | None = None) -> HeteroData:
         """The graph of ``text_a`` (and ``text_b``), with ``data.y`` when ``label`` is given.
         The input is not checked here (:meth:`~graphmatch.graphs.kbert_core.TreeCore.check`)."""
-        core = self.core
-        parts: list[tuple[str, bool, int]] = [(CLS, True, 0)] if core.add_cls else []
-        parts.append((text_a, False, 0))
+        parts: list[tuple[str, bool, int]] = [*self._head, (text_a, False, 0)]
         if text_b is not None:
-            parts += [(SEP, True, 0)] * self.seps + [(text_b, False, self.seg_b), (SEP, True, self.seg_b)]
-        string = "".join(p for p, _, _ in parts)
+            parts += [*self._between, (text_b, False, self.seg_b), self._end]
+        string = "".join([p[0] for p in parts])
         starts, texts, lo = [], [], 0
         for text, tag, _ in parts:
             starts.append(lo)
@@ -255,29 +258,33 @@ class OneTree:
             index += origin[cursor:]
             branch += [0] * (len(ids) - cursor)
         n = min(len(tok_ids), limit)
-        e_keep = sum(1 for x in e_src if x < limit)
+        e_keep = bisect_left(e_src, limit)  # e_src ascends
         flat = np.array(tok_ids[:n] + pos[:n] + tok_seg[:n] + index[:n] + branch[:n] + w_src + w_dst + e_src[:e_keep]
                         + e_dst[:e_keep] + a_src + a_dst + spans + lengths, dtype=np.int64)
-        sizes = [n] * 5 + [2 * len(w_src), 2 * e_keep, 2 * len(a_src), len(spans), len(lengths)]
-        *rows, branch_row, words_e, entity_e, anchor_e, span, length = torch.from_numpy(flat).split(sizes)
-        mapping = {"token": dict(zip(_ROWS, rows, strict=True), branch=branch_row.bool(), num_nodes=n),
-                   WORD_EDGE: {"edge_index": words_e.view(2, -1)},
-                   ENTITY_EDGE: {"edge_index": entity_e.view(2, -1)},
-                   ANCHOR_EDGE: {"edge_index": anchor_e.view(2, -1)},
-                   "word": {"span": span.view(-1, 2), "num_nodes": len(spans) // 2},
-                   "entity": {"length": length, "num_nodes": len(lengths)}}
-        # the graph and its storages made from their states, as unpickling makes them: no
-        # attribute goes through a storage's ``__setattr__``
+        # every tensor a view of ``flat`` (slicing and reshaping the array costs less than torch's)
+        at = list(accumulate((n, n, n, n, n, 2 * len(w_src), 2 * e_keep, 2 * len(a_src), len(spans)), initial=0))
+        token = {name: _tensor(flat[at[i]:at[i + 1]]) for i, name in enumerate(_ROWS)}
+        token.update(branch=_tensor(flat[at[4]:at[5]].astype(bool)), num_nodes=n)
+        mapping = {"token": token,
+                   WORD_EDGE: {"edge_index": _tensor(flat[at[5]:at[6]].reshape(2, -1))},
+                   ENTITY_EDGE: {"edge_index": _tensor(flat[at[6]:at[7]].reshape(2, -1))},
+                   ANCHOR_EDGE: {"edge_index": _tensor(flat[at[7]:at[8]].reshape(2, -1))},
+                   "word": {"span": _tensor(flat[at[8]:at[9]].reshape(-1, 2)), "num_nodes": len(spans) // 2},
+                   "entity": {"length": _tensor(flat[at[9]:]), "num_nodes": len(lengths)}}
+        # the graph and its storages made as unpickling makes them (``__setstate__``, here its two
+        # lines inline): no attribute goes through a storage's ``__setattr__``
         graph = HeteroData.__new__(HeteroData)
+        parent = weakref.ref(graph)
         stores = {}
         for key in _KEYS:
             store = stores[key] = self._stores[key].__new__(self._stores[key])
-            store.__setstate__({"_mapping": mapping[key], "_parent": graph, "_key": key})
+            store.__dict__.update(_mapping=mapping[key], _parent=parent, _key=key)
         top = self._global.__new__(self._global)
-        top.__setstate__({"_mapping": {"y": torch.tensor([int(label)])} if label is not None else {}, "_parent": graph})
-        graph.__setstate__({**self._state, "_global_store": top,
-                            "_node_store_dict": {key: stores[key] for key in _KEYS[:3]},
-                            "_edge_store_dict": {key: stores[key] for key in _KEYS[3:]}})
+        y = {} if label is None else {"y": _tensor(np.array([int(label)], dtype=np.int64))}
+        top.__dict__.update(_mapping=y, _parent=parent)
+        graph.__dict__.update(self._state, _global_store=top,
+                              _node_store_dict={key: stores[key] for key in _KEYS[:3]},
+                              _edge_store_dict={key: stores[key] for key in _KEYS[3:]})
         return graph
 
 
