@@ -186,6 +186,19 @@ COMPARISONS = (
              "(docs/knowledge_selection.md): trees 1.29x their trunks, sized for knowledge's training cost "
              "(docs/benchmarks.md).",
     ),
+    Comparison(
+        "sst2_wordnet_selected_1",
+        "SST-2, all-MiniLM-L6-v2 as a K-BERT encoder (one epoch over 38,400 training sentences): 1 WordNet "
+        "branch a sentence, chosen by the encoder, vs no knowledge",
+        (Arm("WordNet, 1 chosen", "kbert/sst2_minilm_wordnet_selected_1"),
+         Arm("no knowledge", "kbert/sst2_minilm")),
+        ("accuracy",),
+        seeds=2,
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget, dev and test of the sst2_wordnet arms; the sst2_wordnet_selected recipe with one branch a "
+             "sentence (data.select.top_k 1), sized for knowledge's training cost of at most 1.15x "
+             "(docs/benchmarks.md); both arms trained at one commit on one machine.",
+    ),
 )
 #: the e5 K-BERT ChnSentiCorp budget and its learning curve: training sentences of the full arm (one
 #: epoch, 126 steps), and the shares of them the curve also trains on, with the epochs each gets
