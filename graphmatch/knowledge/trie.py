@@ -77,8 +77,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of ke
 
 
 def _home(keys: np.ndarray, bits: int) -> np.ndarray:
-    """The first slot of each key in a table of ``2 ** bits`` slots."""
-    return ((keys.astype(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).astype(np.int64)
+    """The first slot of each (non-negative ``int64``) key in a table of ``2 ** bits`` slots."""
+    return ((keys.view(np.uint64) * _GOLDEN) >> np.uint64(64 - bits)).view(np.int64)
 
 
 def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,8 +258,12 @@ class FlatTrie:
     def _children(self, keys: np.ndarray) -> np.ndarray:
         """The child node of each transition key, 0 where the trie has no such transition."""
         slots, mask = self._slots, len(self._slots) - 1
-        child = np.zeros(len(keys), dtype=np.int64)
-        todo, at = np.arange(len(keys)), _home(keys, mask.bit_length())
+        at = _home(keys, mask.bit_length())
+        held = slots[at]  # the first probe, for every key at once
+        found = held == keys
+        child = np.where(found, self._child[at], 0)
+        todo = (~found & (held >= 0)).nonzero()[0]
+        at = (at[todo] + 1) & mask
         while todo.size:
             held = slots[at]
             found = held == keys[todo]
