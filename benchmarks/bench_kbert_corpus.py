@@ -51,7 +51,7 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
         texts = [[row[head.index(c)] for row in rows] for c in columns]
         for mode in MODES:
             corpus = TreeCorpusBuilder(SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode))
-            data, slices = corpus(*texts)  # first use: tries, memoised lookups
+            data, _ = corpus(*texts)  # first use: tries, memoised lookups
             digest = hashlib.sha256()
             for store in data.stores:
                 for key, value in sorted(store.items()):
