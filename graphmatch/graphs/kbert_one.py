@@ -259,8 +259,8 @@ class OneTree:
             branch += [0] * (len(ids) - cursor)
         n = min(len(tok_ids), limit)
         e_keep = bisect_left(e_src, limit)  # e_src ascends
-        flat = np.array(tok_ids[:n] + pos[:n] + tok_seg[:n] + index[:n] + branch[:n] + w_src + w_dst + e_src[:e_keep]
-                        + e_dst[:e_keep] + a_src + a_dst + spans + lengths, dtype=np.int64)
+        flat = np.array([*tok_ids[:n], *pos[:n], *tok_seg[:n], *index[:n], *branch[:n], *w_src, *w_dst, *e_src[:e_keep],
+                         *e_dst[:e_keep], *a_src, *a_dst, *spans, *lengths], dtype=np.int64)  # one list: no list per +
         # every tensor a view of ``flat`` (slicing and reshaping the array costs less than torch's)
         at = list(accumulate((n, n, n, n, n, 2 * len(w_src), 2 * e_keep, 2 * len(a_src), len(spans)), initial=0))
         token = {name: _tensor(flat[at[i]:at[i + 1]]) for i, name in enumerate(_ROWS)}
