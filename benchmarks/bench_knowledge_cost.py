@@ -51,6 +51,7 @@ class Arm:
     def __init__(self, recipe: str, sets: list[str]):
         self.name = recipe
         self.recipe = resolve_recipe(recipe, sets)
+        torch.set_num_threads(self.recipe.train.threads)  # before its data is built
         setup = prepare(self.recipe, fresh=True)
         self.task, self.model, self.module = setup.task, setup.model, setup.module
         self.sizes = sample_sizes(setup.splits["train"])
@@ -122,8 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     sets = list(args.sets)
     if os.environ.get("GRAPHMATCH_DATA"):
         sets.append(f"data.root={Path(os.environ['GRAPHMATCH_DATA'])}")
-    torch.set_num_threads(resolve_recipe(args.arms[0], sets).train.threads)  # before any data is built
     arms = [Arm(recipe, sets) for recipe in args.arms]
+    torch.set_num_threads(arms[0].recipe.train.threads)  # the first arm's setting for every arm's steps
     for arm in arms:
         for _ in range(args.warmup):
             arm.step(record=False)
