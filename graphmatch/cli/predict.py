@@ -31,6 +31,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-fp32", metavar="PATTERN",
                    help="with --quantize: linear layers whose name this regular expression finds stay fp32 "
                         "(e.g. 'output.dense'; benchmarks/int8_sensitivity.py ranks them)")
+    p.add_argument("--calibrate", metavar="FILE",
+                   help="with --quantize: smooth the int8 layers (move each layer's input range into its weights, "
+                        "SmoothQuant), the ranges read from the first 256 inputs of FILE (e.g. the training file)")
+    p.add_argument("--smooth-alpha", type=float, default=None, metavar="A",
+                   help="with --calibrate: the share of the range moved, 0 to 1 (default 0.8)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default on)")
     p.set_defaults(func=run)
@@ -42,7 +47,7 @@ def run_file(args: argparse.Namespace) -> int:
     from graphmatch.engine.predictor import Predictor, write_jsonl
 
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize,
-                                  keep_fp32=args.keep_fp32)
+                                  keep_fp32=args.keep_fp32, calibrate=args.calibrate, alpha=_alpha(args))
     rows = predictor.predict_file(args.input, progress=args.progress)
     write_jsonl(rows, args.output)
     metrics = predictor.metrics(rows)  # the file had the gold labels: scored as evaluate does
@@ -52,15 +57,30 @@ def run_file(args: argparse.Namespace) -> int:
     return 0
 
 
+def _alpha(args: argparse.Namespace) -> float:
+    from graphmatch.engine.arguments import SMOOTH_ALPHA
+
+    return SMOOTH_ALPHA if args.smooth_alpha is None else args.smooth_alpha
+
+
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.arguments import check_keep_fp32, check_predict  # no torch: arguments refused at once
+    from graphmatch.engine.arguments import (  # no torch: arguments refused at once
+        check_keep_fp32,
+        check_predict,
+        check_smoothing,
+    )
 
     if args.input is not None and (args.text is not None or args.show or args.explain):
         raise ValueError("--input predicts a file: give no text, --show or --explain with it")
     if args.input is None and args.text is None:
         raise ValueError("give a text to predict, or --input FILE")
-    check_predict(args.run, args.input, args.output)
+    check_predict(args.run, args.input, args.output, args.calibrate)
     check_keep_fp32(args.keep_fp32, args.quantize)
+    if args.smooth_alpha is not None and args.calibrate is None:
+        raise ValueError("--smooth-alpha sets the smoothing of --calibrate: give --calibrate FILE with it")
+    check_smoothing(args.calibrate is not None, args.quantize, _alpha(args))
+    if args.calibrate is not None and args.input is None:
+        raise ValueError("--calibrate smooths the int8 layers of --input's prediction: give --input FILE with it")
     if args.input is not None:
         return run_file(args)
     from graphmatch.engine.restore import load, predict_graph

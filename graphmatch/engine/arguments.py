@@ -47,17 +47,34 @@ def check_evaluate(run_or_ckpt: str | os.PathLike, split: str, overrides: Sequen
             raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
 
 
-def check_predict(run_or_ckpt: str | os.PathLike, input_file: str | None, output: str | None) -> None:
+def check_predict(run_or_ckpt: str | os.PathLike, input_file: str | None, output: str | None,
+                  calibrate: str | None = None) -> None:
     """What ``graphmatch predict`` refuses without its model: a missing run, a missing
-    ``--input`` file, ``--output`` at a folder."""
+    ``--input`` or ``--calibrate`` file, ``--output`` at a folder."""
     run_path(run_or_ckpt)
-    if input_file is not None and input_file != "-":  # the errors open() gives (one line each, cli.main)
-        if not Path(input_file).exists():
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), input_file)
-        if Path(input_file).is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), input_file)
+    if calibrate == "-":
+        raise ValueError("--calibrate reads a file, not stdin")
+    for path in (input_file, calibrate):
+        if path is not None and path != "-":  # the errors open() gives (one line each, cli.main)
+            if not Path(path).exists():
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            if Path(path).is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     if output is not None and output != "-" and Path(output).is_dir():
         raise ValueError(f"--output {output} is a folder; give the file to write (e.g. OUT.jsonl)")
+
+
+#: ``--smooth-alpha``'s default: how much of each input range smoothing moves into the weights
+#: (:mod:`graphmatch.engine.quantize`)
+SMOOTH_ALPHA = 0.8
+
+
+def check_smoothing(calibrate: bool, quantize: str | None, alpha: float) -> None:
+    """``--calibrate`` only with ``--quantize``; ``--smooth-alpha`` in [0, 1]."""
+    if calibrate and quantize is None:
+        raise ValueError("--calibrate smooths the layers of --quantize: give --quantize int8 with it")
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"--smooth-alpha must be in [0, 1], got {alpha:g}")
 
 
 def check_keep_fp32(pattern: str | None, quantize: str | None) -> None:

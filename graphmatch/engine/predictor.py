@@ -28,9 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import sys
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,12 +39,15 @@ from torch_geometric.data import Batch
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
-from graphmatch.engine.arguments import check_keep_fp32
+from graphmatch.engine.arguments import SMOOTH_ALPHA, check_keep_fp32, check_smoothing
 from graphmatch.engine.input_files import name_of, read_input_file
+from graphmatch.engine.quantize import input_ranges, quantize_linear
 from graphmatch.tasks.base import InputError, Task
 
 #: ``quantize`` → the weight quantization of every ``nn.Linear`` (:func:`quantize`)
 QUANTIZE = {"int8": "per-channel", "int8-per-tensor": "per-tensor"}
+#: inputs of a calibration file that smoothing reads (its first ones)
+CALIBRATION_INPUTS = 256
 Input = str | tuple[str, ...] | Sequence[str]
 
 
@@ -54,10 +55,12 @@ class Predictor:
     """A task and its model, loaded once, predicting batches of raw inputs."""
 
     def __init__(self, task: Task, model: torch.nn.Module, batch_size: int = 64, quantize: str | None = None,
-                 keep_fp32: str | None = None):
+                 keep_fp32: str | None = None, calibration: Sequence[Input] | None = None,
+                 alpha: float = SMOOTH_ALPHA):
         if quantize not in (None, *QUANTIZE):
             raise ValueError(f"--quantize must be one of {', '.join(QUANTIZE)}, got {quantize!r}")
         check_keep_fp32(keep_fp32, quantize)
+        check_smoothing(calibration is not None, quantize, alpha)
         if batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
         self.task, self.batch_size = task, batch_size
@@ -65,16 +68,29 @@ class Predictor:
         self.chunk_size = 1024
         self.model = model.eval()
         if quantize is not None:
-            self.model = quantize_linear(self.model, QUANTIZE[quantize], keep_fp32=keep_fp32)
+            ranges = None
+            if calibration is not None:  # smoothing: each layer's input range, before quantizing
+                graphs, _ = self.encode(calibration)
+                ranges = input_ranges(self.model, (batch for _, batch in self.batches(graphs)))
+            self.model = quantize_linear(self.model, QUANTIZE[quantize], keep_fp32=keep_fp32, ranges=ranges,
+                                         alpha=alpha)
 
     @classmethod
     def from_run(cls, run_or_ckpt: str | os.PathLike, batch_size: int = 64, quantize: str | None = None,
-                 keep_fp32: str | None = None) -> Predictor:
-        """The predictor of a run folder (its ``best.ckpt``) or checkpoint file (:func:`graphmatch.engine.load`)."""
+                 keep_fp32: str | None = None, calibrate: str | os.PathLike | None = None,
+                 alpha: float = SMOOTH_ALPHA) -> Predictor:
+        """The predictor of a run folder (its ``best.ckpt``) or checkpoint file (:func:`graphmatch.engine.load`);
+        ``calibrate``: a file of inputs (as :meth:`predict_file` reads them) whose first
+        :data:`CALIBRATION_INPUTS` smooth the int8 layers (:mod:`graphmatch.engine.quantize`)."""
         from graphmatch.engine.restore import load
 
         task, model = load(run_or_ckpt)
-        return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32)
+        calibration = None
+        if calibrate is not None:
+            lines = read_input_file(calibrate, task.input_columns(), task.input_fields, task.dataset_fields)
+            calibration = [item.fields for item in lines[:CALIBRATION_INPUTS]]
+        return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32,
+                   calibration=calibration, alpha=alpha)
 
     def encode(self, inputs: Iterable[Input]) -> tuple[Sequence[Any], list[dict[str, Any]]]:
         """Each input's graph and what the task reports about it (e.g. K-BERT's injected entities),
@@ -186,40 +202,6 @@ class Predictor:
 
         scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows if "gold" in row]
         return compute(self.task.metrics, scored, self.task.negative_labels()) if scored else None
-
-
-def quantize_linear(model: torch.nn.Module, weights: str = "per-channel", keep_fp32: str | None = None
-                    ) -> torch.nn.Module:
-    """``model`` with every ``nn.Linear`` dynamically quantized to int8 (a copy): weights with one
-    scale per output channel (``weights="per-channel"``) or per matrix (``"per-tensor"``),
-    activations quantized per batch. Linear layers whose qualified name (``model.named_modules()``)
-    the regular expression ``keep_fp32`` finds (:func:`re.search`) stay in fp32.
-
-    Raises:
-        ValueError: ``keep_fp32`` finds no linear layer, or finds all of them.
-    """
-    from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
-
-    qconfig = per_channel_dynamic_qconfig if weights == "per-channel" else default_dynamic_qconfig
-    spec: dict[Any, Any] = {torch.nn.Linear: qconfig}
-    if keep_fp32 is not None:
-        names = linear_names(model)
-        kept = [n for n in names if re.search(keep_fp32, n)]
-        if not kept:
-            raise ValueError(f"--keep-fp32 {keep_fp32!r} matches no linear layer (they are named like {names[0]!r})"
-                             if names else "--keep-fp32: the model has no linear layer")
-        if len(kept) == len(names):
-            raise ValueError(f"--keep-fp32 {keep_fp32!r} matches every linear layer: nothing left to quantize")
-        spec = {n: qconfig for n in names if n not in kept}
-    with warnings.catch_warnings():  # torch's notices that its quantization API will move
-        warnings.filterwarnings("ignore", message=".*(quantize_per_tensor|torch.ao.quantization).*deprecated.*")
-        warnings.filterwarnings("ignore", category=DeprecationWarning)
-        return torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8)
-
-
-def linear_names(model: torch.nn.Module) -> list[str]:
-    """The qualified names of ``model``'s ``nn.Linear`` layers, in module order."""
-    return [name for name, module in model.named_modules() if isinstance(module, torch.nn.Linear)]
 
 
 def _fields(item: Input) -> tuple[str, str | None]:

@@ -130,7 +130,7 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
 
 
 def test_keep_fp32_leaves_the_named_linear_layers_unquantized(trained, tmp_path, capsys):
-    from graphmatch.engine.predictor import linear_names
+    from graphmatch.engine.quantize import linear_names
 
     run, _ = trained
     names = linear_names(Predictor.from_run(run).model)
@@ -147,13 +147,38 @@ def test_keep_fp32_leaves_the_named_linear_layers_unquantized(trained, tmp_path,
     assert len(capsys.readouterr().out.splitlines()) == len(LINES)
 
 
+def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys):
+    """``--calibrate FILE``: the quantized layers smoothed with ranges from the file's first inputs
+    (a SemEval training file, read as ``--input`` reads it); kept layers stay plain fp32."""
+    from graphmatch.engine.quantize import SmoothedLinear
+
+    run, _ = trained
+    train = SAMPLE / "train.txt"
+    model = Predictor.from_run(run, quantize="int8", calibrate=train, keep_fp32=r"intermediate\.dense").model
+    modules = dict(model.named_modules())
+    smoothed = [n for n, m in modules.items() if isinstance(m, SmoothedLinear)]
+    assert smoothed and all("quantized" in type(modules[f"{n}.linear"]).__module__ for n in smoothed)
+    assert all(type(m) is torch.nn.Linear for n, m in modules.items() if "intermediate" in n and n.endswith("dense"))
+    (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--quantize", "int8", "--calibrate",
+                str(train), "--smooth-alpha", "0.5", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == len(LINES) and all(r["label"] in r["probabilities"] for r in rows)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
+    (["--calibrate", str(SAMPLE / "train.txt")], "--calibrate smooths the layers of --quantize"),
+    (["--quantize", "int8", "--calibrate", "no_such_file.tsv"], "no_such_file.tsv: no such file or folder"),
+    (["--quantize", "int8", "--calibrate", str(SAMPLE / "train.txt"), "--smooth-alpha", "2"],
+     "--smooth-alpha must be in [0, 1], got 2"),
+    (["--quantize", "int8", "--smooth-alpha", "0.5"], "--smooth-alpha sets the smoothing of --calibrate"),
     (["--keep-fp32", "dense"], "--keep-fp32 keeps layers out of --quantize: give --quantize int8 with it"),
     (["--quantize", "int8", "--keep-fp32", "dense("], "--keep-fp32 'dense(' is not a regular expression: "),
     (["--quantize", "int8", "--keep-fp32", "no_such_layer"], "--keep-fp32 'no_such_layer' matches no linear layer"),
     (["--quantize", "int8", "--keep-fp32", "."], "--keep-fp32 '.' matches every linear layer"),
 ])
-def test_bad_keep_fp32_is_one_line(trained, tmp_path, capsys, extra, message):
+def test_bad_int8_options_are_one_line(trained, tmp_path, capsys, extra, message):
     run, _ = trained
     (tmp_path / "in.tsv").write_text(LINES[0] + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
@@ -165,10 +190,11 @@ def test_bad_keep_fp32_is_one_line(trained, tmp_path, capsys, extra, message):
     assert not out.exists()
 
 
-def test_the_sensitivity_benchmark_ranks_every_group(trained, capsys):
+def test_the_sensitivity_benchmark_ranks_every_group(trained, tmp_path, capsys):
     """``benchmarks/int8_sensitivity.py`` on the tiny run: a row per kind of linear layer and per
-    encoder layer, and the cumulative frontier (not timed: the script's figures are not checked)."""
-    from graphmatch.engine.predictor import linear_names
+    encoder layer, and the cumulative frontier; smoothed arms and the plot (not timed: the script's
+    figures are not checked)."""
+    from graphmatch.engine.quantize import linear_names
 
     run, _ = trained
     module = load_script("int8_sensitivity")
@@ -181,6 +207,13 @@ def test_the_sensitivity_benchmark_ranks_every_group(trained, capsys):
     assert out.startswith("6 dev inputs") and "| fp32 |" in out and "| int8 |" in out
     assert all(f"| int8, {label} fp32 |" in out for label in groups)
     assert "cumulatively" in out
+    plot = tmp_path / "frontier.png"
+    module.main([str(run), "--metric", "semeval2010", "--rounds", "1", "--batch-size", "4", "--limit", "6",
+                 "--no-groups", "--alphas", "0.5", "0.8", "--calibrate", "8", "--plot", str(plot)])
+    out = capsys.readouterr().out
+    assert "smoothing calibrated on 8 training inputs" in out and "cumulatively" not in out
+    assert "| int8 smoothed, alpha 0.5 |" in out and "| int8 smoothed, alpha 0.8 |" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_command_in_a_fresh_process(trained, tmp_path):
