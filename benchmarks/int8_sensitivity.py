@@ -28,7 +28,7 @@ from bench_int8 import labels  # noqa: E402  (the timed forward loop, shared)
 
 from graphmatch.engine.metrics import METRICS, compute  # noqa: E402
 from graphmatch.engine.predictor import Predictor  # noqa: E402
-from graphmatch.engine.quantize import input_ranges, linear_names, quantize_linear  # noqa: E402
+from graphmatch.engine.quantize import MIN_SPREAD, input_ranges, linear_names, quantize_linear, spread  # noqa: E402
 
 
 def gold_labels(predictor: Predictor, batches) -> list:
@@ -99,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="the arms that keep one group in fp32, and the frontier (default on)")
     parser.add_argument("--alphas", type=float, nargs="*", default=(), help="smoothed int8 arms, one per alpha")
     parser.add_argument("--calibrate", type=int, default=256, help="training inputs the smoothing ranges come from")
+    parser.add_argument("--min-spread", type=float, nargs="+", default=[MIN_SPREAD],
+                        help="smooth the layers whose largest input range is this many times the median (0: all); "
+                             "several: arms for each")
     parser.add_argument("--plot", metavar="OUT.png", help="draw every arm: speed-up against points lost")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -119,8 +122,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.alphas:
         calibration = predictor.batches(list(datasets["train"])[:args.calibrate])
         ranges = input_ranges(predictor.model, (batch for _, batch in calibration))
-        for alpha in args.alphas:
-            arms[f"int8 smoothed, alpha {alpha:g}"] = quantize_linear(predictor.model, ranges=ranges, alpha=alpha)
+        smoothed = ", ".join(f"{sum(spread(r) >= least for r in ranges.values())} of spread ≥ {least:g}"
+                             for least in args.min_spread)
+        for least in args.min_spread:
+            for alpha in args.alphas:
+                label = f"int8 smoothed, alpha {alpha:g}"
+                label += f", spread ≥ {least:g}" if len(args.min_spread) > 1 else ""
+                arms[label] = quantize_linear(predictor.model, ranges=ranges, alpha=alpha, min_spread=least)
     patterns = groups(names) if args.groups else {}
     for label, pattern in patterns.items():
         arms[f"int8, {label} fp32"] = quantize_linear(predictor.model, keep_fp32=pattern)
@@ -138,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     points = {arm: (base / median(times[arm]), scores["fp32"] - scores[arm]) for arm in arms}
     print(f"{len(graphs)} {args.split} inputs, {len(batches)} batches of {args.batch_size}, {args.threads} thread(s), "
           f"{args.rounds} interleaved round(s), {len(names)} linear layers"
-          + (f", smoothing calibrated on {args.calibrate} training inputs" if args.alphas else ""))
+          + (f", smoothing calibrated on {args.calibrate} training inputs (layers: {smoothed})" if args.alphas else ""))
     print(f"| arm | {args.metric} | points lost | forward CPU s | speed-up |")
     print("|---|---:|---:|---:|---:|")
     for arm in arms:

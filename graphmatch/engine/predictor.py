@@ -85,10 +85,7 @@ class Predictor:
         from graphmatch.engine.restore import load
 
         task, model = load(run_or_ckpt)
-        calibration = None
-        if calibrate is not None:
-            lines = read_input_file(calibrate, task.input_columns(), task.input_fields, task.dataset_fields)
-            calibration = [item.fields for item in lines[:CALIBRATION_INPUTS]]
+        calibration = None if calibrate is None else read_inputs(calibrate, task)[:CALIBRATION_INPUTS]
         return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32,
                    calibration=calibration, alpha=alpha)
 

@@ -12,6 +12,7 @@ from graphmatch.engine.quantize import (
     linear_names,
     quantize_linear,
     smoothing_scale,
+    spread,
 )
 
 
@@ -87,3 +88,15 @@ def test_kept_layers_are_neither_smoothed_nor_quantized():
     assert type(modules["down"]) is nn.Linear
     assert type(modules["up"]) is SmoothedLinear
     assert linear_names(net) == ["up", "down", "unused"]
+
+
+def test_only_uneven_inputs_are_smoothed():
+    """A layer is smoothed when its largest input range is at least ``min_spread`` times the median."""
+    net = Net().eval()
+    ranges = input_ranges(net, [_inputs(256)])
+    assert spread(ranges["up"]) > 30 > 8 > spread(ranges["down"])  # the outlier channel; ReLU outputs
+    assert spread(torch.tensor([1.0, 2.0, 8.0])) == 4.0
+    default = dict(quantize_linear(net, ranges=ranges).named_modules())
+    assert type(default["up"]) is SmoothedLinear and type(default["down"]) is not SmoothedLinear
+    every = dict(quantize_linear(net, ranges=ranges, min_spread=0.0).named_modules())
+    assert type(every["down"]) is SmoothedLinear

@@ -15,7 +15,7 @@ from tiny_bert import tiny_bert_folder
 from graphmatch.cli.main import main as cli
 from graphmatch.data.relation_formats import read_semeval_file
 from graphmatch.engine import load
-from graphmatch.engine.predictor import Predictor
+from graphmatch.engine.predictor import Predictor, read_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "samples" / "relation"
@@ -147,18 +147,34 @@ def test_keep_fp32_leaves_the_named_linear_layers_unquantized(trained, tmp_path,
     assert len(capsys.readouterr().out.splitlines()) == len(LINES)
 
 
-def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys):
-    """``--calibrate FILE``: the quantized layers smoothed with ranges from the file's first inputs
-    (a SemEval training file, read as ``--input`` reads it); kept layers stay plain fp32."""
-    from graphmatch.engine.quantize import SmoothedLinear
+def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys, monkeypatch):
+    """``--calibrate FILE``: the quantized layers whose input is uneven smoothed with ranges from the
+    file's first inputs (a SemEval training file, read as ``--input`` reads it); kept layers stay
+    plain fp32."""
+    from functools import partial
+
+    import graphmatch.engine.predictor as predictor_module
+    from graphmatch.engine.quantize import MIN_SPREAD, SmoothedLinear, input_ranges, quantize_linear, spread
 
     run, _ = trained
     train = SAMPLE / "train.txt"
-    model = Predictor.from_run(run, quantize="int8", calibrate=train, keep_fp32=r"intermediate\.dense").model
-    modules = dict(model.named_modules())
-    smoothed = [n for n, m in modules.items() if isinstance(m, SmoothedLinear)]
-    assert smoothed and all("quantized" in type(modules[f"{n}.linear"]).__module__ for n in smoothed)
-    assert all(type(m) is torch.nn.Linear for n, m in modules.items() if "intermediate" in n and n.endswith("dense"))
+    plain = Predictor.from_run(run)
+    graphs, _ = plain.encode(read_inputs(train, plain.task)[:256])
+    ranges = input_ranges(plain.model, (batch for _, batch in plain.batches(graphs)))
+
+    def smoothed(**kwargs) -> set[str]:
+        model = Predictor.from_run(run, quantize="int8", calibrate=train, keep_fp32=r"intermediate\.dense",
+                                   **kwargs).model
+        modules = dict(model.named_modules())
+        assert all("quantized" in type(modules[f"{n}.linear"]).__module__
+                   for n, m in modules.items() if isinstance(m, SmoothedLinear))
+        return {n for n, m in modules.items() if isinstance(m, SmoothedLinear)}
+
+    uneven = {n for n, r in ranges.items() if spread(r) >= MIN_SPREAD and "intermediate" not in n}
+    assert smoothed() == uneven
+    monkeypatch.setattr(predictor_module, "quantize_linear", partial(quantize_linear, min_spread=0.0))
+    every = smoothed(alpha=0.5)
+    assert every == {n for n in ranges if "intermediate" not in n} and every  # kept layers: neither
     (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
     capsys.readouterr()
     assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--quantize", "int8", "--calibrate",
@@ -209,10 +225,11 @@ def test_the_sensitivity_benchmark_ranks_every_group(trained, tmp_path, capsys):
     assert "cumulatively" in out
     plot = tmp_path / "frontier.png"
     module.main([str(run), "--metric", "semeval2010", "--rounds", "1", "--batch-size", "4", "--limit", "6",
-                 "--no-groups", "--alphas", "0.5", "0.8", "--calibrate", "8", "--plot", str(plot)])
+                 "--no-groups", "--alphas", "0.5", "0.8", "--calibrate", "8", "--min-spread", "8", "0",
+                 "--plot", str(plot)])
     out = capsys.readouterr().out
     assert "smoothing calibrated on 8 training inputs" in out and "cumulatively" not in out
-    assert "| int8 smoothed, alpha 0.5 |" in out and "| int8 smoothed, alpha 0.8 |" in out
+    assert all(f"| int8 smoothed, alpha {a}, spread ≥ {s} |" in out for a in ("0.5", "0.8") for s in ("8", "0"))
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
