@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
             frontier.append((b / s, scores["fp32"] - score))
             print(f"| {', '.join(ranked[:n])} | {score:.2f} | {scores['fp32'] - score:+.2f} | {s:.2f} | {b / s:.2f}× |")
     if args.plot:
-        run = Path(args.run).resolve()
+        run = Path(args.run).absolute()
         plot(points, frontier, args.plot, f"int8 on {run.parent.name}/{run.name}: {len(graphs)} {args.split} inputs, "
              f"{args.metric}")
         print(f"\nplot: {args.plot}")
