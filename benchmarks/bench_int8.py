@@ -17,7 +17,8 @@ import time
 import torch
 
 from graphmatch.engine.metrics import METRICS, compute
-from graphmatch.engine.predictor import QUANTIZE, Predictor, quantize_linear, read_inputs
+from graphmatch.engine.predictor import QUANTIZE, Predictor, read_inputs
+from graphmatch.engine.quantize import quantize_linear
 
 
 def labels(predictor: Predictor, model: torch.nn.Module, batches) -> tuple[list, float]:

@@ -77,19 +77,14 @@ def linear_names(model: nn.Module) -> list[str]:
     return [name for name, module in model.named_modules() if isinstance(module, nn.Linear)]
 
 
-def input_ranges(model: nn.Module, batches: Iterable[Any], names: Iterable[str] | None = None) -> dict[str, Tensor]:
+def input_ranges(model: nn.Module, batches: Iterable[Any]) -> dict[str, Tensor]:
     """Each linear layer's largest absolute input per channel (``[in_features]``) over ``batches``
-    (each given to ``model`` as ``model(batch)``, without gradients).
-
-    Args:
-        names: the layers to watch (default: every ``nn.Linear``).
-
-    A layer that never ran (e.g. an unused pooler) has no range.
+    (each given to ``model`` as ``model(batch)``, without gradients). A layer that never ran (e.g.
+    an unused pooler) has no range.
 
     Raises:
         ValueError: no batch.
     """
-    names = linear_names(model) if names is None else list(names)
     ranges: dict[str, Tensor] = {}
 
     def watch(name: str):
@@ -98,7 +93,7 @@ def input_ranges(model: nn.Module, batches: Iterable[Any], names: Iterable[str] 
             ranges[name] = x if name not in ranges else torch.maximum(ranges[name], x)
         return hook
 
-    handles = [model.get_submodule(name).register_forward_pre_hook(watch(name)) for name in names]
+    handles = [model.get_submodule(name).register_forward_pre_hook(watch(name)) for name in linear_names(model)]
     seen = 0
     try:
         with torch.inference_mode():

@@ -181,6 +181,11 @@ def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys,
                 str(train), "--smooth-alpha", "0.5", "--no-progress"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == len(LINES) and all(r["label"] in r["probabilities"] for r in rows)
+    (tmp_path / "cal.tsv").write_text("fire\tsmoke\tThe fire caused smoke.\nfire\tsmoke\tThe cat sat.\n")
+    assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--quantize", "int8", "--calibrate",
+                str(tmp_path / "cal.tsv"), "--no-progress"]) == 2  # a calibration input the task refuses
+    err = capsys.readouterr().err.strip()
+    assert "cal.tsv:2: " in err and "'fire' is not in the sentence" in err and len(err.splitlines()) == 1
 
 
 @pytest.mark.parametrize(("extra", "message"), [
