@@ -9,6 +9,7 @@ from torch import nn
 from graphmatch.engine.quantize import (
     SmoothedLinear,
     input_ranges,
+    int8_engine,
     linear_names,
     quantize_linear,
     smoothing_scale,
@@ -100,3 +101,34 @@ def test_only_uneven_inputs_are_smoothed():
     assert type(default["up"]) is SmoothedLinear and type(default["down"]) is not SmoothedLinear
     every = dict(quantize_linear(net, ranges=ranges, min_spread=0.0).named_modules())
     assert type(every["down"]) is SmoothedLinear
+
+
+def test_weights_are_packed_for_the_chosen_engine_and_the_process_setting_is_kept(monkeypatch):
+    """The packing runs under :func:`int8_engine` (oneDNN where torch has it) or the engine given;
+    the process's ``torch.backends.quantized.engine`` is what it was, after and on an error."""
+    engines = torch.backends.quantized.supported_engines
+    assert int8_engine() == ("onednn" if "onednn" in engines else torch.backends.quantized.engine)
+    seen = []
+    real = torch.ao.quantization.quantize_dynamic
+
+    def spy(*args, **kwargs):
+        seen.append(torch.backends.quantized.engine)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.ao.quantization, "quantize_dynamic", spy)
+    net, before = Net().eval(), torch.backends.quantized.engine
+    x = torch.randn(64, 64, generator=torch.Generator().manual_seed(4))  # no outlier channel
+    with torch.inference_mode():
+        exact = net(x)
+        for engine in {None, "x86", "fbgemm", "onednn"} & {None, *engines}:
+            out = quantize_linear(net, engine=engine)(x)
+            assert seen[-1] == (engine or int8_engine()) and torch.backends.quantized.engine == before
+            assert (out - exact).abs().mean() < 0.05 * exact.abs().mean()  # every engine's int8: close to fp32
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("packing failed")
+
+    monkeypatch.setattr(torch.ao.quantization, "quantize_dynamic", fails)
+    with pytest.raises(RuntimeError, match="packing failed"):
+        quantize_linear(net, engine="x86" if "x86" in engines else None)
+    assert torch.backends.quantized.engine == before
