@@ -23,9 +23,9 @@ input is uneven are smoothed: those whose largest channel range is at least ``mi
 times the median one (:func:`spread`; in that MiniLM, 8 of the 12 feed-forward layers, 3.6–16
 times, and none of the attention layers, 1.7–4.8 times).
 
-The int8 weights are packed for oneDNN where torch has it (:func:`int8_engine`; torch's own
-``x86`` choice otherwise): the packed weights choose the kernels, whatever the process's
-``torch.backends.quantized.engine`` is later. On this project's Intel CPU, MiniLM fine-tuned on
+The int8 weights are packed for oneDNN on a CPU with AMX int8 units (:func:`int8_engine`;
+torch's own ``x86`` choice otherwise): the packed weights choose the kernels, whatever the
+process's ``torch.backends.quantized.engine`` is later. On this project's Intel CPU, MiniLM fine-tuned on
 SemEval ran its forward pass 2.8× faster than fp32 with oneDNN's kernels and 1.9× with fbgemm's
 (``x86``), at the same test macro-F1 within 0.02 (``docs/benchmarks.md``).
 
@@ -129,10 +129,13 @@ def spread(ranges: Tensor) -> float:
 
 
 def int8_engine() -> str:
-    """The quantized engine int8 weights are packed for: ``onednn`` where this torch has it, else
-    the process's own (``torch.backends.quantized.engine``)."""
-    engines = torch.backends.quantized.supported_engines
-    return "onednn" if "onednn" in engines else torch.backends.quantized.engine
+    """The quantized engine int8 weights are packed for: ``onednn`` where this torch has it and the
+    CPU has AMX tiles (the int8 matrix units oneDNN's kernels were measured on), else the
+    process's own (``torch.backends.quantized.engine``)."""
+    amx = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    if "onednn" in torch.backends.quantized.supported_engines and amx is not None and amx():
+        return "onednn"
+    return torch.backends.quantized.engine
 
 
 @contextmanager

@@ -104,10 +104,14 @@ def test_only_uneven_inputs_are_smoothed():
 
 
 def test_weights_are_packed_for_the_chosen_engine_and_the_process_setting_is_kept(monkeypatch):
-    """The packing runs under :func:`int8_engine` (oneDNN where torch has it) or the engine given;
+    """The packing runs under :func:`int8_engine` (oneDNN with AMX) or the engine given;
     the process's ``torch.backends.quantized.engine`` is what it was, after and on an error."""
     engines = torch.backends.quantized.supported_engines
-    assert int8_engine() == ("onednn" if "onednn" in engines else torch.backends.quantized.engine)
+    amx = torch.cpu._is_amx_tile_supported()
+    assert int8_engine() == ("onednn" if "onednn" in engines and amx else torch.backends.quantized.engine)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    assert int8_engine() == torch.backends.quantized.engine  # no AMX: torch's own choice
+    monkeypatch.undo()
     seen = []
     real = torch.ao.quantization.quantize_dynamic
 
