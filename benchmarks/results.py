@@ -255,6 +255,18 @@ E5_CHNSENTICORP_EXTRA = (
              "1,200.",
     ),
     Comparison(
+        "e5_chnsenticorp_bf16",
+        "ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder without knowledge (one epoch over "
+        "2,016 training sentences): bf16 mixed precision vs fp32 on the CPU",
+        (Arm("bf16-mixed", "kbert/chnsenticorp_e5", ("train.precision=bf16-mixed",)),
+         Arm("fp32", "kbert/chnsenticorp_e5", ("train.precision=32-true",))),
+        ("accuracy",),
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget of the no-knowledge arm above; each arm pins its precision. bf16: "
+             "torch.autocast on the CPU (matrix products in bf16; LayerNorm, softmax, the mask and the loss in "
+             "fp32), on a CPU with bf16 units (the provenance line names it).",
+    ),
+    Comparison(
         "e5_chnsenticorp_plain",
         "ChnSentiCorp, a plain HuggingFace e5-small classifier (transformers' BertModel and tokenizer, mean "
         "pooling, UER's head, a training loop of its own; no K-BERT machinery), one epoch over 2,016 training "
