@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from graphmatch.graphs.kbert import dense_inputs, second_text
 from graphmatch.models.choices import Head, PairEncoding, Pooling
+from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.cosine_match import CosineMatchHead
 
 
@@ -73,6 +74,11 @@ class KBert(nn.Module):
             text as the encoder reads it alone. (default: :obj:`None`, kept)
         match_label (int, optional): the label of a matching pair (``pair_encoding="separate"``).
             (default: :obj:`1`)
+        branch_embedding (bool, optional): a learned vector added to the embedding of every branch
+            token (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised).
+            (default: :obj:`False`)
+        branch_bias (bool, optional): a learned scalar per layer and head added to the attention
+            logits between trunk and branch tokens (zero-initialised). (default: :obj:`False`)
 
     Shapes:
         - **input:** a batch of K-BERT sentence-tree graphs, or dense ``[B, L]`` tensors for
@@ -89,7 +95,7 @@ class KBert(nn.Module):
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
                  dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer",
                  pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1,
-                 cls_id: int | None = None):
+                 cls_id: int | None = None, branch_embedding: bool = False, branch_bias: bool = False):
         super().__init__()
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
@@ -114,6 +120,10 @@ class KBert(nn.Module):
             if head == "uer" and not tagging and not separate else None
         self.classifier = None if separate else nn.Linear(encoder.hidden_size, num_labels)
         self.match = CosineMatchHead() if separate else None
+        #: the marks of the branch tokens (``None`` without them: K-BERT's model)
+        self.branch_marking = BranchMarking(encoder.hidden_size, encoder.num_layers, encoder.num_heads,
+                                            branch_embedding, branch_bias) \
+            if branch_embedding or branch_bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -143,7 +153,8 @@ class KBert(nn.Module):
     def forward(self, batch, return_attention_weights: bool = False):
         inputs = dense_inputs(batch)
         return self.forward_dense(inputs["input_ids"], inputs["pos"], inputs["seg"], inputs["token_mask"],
-                                  inputs["visible"], return_attention_weights=return_attention_weights)
+                                  inputs["visible"], return_attention_weights=return_attention_weights,
+                                  branch=inputs["branch"])
 
     def attention_inputs(self, pos: Tensor, token_mask: Tensor, visible: Tensor) -> tuple[Tensor, Tensor]:
         """Positions and visibility after the ablations."""
@@ -167,12 +178,20 @@ class KBert(nn.Module):
         return b, input_ids, pos, visible & (b.unsqueeze(2) == b.unsqueeze(1))
 
     def forward_dense(self, input_ids: Tensor, pos: Tensor, seg: Tensor, token_mask: Tensor, visible: Tensor,
-                      return_attention_weights: bool = False):
+                      return_attention_weights: bool = False, branch: Tensor | None = None):
+        """The logits of dense inputs; ``branch`` (``[B, L]`` bool, the injected tokens) is needed
+        with the branch marks."""
+        marks = {}
+        if self.branch_marking is not None:
+            if branch is None:
+                raise ValueError("the branch marks (branch_embedding, branch_bias) need branch, the injected tokens")
+            marks = {"marking": self.branch_marking, "branch": branch}
         pos, visible = self.attention_inputs(pos, token_mask, visible)
         if self.match is not None:
             b, input_ids, pos, visible = self.separated(input_ids, pos, token_mask, visible)
             seg = torch.zeros_like(seg)
-        hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights)
+        hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights,
+                              **marks)
         hidden, weights = hidden if return_attention_weights else (hidden, None)
         if self.match is not None:
             z = self.match(self.pool(hidden, token_mask & ~b), self.pool(hidden, b))

@@ -10,6 +10,7 @@ from torch_geometric.utils import cumsum, scatter, to_dense_batch
 from graphmatch.graphs.kbert import visibility_mask
 from graphmatch.graphs.relation_kbert import VALUE
 from graphmatch.models.renamed_keys import accept_renamed_keys
+from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.entity_start import EntityStartHead
 from graphmatch.ragged import batch_vector
@@ -72,6 +73,9 @@ class RelationTransformer(torch.nn.Module):
         hidden_channels (int, optional): R-BERT's per-part projection of ``entity_start``.
         pack (bool): two sentences per encoder row. (default: :obj:`True`)
         pad_id (int): id of the padding piece. (default: 0)
+        branch_embedding, branch_bias (bool): with sentence trees, K-BERT's branch tokens marked by a
+            learned embedding and a per-layer, per-head attention bias between trunk and branch tokens
+            (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised). (default: :obj:`False`)
 
     Shapes:
         - **input:** a (batched) word-piece relation graph with :math:`N` tokens in :math:`B` sentences
@@ -95,6 +99,8 @@ class RelationTransformer(torch.nn.Module):
         hidden_channels: int | None = None,
         pack: bool = True,
         pad_id: int = 0,
+        branch_embedding: bool = False,
+        branch_bias: bool = False,
     ):
         super().__init__()
         self.encoder = encoder
@@ -113,6 +119,11 @@ class RelationTransformer(torch.nn.Module):
             # as the head did when it held the table: every part built, then every part reset
             self.position.reset_parameters()
             self.head.reset_parameters()
+        config = encoder.config
+        #: the marks of the branch tokens (``None`` without them)
+        self.branch_marking = BranchMarking(channels, config.num_hidden_layers, config.num_attention_heads,
+                                            branch_embedding, branch_bias) \
+            if branch_embedding or branch_bias else None
         accept_renamed_keys(self)
 
     def encode(self, data: HeteroData) -> Tensor:
@@ -129,10 +140,9 @@ class RelationTransformer(torch.nn.Module):
                 out = self.encoder(input_ids=ids, attention_mask=mask.long(), position_ids=position)
                 return out.last_hidden_state[mask]
             position, _ = to_dense_batch(tok.pos, batch, fill_value=0, batch_size=num_graphs)
+            branch, _ = to_dense_batch(tok.branch, batch, fill_value=False, batch_size=num_graphs)
             visible, _ = visibility_mask(data, value=VALUE)
-            out = self.encoder(input_ids=ids, attention_mask=self._additive(visible),
-                               position_ids=position + self.position_offset).last_hidden_state
-            return out[mask]
+            return self._encode_tree(ids, position, visible, branch)[mask]
         counts = torch.bincount(batch, minlength=num_graphs)
         row, offset, width = pack_pairs(counts)
         local = torch.arange(batch.numel(), device=batch.device) - cumsum(counts)[batch]
@@ -147,13 +157,28 @@ class RelationTransformer(torch.nn.Module):
             g, i, j = seen.nonzero(as_tuple=True)
             visible = torch.zeros((rows, width, width), dtype=torch.bool, device=ids.device)
             visible[row[g], offset[g] + i, offset[g] + j] = True
-        else:
-            owner = torch.full_like(ids, -1)
-            owner[r, c] = batch
-            visible = (owner.unsqueeze(2) == owner.unsqueeze(1)) & (owner >= 0).unsqueeze(1)
+            branch = torch.zeros_like(ids, dtype=torch.bool)
+            branch[r, c] = tok.branch
+            return self._encode_tree(ids, position, visible, branch)[r, c]
+        owner = torch.full_like(ids, -1)
+        owner[r, c] = batch
+        visible = (owner.unsqueeze(2) == owner.unsqueeze(1)) & (owner >= 0).unsqueeze(1)
         out = self.encoder(input_ids=ids, attention_mask=self._additive(visible),
                            position_ids=position + self.position_offset)
         return out.last_hidden_state[r, c]
+
+    def _encode_tree(self, ids: Tensor, position: Tensor, visible: Tensor, branch: Tensor) -> Tensor:
+        """The encoder's states ``[B, L, F]`` of dense sentence-tree rows, with the branch marks if any."""
+        mask = self._additive(visible)
+        marking = self.branch_marking
+        if marking is None:
+            return self.encoder(input_ids=ids, attention_mask=mask,
+                                position_ids=position + self.position_offset).last_hidden_state
+        tokens = {"input_ids": ids} if marking.embedding is None else \
+            {"inputs_embeds": marking.embed(self.encoder.embeddings.word_embeddings(ids), branch)}
+        with marking.hf_layer_masks(self.encoder.encoder.layer, mask, branch, visible):
+            return self.encoder(**tokens, attention_mask=mask,
+                                position_ids=position + self.position_offset).last_hidden_state
 
     def _additive(self, visible: Tensor) -> Tensor:
         """A ``[B, L, L]`` visibility as the encoder's 4D additive mask ``[B, 1, L, L]``: 0 where

@@ -45,10 +45,17 @@ def _rename_on_load(module: torch.nn.Module, state: MutableMapping[str, Any], pr
 
 def upgrade_state_dict(model: torch.nn.Module, state: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``state`` with the old names of ``model`` and its submodules replaced by the
-    current ones."""
+    current ones, and the parameters a submodule lists in ``ZERO_IF_MISSING`` (zero-initialised
+    additions such as :class:`~graphmatch.nn.branch_marking.BranchMarking`'s) added as zeros where
+    ``state`` lacks them."""
     out = dict(state)
     for name, module in model.named_modules():
+        prefix = f"{name}." if name else ""
         renames = getattr(module, "RENAMED_KEYS", None)
         if renames:
-            rename_keys(out, renames, f"{name}." if name else "")
+            rename_keys(out, renames, prefix)
+        for param in getattr(module, "ZERO_IF_MISSING", ()):
+            value = getattr(module, param, None)
+            if value is not None and prefix + param not in out:
+                out[prefix + param] = torch.zeros_like(value)
     return out

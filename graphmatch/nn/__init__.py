@@ -14,6 +14,7 @@ _WHERE = {
     "EntityAwareAttentionHead": "entity_aware_head",
     "EntityStartHead": "entity_start",
     "FeatureWiseAttentionPooling": "featurewise_pooling",
+    "BranchMarking": "branch_marking",
     "HFBertEncoder": "hf_bert",
     "additive_mask": "hf_bert",
     "LatentEntityTyping": "latent_types",

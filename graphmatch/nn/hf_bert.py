@@ -10,11 +10,13 @@ raise. :func:`additive_mask` builds the float form.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 
 import torch
 from torch import Tensor, nn
 
 from graphmatch.checkpoints import Checkpoint, Pretrained
+from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.pretrained import LoadReport, as_checkpoint, layer_groups, load_bert, load_checkpoint
 
 
@@ -78,6 +80,14 @@ class HFBertEncoder(nn.Module):
         return cls(bert)
 
     @property
+    def num_layers(self) -> int:
+        return self.bert.config.num_hidden_layers
+
+    @property
+    def num_heads(self) -> int:
+        return self.bert.config.num_attention_heads
+
+    @property
     def hidden_size(self) -> int:
         return self.bert.config.hidden_size
 
@@ -91,15 +101,24 @@ class HFBertEncoder(nn.Module):
         return self.bert.config.max_position_embeddings - self.position_offset
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
-                return_attention_weights: bool = False):
+                return_attention_weights: bool = False, marking: BranchMarking | None = None,
+                branch: Tensor | None = None):
+        """``marking`` (with ``branch``, ``[B, L]`` bool: the injected tokens) adds the branch
+        embedding to the token embeddings (as ``inputs_embeds``) and gives each ``BertLayer`` its own
+        mask with its branch bias (:meth:`~graphmatch.nn.branch_marking.BranchMarking.hf_layer_masks`)."""
         if pos.max() >= self.max_positions:
             table = self.bert.config.max_position_embeddings
             raise ValueError(f"position {int(pos.max())} exceeds the encoder's {self.max_positions} positions "
                              f"(max_position_embeddings {table}); shorten max_length")
         mask = additive_mask(visible, self.bert.dtype)
-        out = self.bert(input_ids=input_ids, attention_mask=mask, token_type_ids=seg,
-                        position_ids=pos + self.position_offset,
-                        output_attentions=return_attention_weights)
+        tokens: dict[str, Tensor] = {"input_ids": input_ids}
+        if marking is not None and marking.embedding is not None:
+            tokens = {"inputs_embeds": marking.embed(self.bert.embeddings.word_embeddings(input_ids), branch)}
+        with marking.hf_layer_masks(self.bert.encoder.layer, mask, branch, visible) if marking is not None \
+                else nullcontext():
+            out = self.bert(**tokens, attention_mask=mask, token_type_ids=seg,
+                            position_ids=pos + self.position_offset,
+                            output_attentions=return_attention_weights)
         if return_attention_weights:
             return out.last_hidden_state, list(out.attentions)
         return out.last_hidden_state

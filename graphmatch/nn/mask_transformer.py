@@ -25,6 +25,7 @@ from torch import Tensor, nn
 from graphmatch.checkpoints import Checkpoint, Pretrained, read_json
 from graphmatch.checkpoints.files import normalise_names
 from graphmatch.checkpoints.uer import normalise_uer, uer_config
+from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
 from graphmatch.nn.pretrained import (
     BERT_MISSING_OK,
@@ -164,9 +165,12 @@ class MaskTransformerEmbeddings(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.position_offset = config.position_offset
 
-    def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor) -> Tensor:
+    def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, inputs_embeds: Tensor | None = None) -> Tensor:
+        r"""``inputs_embeds`` (``[B, L, F]``) replaces the token embeddings :math:`\mathbf{E}^{tok}_{t_i}`
+        (e.g. with the branch embedding added: :class:`~graphmatch.nn.branch_marking.BranchMarking`)."""
         pos = pos + self.position_offset if self.position_offset else pos
-        return self.dropout(self.norm(self.word(input_ids) + self.position(pos) + self.segment(seg)))
+        word = self.word(input_ids) if inputs_embeds is None else inputs_embeds
+        return self.dropout(self.norm(word + self.position(pos) + self.segment(seg)))
 
 
 class MaskTransformerLayer(nn.Module):
@@ -235,6 +239,14 @@ class MaskTransformerEncoder(nn.Module):
         self.reset_parameters()
 
     @property
+    def num_layers(self) -> int:
+        return self.config.num_hidden_layers
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.num_attention_heads
+
+    @property
     def hidden_size(self) -> int:
         return self.config.hidden_size
 
@@ -253,17 +265,26 @@ class MaskTransformerEncoder(nn.Module):
             self.embeddings.word.weight[self.config.pad_token_id].zero_()
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
-                return_attention_weights: bool = False):
+                return_attention_weights: bool = False, marking: BranchMarking | None = None,
+                branch: Tensor | None = None):
+        """``marking`` (with ``branch``, ``[B, L]`` bool: the injected tokens) adds the branch
+        embedding and each layer's branch bias (:class:`~graphmatch.nn.branch_marking.BranchMarking`;
+        the bias takes the dense attention path)."""
         if pos.max() >= self.config.max_position_embeddings:
             raise ValueError(f"position {int(pos.max())} exceeds max_position_embeddings "
                              f"({self.config.max_position_embeddings}); shorten max_length")
-        x = self.embeddings(input_ids, pos, seg)
+        embeds = None if marking is None or marking.embedding is None else \
+            marking.embed(self.embeddings.word(input_ids), branch)
+        x = self.embeddings(input_ids, pos, seg, inputs_embeds=embeds)
+        cross = None if marking is None else marking.cross(branch, visible, x.dtype)
         mode = self.layers[0].attention.resolve_mode(visible) if len(self.layers) else "dense"
+        mode = "dense" if cross is not None else mode
         attn_mask = additive_attention_mask(visible, x.dtype) if mode == "dense" else None
         weights = []
-        for layer in self.layers:
+        for i, layer in enumerate(self.layers):
+            layer_mask = attn_mask if cross is None else (marking.layer_mask(i, attn_mask[0], cross), attn_mask[1])
             x = layer(x, visible, mode=mode, return_attention_weights=return_attention_weights,
-                      attn_mask=attn_mask)
+                      attn_mask=layer_mask)
             if return_attention_weights:
                 x, w = x
                 weights.append(w)

@@ -315,7 +315,7 @@ class KBertTask(KBertKeys, Task):
                         sep_id=tokenizer.sep_id, cls_id=tokenizer.cls_id)
         return KBert(encoder, len(labels), tagging=self.kind == "ner", pooling=m.pooling,
                      dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
-                     head=m.head, **pair)
+                     head=m.head, branch_embedding=m.branch_embedding, branch_bias=m.branch_bias, **pair)
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())

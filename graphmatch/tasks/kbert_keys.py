@@ -10,7 +10,15 @@ from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
 from graphmatch.models.choices import Head, PairEncoding, Pooling
 from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.keys import BranchSelect, ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
+from graphmatch.tasks.keys import (
+    BranchSelect,
+    ClassWeight,
+    SampleLimits,
+    TaskKeys,
+    class_weight_key,
+    knowledge_keys,
+    register_keys,
+)
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"
@@ -43,6 +51,9 @@ class KBertData:
     select: BranchSelect = key(BranchSelect(), "which candidate branches a word keeps")
     text_prefix: str | None = key(None, "written before each text as the checkpoint's pieces (never queried): an "
                                         "encoder's instruction such as e5's 'query: '; word pieces or SentencePiece")
+    entity_mask: float = key(0.0, "training only: each matched word whose branch is kept has its trunk tokens "
+                                  "replaced by the mask token with this probability, its branch left visible "
+                                  "(needs data.kg)", interval="[0, 1]")
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,10 @@ class KBertModel:
     attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
     layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
                                                              "K-BERT/UER checkpoint, else bert (ours only)")
+    branch_embedding: bool = key(False, "a learned vector (zero at first) added to the embedding of every branch "
+                                        "token (needs data.kg)")
+    branch_bias: bool = key(False, "a learned scalar per layer and head (zero at first) added to the attention "
+                                   "logits between trunk and branch tokens (needs data.kg)")
 
 
 @register_keys
@@ -88,6 +103,9 @@ class KBertKeys(TaskKeys):
 
     @classmethod
     def check_sections(cls, data: KBertData, model: KBertModel) -> None:
+        if data.kg is None or str(data.kg).lower() in ("none", "null", ""):
+            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0},
+                           model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
         if data.select.by == "encoder" and model.pretrained is None:
             raise ValueError("data.select.by: encoder scores branches with model.pretrained's embeddings; give "
                              "model.pretrained (e.g. e5-small) or data.select.by: none")

@@ -73,6 +73,16 @@ def class_weight_key() -> Any:
 
 
 @dataclass(frozen=True)
+def knowledge_keys(data_keys: Mapping[str, bool] | None = None, model_keys: Mapping[str, bool] | None = None) -> None:
+    """On a recipe without a knowledge graph: a ValueError naming the first key that is set
+    (``True``) and acts on branches (``data.<name>`` / ``model.<name>``)."""
+    for section, keys in (("data", data_keys or {}), ("model", model_keys or {})):
+        for name, is_set in keys.items():
+            if is_set:
+                raise ValueError(f"{section}.{name} acts on the branches of a knowledge graph; give data.kg "
+                                 f"(or leave {section}.{name} off)")
+
+
 class NoKeys:
     """A section without keys."""
 

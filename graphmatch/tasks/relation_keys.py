@@ -16,7 +16,15 @@ from graphmatch.graphs.defaults import (
 )
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
-from graphmatch.tasks.keys import BranchSelect, ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
+from graphmatch.tasks.keys import (
+    BranchSelect,
+    ClassWeight,
+    SampleLimits,
+    TaskKeys,
+    class_weight_key,
+    knowledge_keys,
+    register_keys,
+)
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
@@ -97,6 +105,10 @@ class RelationModel:
     class_weight: ClassWeight = class_weight_key()
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
                                   interval=_SIZE)
+    branch_embedding: bool = key(False, "with data.kg: a learned vector (zero at first) added to the embedding of "
+                                        "every branch token (transformers)")
+    branch_bias: bool = key(False, "with data.kg: a learned scalar per layer and head (zero at first) added to the "
+                                   "attention logits between trunk and branch tokens (transformers)")
 
 
 @register_keys
@@ -114,6 +126,8 @@ class RelationKeys(TaskKeys):
         if model.name in BILSTM_MODELS and model.pretrained:
             raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
                              "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
+        if data.kg is None:
+            knowledge_keys(model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
         if data.kg is not None and model.name not in TRANSFORMER_MODELS:
             raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
         select = data.select

@@ -84,7 +84,8 @@ class TransformerRelationTask(RelationTask):
             encoder, len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
             num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim, latent_types=m.latent_types,
             attention_size=m.attention_size, hidden_channels=m.head_hidden, pack=m.pack,
-            pad_id=self.pieces().tokenizer.pad_token_id or 0,
+            pad_id=self.pieces().tokenizer.pad_token_id or 0, branch_embedding=m.branch_embedding,
+            branch_bias=m.branch_bias,
         )
 
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
