@@ -1,7 +1,8 @@
 """The LightningModule that trains any :class:`~graphmatch.tasks.base.Task`.
 
-Training calls ``task.loss(model(batch), batch)`` plus ``task.penalty(model)``; evaluation
-collects ``task.decode`` rows, gathers them from every process, puts them back in dataset order and computes
+Training calls ``task.loss(model(batch), batch)`` on ``task.training_batch(batch)``, plus
+``task.penalty(model)``; evaluation collects ``task.decode`` rows, gathers them from every process,
+puts them back in dataset order and computes
 ``task.metrics`` on the whole split, logged as ``dev/<metric>`` (or ``test/<metric>``). The
 checkpoint callback selects on ``dev/<task.monitor>``.
 """
@@ -90,6 +91,7 @@ class TaskModule(pl.LightningModule):
         self._start = time.time()
 
     def training_step(self, batch: Any, batch_idx: int) -> Tensor:
+        batch = self.task.training_batch(batch)
         loss = self.task.loss(self.model(batch), batch)
         penalty = self.task.penalty(self.model)
         if penalty is not None:

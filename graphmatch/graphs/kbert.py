@@ -222,6 +222,30 @@ def dense_inputs(batch: HeteroData, pad_id: int = 0) -> dict[str, Tensor]:
     return out
 
 
+def mask_matched_words(batch: HeteroData, p: float, mask_id: int, ids: str = "input_ids") -> HeteroData:
+    r"""Entity masking (``data.entity_mask``): each matched word that kept a branch (a ``word``
+    node; its trunk tokens are the ``(token, in, word)`` edges) is drawn with probability ``p``,
+    and every trunk token of a drawn word is replaced by ``mask_id``; its branch stays as it was:
+
+    .. math::
+        z_w \sim \operatorname{Bernoulli}(p), \qquad
+        t_i' = egin{cases} 	exttt{mask\_id} & i 	ext{ a trunk token of a word } w 	ext{ with } z_w = 1 \
+                             t_i & 	ext{otherwise.} \end{cases}
+
+    The token ids ``batch["token"][ids]`` are replaced by a new tensor (the stored graphs are not
+    touched), vectorised over the batch, drawn from torch's generator (the run's seed). Returns ``batch``.
+    """
+    if p <= 0 or batch["word"].num_nodes in (None, 0) or WORD_EDGE not in batch.edge_types:
+        return batch
+    token, word = batch[WORD_EDGE].edge_index
+    tok = batch["token"]
+    drawn = torch.rand(batch["word"].num_nodes, device=token.device) < p
+    masked = tok[ids].clone()
+    masked[token[drawn[word]]] = mask_id
+    tok[ids] = masked
+    return batch
+
+
 def second_text(input_ids: Tensor, sep_id: int) -> Tensor:
     """``[B, L]`` bool: the tokens of a pair's text b (and the separators after text a's first),
     counted by the separator tokens before each: BERT's ``[CLS] a [SEP] b [SEP]`` and XLM-R /
@@ -246,5 +270,6 @@ def visible_edge_index(data: HeteroData, apart_sep_id: int | None = None) -> Ten
     return torch.stack([ptr[g] + i, ptr[g] + j])
 
 
-__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "second_text",
+__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "mask_matched_words",
+           "second_text",
            "tree_graph", "visibility_mask", "visible_edge_index"]

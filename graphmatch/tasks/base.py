@@ -252,6 +252,11 @@ class Task(TaskKeys, abc.ABC):
         pretrained encoder ``model.pretrained`` names, word vectors, a tag layer's prior."""
 
     @abc.abstractmethod
+    def training_batch(self, batch: Batch) -> Batch:
+        """The batch a training step reads (never an evaluation's or a prediction's): e.g. with
+        tokens masked at random (K-BERT's ``data.entity_mask``). The default: ``batch`` as it is."""
+        return batch
+
     def loss(self, out: Any, batch: Batch) -> Tensor:
         """Training loss of one batch (without :meth:`penalty`)."""
 

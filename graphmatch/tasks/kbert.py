@@ -25,7 +25,7 @@ from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder
+from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, mask_matched_words
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
@@ -64,6 +64,7 @@ class KBertTask(KBertKeys, Task):
         self._train: Dataset | None = None
         self._builder: SentenceTreeBuilder | None = None
         self._selection: BranchSelection | None = None
+        self._mask_id: int | None = None  # the vocabulary's mask token (data.entity_mask)
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
@@ -380,6 +381,15 @@ class KBertTask(KBertKeys, Task):
         return (counts / counts.sum()).log().float()
 
     # ---------------------------------------------------------- loss, decode
+    def training_batch(self, batch: Batch) -> Batch:
+        """``data.entity_mask``: the trunk tokens of matched words (with a kept branch) masked at
+        random, their branches visible (:func:`~graphmatch.graphs.kbert.mask_matched_words`); training only."""
+        if self.data.entity_mask <= 0:
+            return batch
+        if self._mask_id is None:
+            self._mask_id = tokenizer_for(self.vocab_path(), *self.vocab_tokenization()).mask_id
+        return mask_matched_words(batch, self.data.entity_mask, self._mask_id)
+
     def training_labels(self) -> torch.Tensor:
         return self.train_split().label_ids()
 

@@ -72,7 +72,6 @@ def class_weight_key() -> Any:
                        "so that the training prior does not decide) or its square root")
 
 
-@dataclass(frozen=True)
 def knowledge_keys(data_keys: Mapping[str, bool] | None = None, model_keys: Mapping[str, bool] | None = None) -> None:
     """On a recipe without a knowledge graph: a ValueError naming the first key that is set
     (``True``) and acts on branches (``data.<name>`` / ``model.<name>``)."""
@@ -83,6 +82,7 @@ def knowledge_keys(data_keys: Mapping[str, bool] | None = None, model_keys: Mapp
                                  f"(or leave {section}.{name} off)")
 
 
+@dataclass(frozen=True)
 class NoKeys:
     """A section without keys."""
 
