@@ -43,6 +43,8 @@ class KBertData:
     select: BranchSelect = key(BranchSelect(), "which candidate branches a word keeps")
     text_prefix: str | None = key(None, "written before each text as the checkpoint's pieces (never queried): an "
                                         "encoder's instruction such as e5's 'query: '; word pieces or SentencePiece")
+    knowledge_as: Literal["tree", "text"] = key("tree", "tree: K-BERT's branches on their words; text: the same "
+                                                        "branches after the input as plain text, full visibility")
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ class KBertKeys(TaskKeys):
         if data.select.by == "encoder" and model.pretrained is None:
             raise ValueError("data.select.by: encoder scores branches with model.pretrained's embeddings; give "
                              "model.pretrained (e.g. e5-small) or data.select.by: none")
+        if data.knowledge_as == "text" and data.kg is None:
+            raise ValueError("data.knowledge_as: text writes the KG's branches out; give data.kg or data.knowledge_as: "
+                             "tree")
         if data.select.by != "none" and data.mode == "reference":
             raise ValueError("data.select.by: a branch selection needs data.mode: default (the reference mode "
                              "injects K-BERT's first values)")
