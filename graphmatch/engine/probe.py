@@ -82,7 +82,8 @@ class Tally:
                                                                                               strict=True)]
         else:
             pairs = [(r["pred"], c["pred"]) for r, c in zip(self.rows, self.cut, strict=True)]
-        out = {"inputs": self.inputs, "with_branch": 100 * self.with_branch / n, "branch_tokens": self.branch_tokens / n,
+        out = {"inputs": self.inputs, "with_branch": 100 * self.with_branch / n,
+               "branch_tokens": self.branch_tokens / n,
                "queries": self.queries, "attention": [100 * m / max(self.queries, 1) for m in self.mass],
                "uniform": 100 * self.uniform / max(self.queries, 1), "score": score, "score_cut": cut,
                "changed": 100 * sum(a != b for a, b in pairs) / max(len(pairs), 1)}
@@ -119,7 +120,8 @@ def probe_graphs(task: Task, model: torch.nn.Module, graphs: Sequence[Any], gold
     with torch.inference_mode():
         for lo in range(0, len(graphs), batch_size):
             chunk = [graphs[i] for i in range(lo, min(lo + batch_size, len(graphs)))]
-            tally.add(model, Batch.from_data_list(chunk).to(device), None if golds is None else golds[lo:lo + batch_size])
+            gold = None if golds is None else golds[lo:lo + batch_size]
+            tally.add(model, Batch.from_data_list(chunk).to(device), gold)
     return tally.figures()
 
 
@@ -132,7 +134,7 @@ def check_probed(task: Task, where: str) -> str:
         raise ValueError(f"{where}: its knowledge graph: {err}") from None
     if kg is None:
         raise ValueError(f"{where}: the probe reads a run whose model hangs knowledge-graph branches on its inputs "
-                         f"(K-BERT with data.kg and data.knowledge_as: tree); this run's task {task.name!r} has none")
+                         f"(K-BERT with a KG, its knowledge as a tree); this run's task {task.name!r} has none")
     if not Path(kg).is_file():
         raise ValueError(f"{where}: its knowledge graph {kg} is missing (looked for at {Path(kg).resolve()})")
     return kg
