@@ -75,3 +75,15 @@ def test_ner_tags_ignore_the_knowledge(tok, kg):
 def test_a_bad_value_is_refused(tok, kg):
     with pytest.raises(ValueError, match="knowledge_as must be one of tree, text"):
         SentenceTreeBuilder(kg, tok, knowledge_as="list")
+
+
+def test_the_recipe_key_needs_a_kg_and_keys_the_cache(capsys, samples, tmp_path):
+    from graphmatch.cli.main import main
+    from graphmatch.data.kbert_options import TreeOptions
+
+    assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(tmp_path / "run"), "--set", "data.kg=null",
+                 "data.knowledge_as=text"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "data.knowledge_as: text" in err, err
+    assert "knowledge_as" not in TreeOptions().builder_options()  # the tree's caches stay valid
+    assert TreeOptions(knowledge_as="text").builder_options()["knowledge_as"] == "text"
