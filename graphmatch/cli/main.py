@@ -21,7 +21,7 @@ from typing import NoReturn, TextIO
 from graphmatch import __version__
 
 #: subcommand modules, in the order ``graphmatch --help`` lists them
-COMMANDS = ("demo", "train", "evaluate", "predict", "score", "inspect", "show", "recipe", "kg", "pretrained")
+COMMANDS = ("demo", "train", "evaluate", "predict", "probe", "score", "inspect", "show", "recipe", "kg", "pretrained")
 DEBUG_FLAG = "--debug"
 #: exit code of a user's error (argparse uses the same)
 USER_ERROR = 2

@@ -30,7 +30,9 @@ class TreeOptions:
     noun); K-Query by the ``query`` (``None``: the tokenization's own, the trie over characters or
     the words of word pieces) with ``segmenter`` for ``query="words"``; ``predicate``
     (``None``: the kind's rule, every kind but NER glues the predicate to the object); and a
-    ``text_prefix`` written before each text as pieces (subword tokenizations, default mode).
+    ``text_prefix`` written before each text as pieces (subword tokenizations, default mode); the
+    branches hung on their words (``knowledge_as="tree"``) or written after the input as text
+    (``"text"``, :mod:`~graphmatch.graphs.kbert_text`).
     """
 
     kind: str = "classification"
@@ -44,6 +46,7 @@ class TreeOptions:
     segmenter: str = KBERT_SEGMENTER
     predicate: bool | None = None
     text_prefix: str | None = None
+    knowledge_as: str = "tree"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -94,7 +97,8 @@ class TreeOptions:
         ``lowercase`` say which tokenizer :func:`~graphmatch.data.kbert.tree_builder` makes), NER's
         tag ids from ``labels``; the form that keys a dataset's cache."""
         common = {"max_length": self.max_length, "max_entities": self.max_entities, "mode": self.mode,
-                  **({"prefix": self.text_prefix} if self.text_prefix else {})}
+                  **({"prefix": self.text_prefix} if self.text_prefix else {}),
+                  **({"knowledge_as": self.knowledge_as} if self.knowledge_as != "tree" else {})}
         predicate = (not self.ner) if self.predicate is None else self.predicate
         if self.tokenization == "sentencepiece":
             return {**common, "query": self.query or "trie", "predicate": predicate, "add_cls": True,

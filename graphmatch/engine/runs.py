@@ -155,9 +155,10 @@ def _made_by(record: Mapping[str, Any] | None) -> list[str]:
 
 
 def write_summary(run_dir: Path, recipe: Recipe, metrics: Mapping[str, Any],
-                  notes: Sequence[str] = ()) -> None:
+                  notes: Sequence[str] = (), extra: Sequence[str] = ()) -> None:
     """``summary.md``: recipe, selected checkpoint, dev/test table, time, curve, and the task's
-    ``notes`` on its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each."""
+    ``notes`` on its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each; ``extra``
+    lines at the end (the knowledge probe, :mod:`graphmatch.engine.probe`)."""
     t = recipe.train
     lines = [
         f"# {recipe.name} ({recipe.task}), seed {t.seed}",
@@ -178,6 +179,7 @@ def write_summary(run_dir: Path, recipe: Recipe, metrics: Mapping[str, Any],
         "Configuration: `config.yaml`; predictions: `predictions_dev.jsonl`, `predictions_test.jsonl`.",
         "",
         *_made_by(metrics.get("provenance")),
+        *extra,
     ]
     write_atomically(run_dir / "summary.md", "\n".join(lines))
 

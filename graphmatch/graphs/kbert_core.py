@@ -89,6 +89,7 @@ import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_MAX_WORDS, KBERT_SEGMENTER
+from graphmatch.graphs.kbert_text import KNOWLEDGE_AS, text_trees
 from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.knowledge.noun_reading import NounReadings
@@ -740,6 +741,9 @@ class TreeCore:
             pieces of it, read as tags (never queried, no label): an encoder's instruction such as
             multilingual-e5's ``"query: "``. Subword tokenizers in the default mode only; every
             piece must be in the vocabulary. (default: :obj:`None`)
+        knowledge_as (str, optional): ``"tree"`` hangs the branches on their words (K-BERT);
+            ``"text"`` writes the same branches after the input as plain text
+            (:mod:`~graphmatch.graphs.kbert_text`; :meth:`build` only). (default: ``"tree"``)
     """
 
     def __init__(
@@ -761,8 +765,11 @@ class TreeCore:
         noun_readings: NounReadings | None = None,
         selection: BranchSelection | None = None,
         prefix: str | None = None,
+        knowledge_as: str = "tree",
     ):
         finder = word_finder(tokenizer, mode, query)
+        if knowledge_as not in KNOWLEDGE_AS:
+            raise ValueError(f"knowledge_as must be one of {', '.join(KNOWLEDGE_AS)}, got {knowledge_as!r}")
         if max_length < 1:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
         if max_entities < 0:
@@ -791,6 +798,7 @@ class TreeCore:
         self.selection = selection
         self.noun_readings = noun_readings
         self.prefix = prefix
+        self.knowledge_as = knowledge_as
         self._value_limit = None if selection is not None else max_entities  # candidates per subject
         self._token_id = tokenizer.exact_id if finder.exact else tokenizer.token_to_id
         self._char_ids = _CodeTable(lambda ch: -1 if ch.isspace() else self._token_id(ch))  # -1: whitespace
@@ -843,7 +851,7 @@ class TreeCore:
 
         The inputs are not checked here: :meth:`check` them first.
         """
-        return self._build(self._layout(texts_a, texts_b), texts_b is not None, tags)
+        return self._build(self._layout(texts_a, texts_b), texts_b is not None, tags, self.knowledge_as == "text")
 
     def build_parts(self, inputs: Sequence[Sequence[Part]]) -> Trees:
         """The trees of inputs written out as parts (segment 0 throughout; ``char_index`` is an
@@ -866,12 +874,14 @@ class TreeCore:
                           np.arange(len(inputs)).repeat(count), len(inputs), query)
         return self._build(layout, False, None)
 
-    def _build(self, layout: _Layout, pair: bool, tags: Sequence[Sequence[str]] | None) -> Trees:
-        """Steps 2-6 over a written-out layout."""
+    def _build(self, layout: _Layout, pair: bool, tags: Sequence[Sequence[str]] | None, text: bool = False) -> Trees:
+        """Steps 2-6 over a written-out layout (with ``text``, the knowledge written out instead)."""
         specials, matches, trunk = self.finder.read(layout, pair)
         if layout.part_query is not None:
             matches = self._queried(layout, matches)
         words = self._words(layout, trunk, matches, self._hang_tokens(trunk, specials))
+        if text:
+            return text_trees(self, layout, trunk, words, specials, pair, tags)
         branches = self._branches(words)
         placed = self._place(trunk, words, branches)
         kept = self._cut(trunk, words, branches, placed)
@@ -931,7 +941,7 @@ class TreeCore:
         pieces, segmenter, selection, ``hang_after`` or ``keep_text``): what
         :mod:`~graphmatch.graphs.kbert_one` builds one input at a time without the arrays."""
         return (self.finder.plain and self.selection is None
-                and not self.hang_after and not self.keep_text)
+                and not self.hang_after and not self.keep_text and self.knowledge_as == "tree")
 
     def pair_layout(self) -> tuple[int, int]:
         """The ``[SEP]`` tags between the texts of a pair and the segment of text b."""

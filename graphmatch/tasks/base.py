@@ -307,3 +307,16 @@ class Task(TaskKeys, abc.ABC):
         :func:`graphmatch.viz.attention.draw_token_attention`: ``tokens``, ``weights`` (one per
         token), ``entity_tokens`` (token indices to highlight), ``type_weights`` and ``title``."""
         raise NotImplementedError(f"task {self.name!r} has no --explain picture")
+
+    def knowledge_graph(self) -> str | None:
+        """The knowledge graph whose branches the model reads (its path), ``None`` without one;
+        a task that has one answers :meth:`probe_batch` (``graphmatch probe``)."""
+        return None
+
+    def probe_batch(self, model: torch.nn.Module, batch: Any) -> dict[str, Any]:
+        """What :mod:`graphmatch.engine.probe` reads of one batch (optional): ``out`` and
+        ``out_cut``, the model's output (as :meth:`decode` takes it) with its knowledge and with
+        every branch cut out; ``[B, L]`` ``branch`` and ``token_mask``, ``[B, L, L]`` ``visible``,
+        ``weights`` (one ``[B, H, L, L]`` attention per layer, or ``None``) and ``spans``, the
+        character spans ``(start, end)`` of each input's words that got a branch."""
+        raise NotImplementedError(f"task {self.name!r} has no knowledge probe")

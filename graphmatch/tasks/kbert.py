@@ -25,7 +25,7 @@ from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, mask_matched_words
+from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs, mask_matched_words
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
@@ -199,6 +199,33 @@ class KBertTask(KBertKeys, Task):
         """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
         kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
+
+    def knowledge_graph(self) -> str | None:
+        """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""
+        kg = resolve_kg(self.data.kg, self.data.root)
+        return None if kg is None or self.data.knowledge_as != "tree" else str(kg)
+
+    def probe_batch(self, model: torch.nn.Module, batch: Batch) -> dict[str, Any]:
+        """The model's output with its branches and with every branch token cut out of the
+        visibility and the pooling (no token sees one, none is pooled: with soft positions, the
+        model on the trunk alone), the attention weights with them (:meth:`Task.probe_batch`)."""
+        d = dense_inputs(batch)
+        branch, real = d["branch"], d["token_mask"]
+        args = (d["input_ids"], d["pos"], d["seg"])
+        out, weights = model.forward_dense(*args, real, d["visible"], return_attention_weights=True, branch=branch)
+        cut = d["visible"] & ~branch.unsqueeze(1) & ~branch.unsqueeze(2)
+        out_cut = model.forward_dense(*args, real & ~branch, cut, branch=branch)
+        if model.tagging:  # one row per real token: the cut model's rows go to the trunk tokens
+            out_cut = out.clone().index_put_(((~branch)[real].nonzero().squeeze(1),), out_cut)
+        if not all(isinstance(w, torch.Tensor) for w in weights):
+            weights = None  # the sparse attention path keeps no dense weights
+        word = batch["word"]
+        graph = word.batch.tolist() if "batch" in word else [0] * word.num_nodes
+        spans: list[list[tuple[int, int]]] = [[] for _ in range(len(branch))]
+        for g, (lo, hi) in zip(graph, word.span.tolist(), strict=True):
+            spans[g].append((lo, hi))
+        return {"out": out, "out_cut": out_cut, "branch": branch, "token_mask": real, "visible": d["visible"],
+                "weights": weights, "spans": spans}
 
     def input_columns(self) -> tuple[str, ...]:
         """The dataset files' columns: ``label, text_a`` (classification), ``text_a, text_b, label``

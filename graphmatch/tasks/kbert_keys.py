@@ -54,6 +54,8 @@ class KBertData:
     entity_mask: float = key(0.0, "training only: each matched word whose branch is kept has its trunk tokens "
                                   "replaced by the mask token with this probability, its branch left visible "
                                   "(needs data.kg)", interval="[0, 1]")
+    knowledge_as: Literal["tree", "text"] = key("tree", "tree: K-BERT's branches on their words; text: the same "
+                                                        "branches after the input as plain text, full visibility")
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class KBertKeys(TaskKeys):
     @classmethod
     def check_sections(cls, data: KBertData, model: KBertModel) -> None:
         if data.kg is None or str(data.kg).lower() in ("none", "null", ""):
-            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0},
+            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0, "knowledge_as": data.knowledge_as == "text"},
                            model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
         if data.select.by == "encoder" and model.pretrained is None:
             raise ValueError("data.select.by: encoder scores branches with model.pretrained's embeddings; give "

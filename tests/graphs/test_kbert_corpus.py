@@ -173,3 +173,22 @@ def test_real_corpora_match(shared_data, tokenizer, hownet_kg):
     builder = SentenceTreeBuilder(hownet_kg, tokenizer, max_length=64, predicate=False, add_cls=False,
                                   tag_to_id=tag_to_id)
     assert_same(TreeCorpusBuilder(builder)(texts, tags=tags), one_by_one(builder, texts, tags=tags))
+
+
+@pytest.mark.parametrize("max_length", [64, 9])
+def test_knowledge_as_text_matches_the_one_by_one_builder(tok, kg, max_length):
+    rng = random.Random(max_length)
+    texts = random_texts(rng, 80)
+    builder = SentenceTreeBuilder(kg, tok, max_length=max_length, knowledge_as="text")
+    corpus = TreeCorpusBuilder(builder)
+    mine = corpus(texts, labels=[0] * 80, chunk_size=23)
+    assert_same(mine, one_by_one(builder, texts, labels=[0] * 80))
+    assert not mine[0]["token"].branch.any() and mine[0]["entity"].num_nodes == 0
+    tree = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, max_length=max_length))(texts)
+    assert mine[0]["token"].num_nodes > tree[0]["token"].num_nodes - tree[0]["token"].branch.sum()  # knowledge in
+    assert_same(corpus(texts[:40], texts[40:]), one_by_one(builder, texts[:40], texts[40:]))
+    tag_to_id = {"O": 0, "B-X": 1}
+    ner = SentenceTreeBuilder(kg, tok, max_length=max_length, predicate=False, add_cls=False, tag_to_id=tag_to_id,
+                              knowledge_as="text")
+    tags = [[rng.choice(list(tag_to_id)) for _ in text] for text in texts]
+    assert_same(TreeCorpusBuilder(ner)(texts, tags=tags, chunk_size=16), one_by_one(ner, texts, tags=tags))

@@ -1,0 +1,198 @@
+r"""Does a trained model read its knowledge? ``graphmatch probe RUN --input FILE``.
+
+For a run whose task hangs knowledge-graph branches on its inputs (K-BERT with a KG:
+:meth:`Task.knowledge_graph <graphmatch.tasks.base.Task.knowledge_graph>`), over inputs with
+gold labels, through :meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`:
+
+* **coverage**: the share of inputs with a branch, and branch tokens per input;
+* **attention**: in every layer, the attention mass that a trunk token which sees a branch puts
+  on branch tokens, :math:`m = \sum_{k \in B} \alpha_{qk}` averaged over heads and such queries,
+  against the share a uniform attention over the same visible keys would give,
+  :math:`u = |\mathcal{V}(q) \cap B| / |\mathcal{V}(q)|` (:math:`m < u`: the branches get less
+  than their share);
+* **ablation**: the same model and inputs with every branch token cut out of the visibility and
+  the pooling; the task's score with and without, and the share of labels that change (NER: of
+  the tags of the characters);
+* **NER**: the recall of the gold entities whose span is a word the KG matched, against the
+  recall of the others.
+
+:func:`probe_file` reads a file (what the command does), :func:`probe_graphs` a run's own graphs
+(the dev split's first :data:`SUMMARY_INPUTS`, which ``train`` adds to ``summary.md``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from graphmatch.engine.input_files import name_of, read_input_file
+from graphmatch.engine.metrics import bio_spans, compute
+from graphmatch.tasks.base import InputError, Task
+
+#: the dev inputs that ``train`` probes for ``summary.md``
+SUMMARY_INPUTS = 200
+
+
+class Tally:
+    """The probe's running sums over batches, and its figures (:meth:`figures`)."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.rows: list[dict[str, Any]] = []
+        self.cut: list[dict[str, Any]] = []
+        self.spans: list[list[tuple[int, int]]] = []
+        self.mass: list[float] = []
+        self.uniform = 0.0
+        self.queries = self.inputs = self.with_branch = self.branch_tokens = 0
+
+    def add(self, model: torch.nn.Module, batch: Any, golds: Sequence[Any] | None = None) -> None:
+        """One batch; ``golds`` replaces the batch's own gold labels (a file's)."""
+        p = self.task.probe_batch(model, batch)
+        branch, visible = p["branch"], p["visible"]
+        sees = (visible & branch.unsqueeze(1)).any(-1) & p["token_mask"] & ~branch  # trunk queries seeing a branch
+        if p["weights"] is not None:
+            shares = [float((w * branch[:, None, None, :]).sum(-1).mean(1)[sees].sum()) for w in p["weights"]]
+            self.mass = [a + b for a, b in zip(self.mass or [0.0] * len(shares), shares, strict=True)]
+        vis = visible.float()
+        self.uniform += float(((vis * branch.unsqueeze(1)).sum(-1) / vis.sum(-1).clamp(min=1))[sees].sum())
+        self.queries += int(sees.sum())
+        self.inputs += len(branch)
+        self.with_branch += int(branch.any(-1).sum())
+        self.branch_tokens += int(branch.sum())
+        rows, cut = self.task.decode(p["out"], batch), self.task.decode(p["out_cut"], batch)
+        if golds is not None:
+            for row, other, gold in zip(rows, cut, golds, strict=True):  # a file's tags: one per character
+                row["gold"] = other["gold"] = gold.split() if isinstance(row["pred"], list) else gold
+        self.rows += rows
+        self.cut += cut
+        self.spans += p["spans"]
+
+    def figures(self) -> dict[str, Any]:
+        """The module documentation's figures, in percent (branch tokens per input aside)."""
+        n = max(self.inputs, 1)
+        metrics = self.task.metrics
+        score, cut = compute(metrics, self.rows), compute(metrics, self.cut)
+        tagging = bool(self.rows) and isinstance(self.rows[0]["pred"], list)
+        if tagging:
+            pairs = [(a, b) for r, c in zip(self.rows, self.cut, strict=True) for a, b in zip(r["pred"], c["pred"],
+                                                                                              strict=True)]
+        else:
+            pairs = [(r["pred"], c["pred"]) for r, c in zip(self.rows, self.cut, strict=True)]
+        out = {"inputs": self.inputs, "with_branch": 100 * self.with_branch / n,
+               "branch_tokens": self.branch_tokens / n,
+               "queries": self.queries, "attention": [100 * m / max(self.queries, 1) for m in self.mass],
+               "uniform": 100 * self.uniform / max(self.queries, 1), "score": score, "score_cut": cut,
+               "changed": 100 * sum(a != b for a, b in pairs) / max(len(pairs), 1)}
+        if tagging:
+            out["recall"] = self._recall()
+        return out
+
+    def _recall(self) -> dict[str, dict[str, float]]:
+        """NER: recall of the gold entities the KG matched (a word with a branch spans them exactly) and of the
+        others, with the branches and cut."""
+        found = {name: {"matched": [0, 0], "other": [0, 0]} for name in ("with", "cut")}
+        for row, cut, spans in zip(self.rows, self.cut, self.spans, strict=True):
+            if row.get("gold") is None:
+                continue
+            words = set(spans)
+            for name, r in (("with", row), ("cut", cut)):
+                pred = bio_spans(r["pred"])
+                for entity in bio_spans(row["gold"]):
+                    side = found[name]["matched" if entity[1:] in words else "other"]
+                    side[0] += entity in pred
+                    side[1] += 1
+        return {name: {side: 100 * hit / max(total, 1) for side, (hit, total) in sides.items()} |
+                {f"{side}_entities": total for side, (_, total) in sides.items()} for name, sides in found.items()}
+
+
+def probe_graphs(task: Task, model: torch.nn.Module, graphs: Sequence[Any], golds: Sequence[Any] | None = None,
+                 batch_size: int = 64) -> dict[str, Any]:
+    """The figures (:meth:`Tally.figures`) of ``model`` over ``graphs`` (with their gold labels, or ``golds``)."""
+    from torch_geometric.data import Batch
+
+    tally = Tally(task)
+    model = model.eval()
+    device = next(model.parameters()).device
+    with torch.inference_mode():
+        for lo in range(0, len(graphs), batch_size):
+            chunk = [graphs[i] for i in range(lo, min(lo + batch_size, len(graphs)))]
+            gold = None if golds is None else golds[lo:lo + batch_size]
+            tally.add(model, Batch.from_data_list(chunk).to(device), gold)
+    return tally.figures()
+
+
+def check_probed(task: Task, where: str) -> str:
+    """The task's KG path; a one-line :class:`ValueError` naming ``where`` when the run has none or
+    the task cannot be probed, or naming the KG when its file is missing."""
+    try:
+        kg = task.knowledge_graph()
+    except (ValueError, OSError) as err:  # a built-in KG not found under the data root
+        raise ValueError(f"{where}: its knowledge graph: {err}") from None
+    if kg is None:
+        raise ValueError(f"{where}: the probe reads a run whose model hangs knowledge-graph branches on its inputs "
+                         f"(K-BERT with a KG, its knowledge as a tree); this run's task {task.name!r} has none")
+    if not Path(kg).is_file():
+        raise ValueError(f"{where}: its knowledge graph {kg} is missing (looked for at {Path(kg).resolve()})")
+    return kg
+
+
+def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | None = None,
+               batch_size: int = 64) -> dict[str, Any]:
+    """The figures of a run folder (its ``best.ckpt``) over the inputs of ``path`` with their gold labels.
+
+    Raises a one-line :class:`ValueError` naming the run (another family, no KG, a missing KG)
+    or the file and line (an input the task refuses, a missing gold label)."""
+    from graphmatch.engine.predictor import Predictor
+    from graphmatch.engine.restore import load
+
+    task, model = load(run)
+    check_probed(task, str(run))
+    lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
+    lines = lines[:limit] if limit else lines
+    for item in lines:
+        if item.gold is None:
+            raise ValueError(f"{name_of(path)}:{item.line}: the probe needs every input's gold label")
+    try:
+        graphs, _ = Predictor(task, model).encode([item.fields for item in lines])
+    except InputError as err:
+        raise ValueError(f"{name_of(path)}:{lines[err.index].line}: {err.reason}") from None
+    return probe_graphs(task, model, graphs, [item.gold for item in lines], batch_size)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def report(figures: dict[str, Any], title: str = "Knowledge probe") -> str:
+    """The figures as Markdown: coverage, the score with and without branches, attention per layer, NER recall."""
+    f = figures
+    out = [f"## {title}", "",
+           f"{f['inputs']} inputs: {_fmt(f['with_branch'])} % have a branch, {_fmt(f['branch_tokens'])} branch "
+           "tokens per input.", "",
+           "| metric | with branches | branches cut | Δ |", "|---|---:|---:|---:|"]
+    for name, value in f["score"].items():
+        cut = f["score_cut"].get(name, float("nan"))
+        out.append(f"| {name} | {_fmt(value)} | {_fmt(cut)} | {_fmt(value - cut)} |")
+    out += ["", f"Labels changed by the cut: {_fmt(f['changed'])} %."]
+    if f["attention"]:
+        layers = len(f["attention"])
+        out += ["", f"Attention mass on their branches, {f['queries']} trunk queries that see one (% of the query's "
+                "attention; uniform over its visible keys in the last column):", "",
+                "| " + " | ".join(f"layer {i + 1}" for i in range(layers)) + " | uniform |",
+                "|" + "---:|" * (layers + 1),
+                "| " + " | ".join(f"{a:.1f}" for a in f["attention"]) + f" | {f['uniform']:.1f} |"]
+    if "recall" in f:
+        r = f["recall"]
+        out += ["", "Recall of gold entities (%):", "", "| gold entities | count | with branches | branches cut |",
+                "|---|---:|---:|---:|"]
+        for side, name in (("matched", "matched by the KG"), ("other", "others")):
+            out.append(f"| {name} | {r['with'][f'{side}_entities']} | {_fmt(r['with'][side])} | "
+                       f"{_fmt(r['cut'][side])} |")
+    return "\n".join(out)
+
+
+__all__ = ["SUMMARY_INPUTS", "Tally", "check_probed", "probe_file", "probe_graphs", "report"]
