@@ -423,7 +423,40 @@ IMBALANCED = tuple(
     )
     for weight in ("sqrt", "none")
 )
-COMPARISONS = (*COMPARISONS, *E5_COMPARISONS, *IMBALANCED)
+#: the knowledge-reading comparisons: K-BERT as published, its branches marked for the encoder
+#: (model.branch_embedding, model.branch_bias) with entity masking in training (data.entity_mask), and
+#: the same kept branches written out as text (data.knowledge_as: text) — docs/knowledge.md
+def _medical_knowledge(train: int, epochs: int, val_every: int) -> Comparison:
+    """Medical NER on e5-small at ``train`` training sentences: none / K-BERT / marked + masked
+    (p 0.15 and 0.3) / knowledge as text."""
+    return Comparison(
+        f"e5_medical_ner_knowledge_{train}",
+        f"Medical NER, multilingual-e5-small as a K-BERT tagger ({epochs} epochs over {train:,} training "
+        "sentences): the Medical KG as K-BERT injects it, with its branches marked and entities masked, and "
+        "written out as text, vs no knowledge",
+        (Arm("no knowledge", "kbert/medical_ner_e5"),
+         Arm("K-BERT", "kbert/medical_ner_e5_medical"),
+         Arm("marked + masked 0.15", "kbert/medical_ner_e5_medical_marked", ("data.entity_mask=0.15",)),
+         Arm("marked + masked 0.3", "kbert/medical_ner_e5_medical_marked", ("data.entity_mask=0.3",)),
+         Arm("as text", "kbert/medical_ner_e5_medical", ("data.knowledge_as=text",))),
+        ("ner_f1", "accuracy"),
+        common=("train.progress=false", "train.threads=1", "train.precision=32-true",
+                f"data.limit.train={train}", f"train.epochs={epochs}", f"train.val_every_steps={val_every}"),
+        note=f"{epochs} epochs of {-(-train // 16)} steps (batch 16); dev (the first 300 of 939) every {val_every} "
+             "steps and at the end; test: all 755. Marked: a learned branch embedding and a per-layer, per-head "
+             "trunk-branch attention bias, both zero at first; masked: in training, each matched entity with "
+             "a kept branch has its characters replaced by <mask> with the probability named. As text: the "
+             "same kept branches after the sentence as a second segment, fully visible.",
+    )
+
+
+KNOWLEDGE_COMPARISONS = (
+    _medical_knowledge(300, 5, 19),
+    _medical_knowledge(1500, 2, 47),
+)
+
+
+COMPARISONS = (*COMPARISONS, *E5_COMPARISONS, *IMBALANCED, *KNOWLEDGE_COMPARISONS)
 
 
 @dataclass(frozen=True)
