@@ -185,6 +185,8 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "model.hidden=8", "--out", str(run)]) == 0
     (tmp_path / "in.tsv").write_text("自然语言\t处理\n好\t坏\n", encoding="utf-8")
     code = ("import runpy, sys\n"
+            "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
+            "defer_heavy_imports()  # as the command does, before the toy task (torch, PyG) is imported\n"
             "import toy_task  # registers the toy task: a run folder's task imports no module\n"
             "sys.argv = ['graphmatch', *sys.argv[1:]]\n"
             "try:\n"
