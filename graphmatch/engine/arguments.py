@@ -77,8 +77,8 @@ def check_evaluate(run_or_ckpt: str | os.PathLike, split: str, overrides: Sequen
     stored = path / "config.yaml"
     if path.is_dir() and stored.is_file() and overrides:
         saved = read_yaml(stored)
-        changed = [k for k in diff(resolve(saved, stored=True), resolve(saved, overrides, stored=True))
-                   if k.startswith("model.")]
+        given = resolve(saved, overrides, stored=True)  # first: --set task= may import the run's task
+        changed = [k for k in diff(resolve(saved, stored=True), given) if k.startswith("model.")]
         if changed:
             raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")
 
