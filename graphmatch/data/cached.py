@@ -16,6 +16,14 @@ another mtime is hashed again and compared) or unreadable, is rebuilt with one l
 saying why; it is never used. (A file changed in place with its size and mtime kept is hashed
 only when it cannot be loaded: a full hash of every processed file at every start would cost
 about 0.4 s per 100 MB.)
+
+A cache folder can come from anyone (a shared cache, a run folder whose ``data.cache_dir`` points
+into it), so nothing in it runs code: the manifest covers every file of the folder, and a folder
+holding any other file (PyG's ``pre_transform.pt`` and ``pre_filter.pt`` included) is stale and
+rebuilt empty first. PyG's own processing (``Dataset._process``, which unpickles those two files)
+is never used: this class defines no ``process``, builds its files itself, and reads ``data.pt``
+with ``torch.load(weights_only=True)`` alone, never retried without it (as PyG's ``fs.torch_load``
+would be).
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from torch_geometric.data import InMemoryDataset
+import torch
+from torch_geometric.data import Data, InMemoryDataset
 
 from graphmatch.datafiles import CACHE_DIR, file_digest, write_atomically
 
@@ -69,10 +79,15 @@ class CachedDataset(InMemoryDataset):
                  transform=None, force_reload: bool = False, log: bool = False) -> None:
         self.data_root = Path(root) if root is not None else None
         self.cache = Path(cache) if cache is not None else CACHE_DIR / "processed" / self.family
-        if not force_reload:
+        if force_reload:
+            self._clear()
+        else:
             self._drop_if_stale()
-        # PyG's ``root`` is the folder its processed files live under: here the cache folder
+        # PyG's ``root`` is the folder its processed files live under: here the cache folder. It
+        # processes nothing (this class defines no ``process``): the cache is built here.
         super().__init__(str(self.cache), transform=transform, force_reload=force_reload, log=log)
+        if not all(os.path.isfile(path) for path in self.processed_paths):
+            self.build_cache()
         self._load_or_rebuild(self.load_cache)
 
     # ------------------------------------------------------------- the key
@@ -146,7 +161,17 @@ class CachedDataset(InMemoryDataset):
         """Read the processed files into this dataset."""
         raise NotImplementedError
 
-    def process(self) -> None:
+    def load(self, path: str, data_cls: type = Data) -> None:
+        """Read the graphs of ``path`` (as :meth:`InMemoryDataset.save` wrote them) into this dataset,
+        with ``torch.load(weights_only=True)`` and no retry (PyG's ``load`` retries unsafely)."""
+        out = torch.load(path, map_location="cpu", weights_only=True)
+        if not (isinstance(out, tuple) and len(out) == 3 and isinstance(out[0], dict)):
+            raise ValueError(f"{path} does not hold graphs as graphmatch writes them")
+        data, self.slices, _ = out
+        self.data = data_cls.from_dict(data)
+
+    def build_cache(self) -> None:
+        """Write the cache folder: :meth:`write`'s files, then the manifest."""
         os.makedirs(self.processed_dir, exist_ok=True)
         self.write()
         files = {}
@@ -176,6 +201,9 @@ class CachedDataset(InMemoryDataset):
         key = self.cache_key()
         if recorded != key:
             return _key_difference(recorded, key)
+        unknown = sorted(p.name for p in folder.iterdir() if p.name not in self.processed_file_names)
+        if unknown:
+            return f"it holds {unknown[0]}, a file its manifest does not list"
         for name in self.stored_files():
             path, want = folder / name, files.get(name)
             if want is None:
@@ -197,10 +225,19 @@ class CachedDataset(InMemoryDataset):
 
     def _drop(self, reason: str) -> None:
         print(f"graphmatch: rebuilding the cache {self.processed_dir}: {reason}", file=sys.stderr)
-        for name in reversed(self.processed_file_names):  # the manifest first: the folder is unfinished
-            path = os.path.join(self.processed_dir, name)
-            if os.path.exists(path):
-                os.unlink(path)
+        self._clear()
+
+    def _clear(self) -> None:
+        """Empty the cache folder: the manifest first (the folder is unfinished), then everything."""
+        folder = Path(self.processed_dir)
+        if not folder.is_dir():
+            return
+        (folder / MANIFEST).unlink(missing_ok=True)
+        for path in folder.iterdir():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
 
     def _load_or_rebuild(self, load: Callable[[], None]) -> None:
         """``load()``; a cache that fails to load (altered in place) is rebuilt, then loaded."""
@@ -208,7 +245,7 @@ class CachedDataset(InMemoryDataset):
             load()
         except Exception as err:  # noqa: BLE001 - whatever a damaged file raises
             self._drop(f"it cannot be read ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})")
-            self.process()
+            self.build_cache()
             load()
 
 

@@ -156,11 +156,12 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
 
 # --------------------------------------------------------------------------- tasks
 def task_class(name: str) -> type[Task]:
-    """The task registered as ``name``; ``"package.module:name"`` imports the module first. This
-    loads the task (torch); a recipe is checked with :func:`~graphmatch.tasks.keys.keys_of` alone."""
+    """The task registered as ``name`` (``"package.module:name"``: ``name``, which :func:`resolve`
+    registered by importing the module of a recipe's task). This loads the task (torch); a recipe
+    is checked with :func:`~graphmatch.tasks.keys.keys_of` alone. It imports no module."""
     from graphmatch.tasks.base import get_task
 
-    keys_of(name)  # the same errors as resolve() for a bad name; imports a package.module first
+    keys_of(name)  # the same errors as resolve() for a bad name
     return get_task(name.partition(":")[2] if ":" in name else name)
 
 
@@ -223,7 +224,8 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     Each recipe file (and the ``--set`` keys) is checked against the declarations before they are
     merged, so an error names the file the key was written in. ``stored``: ``recipe`` is a
     configuration a run stored (``config.yaml``, a checkpoint's); old key names in it are renamed
-    without a warning.
+    without a warning, and its task is looked up among the registered tasks: a
+    ``package.module:name`` it names is not imported (a recipe's is, and one given as ``--set task=``).
 
     Raises:
         ValueError: unknown key (with the nearest known key), a value of the wrong type, outside
@@ -237,11 +239,12 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
         chain[0][1].pop("base", None)
     parsed = parse_overrides(overrides)
     sets = _override_layer([(p, v) for p, v in parsed if p != ["task"]])
-    task = next((v for p, v in reversed(parsed) if p == ["task"]),
-                next((raw["task"] for _, raw in reversed(chain) if raw.get("task") is not None), None))
+    given = next((v for p, v in reversed(parsed) if p == ["task"]), None)
+    task = given if given is not None else next((raw["task"] for _, raw in reversed(chain)
+                                                 if raw.get("task") is not None), None)
     if task is None:
         raise ValueError(f"the recipe names no 'task'; known tasks: {', '.join(declared_names())}")
-    cls = keys_of(task)
+    cls = keys_of(task, load=given is not None or not stored)  # a run's own task imports no module
     sections = declarations(cls)
     renamed = [*ENGINE_RENAMED, *cls.renamed]
     merged: dict[str, Any] = {}
@@ -299,7 +302,7 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
     for section, cls in ENGINE_SECTIONS.items():
         table(f"`{section}` (every task)", cls, f"{section}.", _doc(cls))
     for name in names:
-        task = keys_of(name)
+        task = keys_of(name, load=True)
         for section, cls in (("data", task.Data), ("model", task.Model)):
             table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
         if task.renamed:

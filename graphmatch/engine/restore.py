@@ -15,6 +15,7 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.engine import runs
+from graphmatch.engine.arguments import check_output
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
@@ -124,6 +125,9 @@ def evaluate(
         task, data = _restore(meta, config, with_data=True, run_dir=path.parent)
         if data.get(split) is None:
             raise ValueError(f"task {task.name!r} has no {split!r} split")
+        files = getattr(data[split], "input_files", None)  # a cached dataset's source files
+        check_output("--predictions", predictions, run_or_ckpt, owned=f"predictions_{split}.jsonl",
+                     inputs=[*task.input_files().values(), *(files().values() if callable(files) else ())])
         module = TaskModule(task, _model_from(ckpt, task, path), recipe)
         batches = datamodule(recipe, limited({split: data[split]}, recipe))
         trainer = build_trainer(recipe, None)
@@ -132,8 +136,7 @@ def evaluate(
         else:
             trainer.test(module, datamodule=batches, verbose=False)
         if predictions is not None:  # JSON lines, plus the task's official formats beside them
-            Path(predictions).parent.mkdir(parents=True, exist_ok=True)
-            task.write_predictions(str(predictions), runs.to_plain(module.rows[split]))
+            runs.write_predictions_to(task, Path(predictions), module.rows[split])
         return module.metrics[split]
 
 

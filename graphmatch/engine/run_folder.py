@@ -147,8 +147,9 @@ def plan(
                 raise ValueError(f"cannot resume {resume}: it is not a run folder (no config.yaml)")
             if nothing_saved(resume):  # nothing to continue: start again, with what is given
                 config = config if config is not None else resolve(saved, overrides, stored=True)
-            else:
-                config = _same_config(resume, resolve(saved, stored=True), config, given_overrides)
+            else:  # the given configuration first: --set task= may import the run's task
+                given = config if config is not None else resolve(saved, given_overrides, stored=True)
+                config = _same_config(resume, resolve(saved, stored=True), given)
             folder, resume_dir = folder or resume, True
             if has_seeds(resume):
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
@@ -156,7 +157,8 @@ def plan(
             from graphmatch.engine.checkpoint import META, read_checkpoint  # torch: only for a .ckpt
 
             saved = read_checkpoint(resume)[META]["config"]
-            config, ckpt = _same_config(resume, resolve(saved, stored=True), config, given_overrides), resume
+            given = config if config is not None else resolve(saved, given_overrides, stored=True)
+            config, ckpt = _same_config(resume, resolve(saved, stored=True), given), resume
         else:
             raise FileNotFoundError(f"nothing to resume at {resume}")
     if config is None:
@@ -164,13 +166,9 @@ def plan(
     return Plan(Recipe.of(config).with_train(resume=None).config, folder, seeds, ckpt, resume_dir)
 
 
-def _same_config(
-    source: Path, saved: dict[str, Any], given: dict[str, Any] | None, overrides: Sequence[str]
-) -> dict[str, Any]:
+def _same_config(source: Path, saved: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
     """The saved configuration of what is resumed, with the given runtime keys; a recipe that
     differs in anything else is an error."""
-    if given is None:
-        given = resolve(saved, overrides, stored=True)
     differ = [k for k in diff(saved, given) if tuple(k.split(".", 1)) not in RUNTIME_KEYS]
     if differ:
         raise ValueError(

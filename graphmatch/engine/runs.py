@@ -82,11 +82,21 @@ def move_outputs(tmpdir: Path, run_dir: Path) -> list[Path]:
 
 
 def write_predictions(task: Any, run_dir: Path, split: str, rows: list[dict[str, Any]]) -> list[Path]:
-    """``predictions_<split>.jsonl`` through ``task.write_predictions`` (which may add official
-    formats beside it); the files are written in a scratch folder and renamed into place."""
-    tmpdir = Path(tempfile.mkdtemp(prefix=".predictions-", dir=run_dir))
-    task.write_predictions(str(tmpdir / f"predictions_{split}.jsonl"), to_plain(rows))
-    return move_outputs(tmpdir, run_dir)
+    """``predictions_<split>.jsonl`` of ``run_dir`` (:func:`write_predictions_to`)."""
+    return write_predictions_to(task, run_dir / f"predictions_{split}.jsonl", rows)
+
+
+def write_predictions_to(task: Any, path: Path, rows: list[dict[str, Any]]) -> list[Path]:
+    """``path`` through ``task.write_predictions`` (which may add official formats beside it); the
+    files are written in a scratch folder beside it and renamed into place, each whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmpdir = Path(tempfile.mkdtemp(prefix=".predictions-", dir=path.parent))
+    try:
+        task.write_predictions(str(tmpdir / path.name), to_plain(rows))
+    except BaseException:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise
+    return move_outputs(tmpdir, path.parent)
 
 
 # --------------------------------------------------------------------------- pictures and text

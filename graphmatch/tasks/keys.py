@@ -12,6 +12,7 @@ whole: its :class:`~graphmatch.tasks.base.Task` is its own declaration.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -20,6 +21,9 @@ from graphmatch.recipe_keys import Renamed, build, defaults, key
 
 #: the tasks of graphmatch itself (each in the module of its name, its keys in ``<name>_keys``)
 BUILTIN_TASKS = ("kbert", "let", "relation")
+
+#: ``package.module`` of a task defined outside graphmatch
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 _LIMIT = "a count >= 1 (int), a fraction in (0, 1] (float) or null"
 
@@ -131,18 +135,35 @@ def declared_names() -> list[str]:
     return sorted({*BUILTIN_TASKS, *_KEYS})
 
 
-def keys_of(name: str) -> type[TaskKeys]:
-    """The sections of the task a recipe names: a built-in one from its ``<name>_keys`` module
-    (no torch), ``"package.module:name"`` after importing the module."""
+def keys_of(name: str, *, load: bool = False) -> type[TaskKeys]:
+    """The sections of the task ``name``: a built-in one from its ``<name>_keys`` module (no torch),
+    else one registered so far (:func:`register_keys`).
+
+    ``"package.module:name"`` is a task defined outside graphmatch. Only with ``load`` (the name
+    comes from a recipe or the command line) is its module imported, after the name is checked;
+    a name read from a run folder or a checkpoint never imports anything: its ``name`` part is
+    looked up among the registered tasks.
+    """
     if not isinstance(name, str) or not name:
         raise ValueError(f"the recipe's 'task' must be a task name; known tasks: {', '.join(declared_names())}")
     registered = name
     if ":" in name:
         module, _, registered = name.partition(":")
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:
-            raise ValueError(f"task {name!r}: cannot import module {module!r} ({err})") from err
+        if not (_MODULE.fullmatch(module) and registered and ":" not in registered):
+            raise ValueError(f"task {name!r} is neither a task name nor 'package.module:name'; "
+                             f"known tasks: {', '.join(declared_names())}")
+        if registered in BUILTIN_TASKS:
+            raise ValueError(f"task {name!r}: {registered!r} is a graphmatch task; write task: {registered}")
+        if load:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as err:
+                raise ValueError(f"task {name!r}: cannot import module {module!r} ({err})") from err
+        elif registered not in _KEYS:
+            raise ValueError(
+                f"task {name!r} is not a registered task (known tasks: {', '.join(declared_names())}); a module that "
+                f"a run folder or checkpoint names is never imported: give --set task={name}, or import {module} "
+                "before loading the run from Python")
     elif name in BUILTIN_TASKS and name not in _KEYS:
         importlib.import_module(f"graphmatch.tasks.{name}_keys")
     if registered not in _KEYS:

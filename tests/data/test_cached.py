@@ -80,6 +80,8 @@ TAMPERS = {
     "no manifest": (lambda folder, data: (folder / MANIFEST).unlink(), r"it has no manifest"),
     "bad manifest": (lambda folder, data: (folder / MANIFEST).write_text("{", encoding="utf-8"),
                      r"its manifest is unreadable"),
+    "unknown file": (lambda folder, data: (folder / "extra.pt").write_bytes(b"x"),
+                     r"it holds extra\.pt, a file its manifest does not list"),
 }
 
 
@@ -162,3 +164,74 @@ def test_a_run_records_the_digest_of_each_split(samples, tokenizer, tmp_path):
 
     ds = _let(samples, tokenizer, tmp_path)
     assert cache_keys({"train": ds}) == {"train": ds.cache_digest}
+
+
+class _Payload:
+    """Unpickled, it creates the file ``marker`` (what a hostile pickle could do instead)."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _plant(path: Path, marker: Path) -> None:
+    import torch
+
+    torch.save(_Payload(marker), path)
+
+
+def test_the_payload_runs_where_pyg_loads_it(tmp_path):
+    """What the tests below plant does run code when PyG's loaders read it (so they can fail)."""
+    import torch
+    from torch_geometric.io import fs
+
+    marker = tmp_path / "ran"
+    _plant(tmp_path / "pre_transform.pt", marker)
+    torch.load(tmp_path / "pre_transform.pt", weights_only=False)  # as Dataset._process reads it
+    assert marker.is_file()
+    marker.unlink()
+    with pytest.warns(UserWarning, match="Weights only load failed"):
+        fs.torch_load(str(tmp_path / "pre_transform.pt"))  # as InMemoryDataset.load reads data.pt
+    assert marker.is_file()
+
+
+def test_planted_pre_transform_and_pre_filter_files_are_never_loaded(make, tmp_path, capfd):
+    """PyG unpickles ``pre_transform.pt`` and ``pre_filter.pt`` (``weights_only=False``) in a
+    folder it processes: a cache folder holding them is stale, emptied and rebuilt; nothing runs."""
+    ds = make(tmp_path / "cache")
+    expected, folder = _graphs(ds), Path(ds.processed_dir)
+    assert {p.name for p in folder.iterdir()} == {*ds.processed_file_names}  # PyG wrote none of its own
+    marker = tmp_path / "ran"
+    for name in ("pre_transform.pt", "pre_filter.pt"):
+        _plant(folder / name, marker)
+    capfd.readouterr()
+    again = make(tmp_path / "cache")
+    err = [line for line in capfd.readouterr().err.splitlines() if "graphmatch" in line]
+    assert err == [f"graphmatch: rebuilding the cache {folder}: it holds pre_filter.pt, a file its manifest "
+                   "does not list"]
+    assert not marker.exists() and _graphs(again) == expected
+    assert {p.name for p in folder.iterdir()} == {*ds.processed_file_names}
+
+
+def test_a_planted_data_file_with_a_matching_manifest_is_never_unpickled(make, tmp_path, capfd):
+    """A crafted ``data.pt`` recorded in a crafted manifest is read with ``weights_only=True``
+    alone (PyG's ``fs.torch_load`` would retry without it): it fails to load and is rebuilt."""
+    from graphmatch.datafiles import sha256
+
+    ds = make(tmp_path / "cache")
+    expected, folder, data = _graphs(ds), Path(ds.processed_dir), Path(ds.processed_paths[0])
+    marker = tmp_path / "ran"
+    _plant(data, marker)
+    st = data.stat()
+
+    def forge(manifest):
+        manifest["files"][data.name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256(data)}
+
+    _rewrite_manifest(folder, forge)
+    capfd.readouterr()
+    again = make(tmp_path / "cache")
+    err = [line for line in capfd.readouterr().err.splitlines() if "graphmatch" in line]
+    assert len(err) == 1 and err[0].startswith(f"graphmatch: rebuilding the cache {folder}: it cannot be read (")
+    assert not marker.exists() and _graphs(again) == expected

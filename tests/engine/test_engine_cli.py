@@ -185,6 +185,9 @@ def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "model.hidden=8", "--out", str(run)]) == 0
     (tmp_path / "in.tsv").write_text("自然语言\t处理\n好\t坏\n", encoding="utf-8")
     code = ("import runpy, sys\n"
+            "from graphmatch.cli.lazy_imports import defer_heavy_imports\n"
+            "defer_heavy_imports()  # as the command does, before the toy task (torch, PyG) is imported\n"
+            "import toy_task  # registers the toy task: a run folder's task imports no module\n"
             "sys.argv = ['graphmatch', *sys.argv[1:]]\n"
             "try:\n"
             "    runpy.run_module('graphmatch.cli.main', run_name='__main__')\n"
@@ -245,3 +248,19 @@ def test_predict_input_reads_the_tasks_own_file_and_scores_its_gold(trained_run,
     assert main(["predict", str(run), "--input", str(given), "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert [json.loads(line)["line"] for line in out.splitlines()] == [2] and "gold" not in err
+
+
+def test_a_run_of_a_task_from_another_package_in_a_fresh_process(trained_run, tmp_path: Path) -> None:
+    """A run folder's ``task: toy_task:toy`` imports no module (one line, exit 2); the command line
+    names it with ``--set task=toy_task:toy``, which imports it."""
+    run, _ = trained_run
+    repo = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": f"{repo}:{Path(__file__).parent}", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "graphmatch.cli.main", "evaluate", str(run)]
+    refused = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert refused.returncode == 2 and refused.stderr.startswith(
+        "graphmatch evaluate: error: task 'toy_task:toy' is not a registered task"), refused.stderr
+    named = subprocess.run([*cmd, "--set", "task=toy_task:toy"], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=600)
+    assert named.returncode == 0, named.stderr[-2000:]
+    assert named.stdout.startswith("test accuracy\t")

@@ -243,3 +243,20 @@ def test_graphmatch_shorten_cuts_a_new_run_to_a_moment(monkeypatch) -> None:
         assert run_folder.plan("kbert/chnsenticorp_hownet_quick", [], None, 5, None).seeds == 2
     monkeypatch.setenv("GRAPHMATCH_SHORTEN", "0")
     assert resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"]) == full
+
+
+def test_a_stored_task_imports_no_module_and_the_command_line_does(tmp_path: Path, monkeypatch) -> None:
+    """A run's ``config.yaml`` or checkpoint (``stored=True``) names a task that is looked up among
+    the registered ones; only a recipe or ``--set task=`` imports a ``package.module:name``."""
+    marker = tmp_path / "ran"
+    (tmp_path / "plugmod.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    saved = {**resolve(TOY), "task": "plugmod:plug"}
+    with pytest.raises(ValueError, match="'plugmod:plug' is not a registered task .* never imported"):
+        resolve(saved, stored=True)
+    assert not marker.exists()
+    stored_toy = resolve({**saved, "task": "elsewhere:toy"}, stored=True)  # a registered name: no import
+    assert stored_toy["task"] == "elsewhere:toy" and not marker.exists()
+    with pytest.raises(KeyError, match="unknown task 'plug'"):  # the command line's task is imported
+        resolve(saved, ["task=plugmod:plug"], stored=True)
+    assert marker.exists()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import toy_task  # noqa: F401 - registers the toy task (a run folder's task imports no module)
 from engine_helpers import HERE, TOY
 
 from graphmatch.engine import evaluate
