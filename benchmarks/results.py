@@ -46,6 +46,9 @@ sys.path.insert(0, str(REPO))
 DOC = REPO / "docs" / "results.md"
 #: the seed ``--verify`` retrains (the first seed of every table)
 VERIFY_SEED = 42
+#: the precision every table was made in (fp32), pinned for the arms that set none: ``auto`` is
+#: bf16-mixed on a CPU with bf16 units, and the tables must come back exactly on any CPU
+PRECISION = "train.precision=32-true"
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,11 @@ class Comparison:
     imbalanced: float | None = None
 
     def overrides(self, arm: Arm, root: Path, data_dir: str | None) -> list[str]:
-        """The ``--set`` keys of ``arm``: the common ones, the arm's and ``data.root``; the
-        comparison's corpus is written first when it has one."""
-        sets = [*self.common, *arm.overrides, *([f"data.root={data_dir}"] if data_dir else [])]
+        """The ``--set`` keys of ``arm``: the common ones, :data:`PRECISION` unless they or the arm
+        set a precision, the arm's and ``data.root``; the comparison's corpus is written first when it
+        has one."""
+        pinned = [] if any(s.startswith("train.precision=") for s in (*self.common, *arm.overrides)) else [PRECISION]
+        sets = [*self.common, *pinned, *arm.overrides, *([f"data.root={data_dir}"] if data_dir else [])]
         if self.imbalanced is None:
             return sets
         corpus = (root / "corpora" / f"imbalanced-{self.imbalanced}").resolve()

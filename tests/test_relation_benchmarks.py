@@ -148,6 +148,7 @@ def test_budget_commands_are_valid(tmp_path, model):
     sets = ours[ours.index("--set") + 1:]
     config = resolve(ours[ours.index("train") + 1], sets)
     assert (config["train"]["epochs"], config["train"]["patience"], config["train"]["seed"]) == (17, None, 43)
+    assert config["train"]["precision"] == "32-true"  # the table's precision, whatever auto is on this CPU
     base = budget.command("baseline", model, 43, tmp_path / "run", args)
     assert base[1].endswith("baseline_relation.py") and base[2:7] == [model, "--epochs", "17", "--seed", "43"]
 
@@ -274,6 +275,10 @@ def test_verify_commands_are_valid_single_seed_trainings(tmp_path, monkeypatch):
             continue
         config = resolve(cmd[cmd.index("train") + 1], cmd[cmd.index("--set") + 1:])
         assert (config["train"]["seed"], config["train"]["threads"]) == (42, 1), job.label
+        # every table was made in fp32: pinned, unless the arm sets its own (the bf16 comparison)
+        pinned = [s for s in cmd if s.startswith("train.precision=")]
+        assert len(pinned) == 1 and config["train"]["precision"] == ("bf16-mixed" if job.label == "bf16-mixed"
+                                                                     else "32-true"), job.label
         assert "--seeds" not in cmd and job.folder.name == "seed-42"
 
 

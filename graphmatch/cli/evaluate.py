@@ -17,6 +17,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--split", default="test", choices=("dev", "test"))
     add_set_argument(p, "data/train overrides, e.g. --set data.root=/path/to/data train.eval_batch_size=64")
     p.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-sample rows here")
+    p.add_argument("--precision", choices=["auto", "32-true", "bf16-mixed"],
+                   help="what the model runs in (default: the run's train.precision; auto = bf16-mixed on a CPU "
+                        "with bf16 units, else 32-true)")
     p.set_defaults(func=run)
 
 
@@ -26,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
     check_evaluate(args.run, args.split, args.overrides, args.predictions)
     from graphmatch.engine.restore import evaluate  # torch; Lightning once it validates
 
-    metrics = evaluate(args.run, split=args.split, overrides=args.overrides, predictions=args.predictions)
+    metrics = evaluate(args.run, split=args.split, overrides=args.overrides, predictions=args.predictions,
+                       precision=args.precision)
     for name, value in metrics.items():
         print(f"{args.split} {name}\t{value:.2f}")
     return 0

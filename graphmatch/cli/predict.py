@@ -36,6 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "SmoothQuant), the ranges read from the first 256 inputs of FILE (e.g. the training file)")
     p.add_argument("--smooth-alpha", type=float, default=None, metavar="A",
                    help="with --calibrate: the share of the range moved, 0 to 1 (default 0.8)")
+    p.add_argument("--precision", choices=["auto", "32-true", "bf16-mixed"],
+                   help="what the model runs in on the CPU (default: the run's train.precision; auto = bf16-mixed "
+                        "where the CPU has bf16 units, else 32-true)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default on)")
     p.set_defaults(func=run)
@@ -47,7 +50,8 @@ def run_file(args: argparse.Namespace) -> int:
     from graphmatch.engine.predictor import Predictor, write_jsonl
 
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize,
-                                  keep_fp32=args.keep_fp32, calibrate=args.calibrate, alpha=_alpha(args))
+                                  keep_fp32=args.keep_fp32, calibrate=args.calibrate, alpha=_alpha(args),
+                                  precision=args.precision)
     rows = predictor.predict_file(args.input, progress=args.progress)
     write_jsonl(rows, args.output)
     metrics = predictor.metrics(rows)  # the file had the gold labels: scored as evaluate does
@@ -66,6 +70,7 @@ def _alpha(args: argparse.Namespace) -> float:
 def run(args: argparse.Namespace) -> int:
     from graphmatch.engine.arguments import (  # no torch: arguments refused at once
         check_keep_fp32,
+        check_precision,
         check_predict,
         check_smoothing,
     )
@@ -76,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give a text to predict, or --input FILE")
     check_predict(args.run, args.input, args.output, args.calibrate)
     check_keep_fp32(args.keep_fp32, args.quantize)
+    check_precision(args.precision, args.quantize)
     if args.smooth_alpha is not None and args.calibrate is None:
         raise ValueError("--smooth-alpha sets the smoothing of --calibrate: give --calibrate FILE with it")
     check_smoothing(args.calibrate is not None, args.quantize, _alpha(args))
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     task, model = load(args.run)
     data = task.encode(args.text, args.text_b)
-    row = predict_graph(task, model, data)
+    row = predict_graph(task, model, data, precision=args.precision)
     pred = row["pred"]
     label = " ".join(map(str, pred)) if isinstance(pred, list) else str(pred)
     prob = row.get("prob")

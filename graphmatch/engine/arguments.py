@@ -115,6 +115,19 @@ def check_smoothing(calibrate: bool, quantize: str | None, alpha: float) -> None
         raise ValueError(f"--smooth-alpha must be in [0, 1], got {alpha:g}")
 
 
+def check_precision(precision: str | None, quantize: str | None = None) -> None:
+    """``--precision``: one of :data:`~graphmatch.engine.precision.INFERENCE_PRECISIONS`, and not
+    bf16 with ``--quantize`` (an int8 model runs in int8 and fp32)."""
+    from graphmatch.engine.precision import INFERENCE_PRECISIONS
+
+    if precision is None:
+        return
+    if precision not in INFERENCE_PRECISIONS:
+        raise ValueError(f"--precision must be one of {', '.join(INFERENCE_PRECISIONS)}, got {precision!r}")
+    if quantize is not None and precision == "bf16-mixed":
+        raise ValueError("--precision bf16-mixed and --quantize both set what the linear layers run in: give one")
+
+
 def check_keep_fp32(pattern: str | None, quantize: str | None) -> None:
     """``--keep-fp32``: a regular expression, and only with ``--quantize``."""
     if pattern is None:

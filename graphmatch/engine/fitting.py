@@ -21,6 +21,7 @@ from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.module import TaskModule
+from graphmatch.engine.precision import precision_record
 from graphmatch.engine.provenance import provenance
 from graphmatch.engine.run_callbacks import EpochLines, EvaluateLastStep
 from graphmatch.engine.run_files import store_run_files
@@ -186,7 +187,8 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
         "device": f"{trainer.num_devices}x {type(trainer.accelerator).__name__.replace('Accelerator', '')}"
         f" ({trainer.strategy.__class__.__name__}, precision {trainer.precision})",
         "samples": {split: len(ds) for split, ds in splits.items()},
-        "provenance": provenance(cache_keys(setup.datasets), environment=task.environment()),
+        "provenance": provenance(cache_keys(setup.datasets), environment=task.environment(),
+                                 precision=precision_record(recipe.train.precision, trainer.precision)),
     }
     for split in ("dev", "test"):
         if split in module.rows:

@@ -41,8 +41,9 @@ from torch_geometric.data import Batch
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
-from graphmatch.engine.arguments import SMOOTH_ALPHA, check_keep_fp32, check_smoothing
+from graphmatch.engine.arguments import SMOOTH_ALPHA, check_keep_fp32, check_precision, check_smoothing
 from graphmatch.engine.input_files import name_of, read_input_file
+from graphmatch.engine.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.quantize import input_ranges, quantize_linear
 from graphmatch.tasks.base import InputError, Task
 
@@ -58,14 +59,18 @@ class Predictor:
 
     def __init__(self, task: Task, model: torch.nn.Module, batch_size: int = 64, quantize: str | None = None,
                  keep_fp32: str | None = None, calibration: Sequence[Input] | None = None,
-                 alpha: float = SMOOTH_ALPHA):
+                 alpha: float = SMOOTH_ALPHA, precision: str | None = None):
         if quantize not in (None, *QUANTIZE):
             raise ValueError(f"--quantize must be one of {', '.join(QUANTIZE)}, got {quantize!r}")
+        check_precision(precision, quantize)
         check_keep_fp32(keep_fp32, quantize)
         check_smoothing(calibration is not None, quantize, alpha)
         if batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
         self.task, self.batch_size = task, batch_size
+        #: what the model runs in: ``precision``, else the run's ``train.precision``, on this CPU
+        #: (:func:`~graphmatch.engine.precision.inference_precision`)
+        self.precision = inference_precision(precision or task.recipe.train.precision, quantize)
         #: inputs encoded at a time while the model reads the ones before (:meth:`predict`)
         self.chunk_size = 1024
         self.model = model.eval()
@@ -80,20 +85,23 @@ class Predictor:
     @classmethod
     def from_run(cls, run_or_ckpt: str | os.PathLike, batch_size: int = 64, quantize: str | None = None,
                  keep_fp32: str | None = None, calibrate: str | os.PathLike | None = None,
-                 alpha: float = SMOOTH_ALPHA) -> Predictor:
+                 alpha: float = SMOOTH_ALPHA, precision: str | None = None) -> Predictor:
         """The predictor of a run folder (its ``best.ckpt``) or checkpoint file (:func:`graphmatch.engine.load`);
         ``calibrate``: a file of inputs (as :meth:`predict_file` reads them) whose first
-        :data:`CALIBRATION_INPUTS` smooth the int8 layers (:mod:`graphmatch.engine.quantize`)."""
+        :data:`CALIBRATION_INPUTS` smooth the int8 layers (:mod:`graphmatch.engine.quantize`);
+        ``precision``: ``auto``, ``32-true`` or ``bf16-mixed`` instead of the run's ``train.precision``."""
         from graphmatch.engine.restore import load
 
+        check_precision(precision, quantize)
         task, model = load(run_or_ckpt)
         if calibrate is None:
-            return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32, alpha=alpha)
+            return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32, alpha=alpha,
+                       precision=precision)
         lines = read_input_file(calibrate, task.input_columns(), task.input_fields,
                                 task.dataset_fields)[:CALIBRATION_INPUTS]
         try:
             return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32,
-                       calibration=[item.fields for item in lines], alpha=alpha)
+                       calibration=[item.fields for item in lines], alpha=alpha, precision=precision)
         except InputError as err:  # only the calibration inputs are encoded here
             raise ValueError(f"{name_of(calibrate)}:{lines[err.index].line}: {err.reason}") from None
 
@@ -138,7 +146,9 @@ class Predictor:
             try:
                 for start, graphs, extras in itertools.chain([first] if first else [], encoded):
                     for positions, batch in self.batches(graphs):
-                        out = self.model(batch)
+                        with autocast(self.precision):
+                            out = self.model(batch)
+                        out = to_fp32(out)  # probabilities in fp32 whatever the matrix products ran in
                         decoded = self.task.decode(out, batch)
                         probs = _class_probabilities(out, len(positions), len(labels))
                         for j, i in enumerate(positions):

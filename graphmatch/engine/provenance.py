@@ -82,14 +82,20 @@ MACHINE_FIELDS = ("cpu", "cores", "blas", "cpu_capability", "onednn")
 
 
 def provenance(caches: Mapping[str, str] | None = None, where: str | Path | None = None,
-               environment: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               environment: Mapping[str, Any] | None = None,
+               precision: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record of what made a run: ``graphmatch`` (version), ``commit`` and ``dirty``
     (:func:`git_state`), ``python`` and each of :data:`LIBRARIES`' versions, ``caches`` (the
     cache key of each processed dataset used, by split), the task's ``environment`` (LET:
-    ``segmenters``, name → version) and the ``machine`` (:func:`machine`)."""
-    return {"graphmatch": graphmatch.__version__, **git_state(where), "python": platform.python_version(),
-            **{lib: _version(lib) for lib in LIBRARIES}, "caches": dict(caches or {}), **dict(environment or {}),
-            "machine": machine()}
+    ``segmenters``, name → version), the ``machine`` (:func:`machine`) and, for a run that trained,
+    its ``precision`` (:func:`~graphmatch.engine.precision.precision_record`: requested, in force,
+    and the CPU's bf16 flags that chose it)."""
+    record = {"graphmatch": graphmatch.__version__, **git_state(where), "python": platform.python_version(),
+              **{lib: _version(lib) for lib in LIBRARIES}, "caches": dict(caches or {}), **dict(environment or {}),
+              "machine": machine()}
+    if precision is not None:
+        record["precision"] = dict(precision)
+    return record
 
 
 def machine_difference(recorded: Mapping[str, Any] | None, here: Mapping[str, Any]) -> list[str]:
@@ -115,4 +121,8 @@ def describe(record: Mapping[str, Any]) -> str:
     if box:
         line += (f", on {box.get('cpu')} ({box.get('cores')} cores, BLAS {box.get('blas')}, "
                  f"oneDNN {box.get('onednn') or 'none'})")
+    precision = record.get("precision")
+    if precision:
+        units = ", ".join(precision.get("cpu_bf16") or []) or "no bf16 units"
+        line += f", precision {precision.get('in_force')} ({precision.get('requested')}; CPU: {units})"
     return line

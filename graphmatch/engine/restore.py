@@ -15,9 +15,10 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.engine import runs
-from graphmatch.engine.arguments import check_output
+from graphmatch.engine.arguments import check_output, check_precision
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import diff, resolve, task_class
+from graphmatch.engine.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipe import Recipe
@@ -89,6 +90,7 @@ def evaluate(
     split: str = "test",
     overrides: Sequence[str] = (),
     predictions: str | os.PathLike | None = None,
+    precision: str | None = None,
 ) -> dict[str, float]:
     """Metrics of a run's selected checkpoint (or of a checkpoint) on ``split`` (dev or test).
 
@@ -102,6 +104,8 @@ def evaluate(
         overrides: ``--set`` strings for where and how to read data (e.g. ``data.root=...``,
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
         predictions: also write the rows to this JSONL file (and the task's official formats).
+        precision: ``auto``, ``32-true`` or ``bf16-mixed`` instead of the run's ``train.precision``
+            (as ``--set train.precision=...``; the trainer resolves it, :func:`~graphmatch.engine.trainer.precision`).
     """
     from graphmatch.engine.fitting import datamodule, limited  # Lightning: not needed by load / predict
     from graphmatch.engine.module import TaskModule
@@ -111,6 +115,9 @@ def evaluate(
         raise ValueError(f"--split must be dev or test, got {split!r}")
     if predictions is not None and Path(predictions).is_dir():
         raise ValueError(f"--predictions {predictions} is a folder; give the file to write (e.g. OUT.jsonl)")
+    check_precision(precision)
+    if precision is not None:
+        overrides = [*overrides, f"train.precision={precision}"]
     path = best_so_far(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
@@ -162,10 +169,14 @@ def predict(run_or_ckpt: str | os.PathLike, text: str, text_b: str | None = None
     return PredictedRow(label=row.pop("pred"), **row)
 
 
-def predict_graph(task: Task, model: torch.nn.Module, data: Any) -> dict[str, Any]:
+def predict_graph(task: Task, model: torch.nn.Module, data: Any, precision: str | None = None) -> dict[str, Any]:
     """The decoded row for one input graph (``task.encode``) with a loaded task and model. One
-    sample needs no trainer: the model runs as :func:`load` returned it (CPU, eval mode)."""
+    sample needs no trainer: the model runs as :func:`load` returned it (CPU, eval mode), in
+    ``precision`` (default: the run's ``train.precision`` on this CPU,
+    :func:`~graphmatch.engine.precision.inference_precision`)."""
     batch = Batch.from_data_list([data])
     with torch.no_grad():
-        row = task.decode(model(batch), batch)[0]
+        with autocast(inference_precision(precision or task.recipe.train.precision)):
+            out = model(batch)
+        row = task.decode(to_fp32(out), batch)[0]
     return runs.to_plain(row)

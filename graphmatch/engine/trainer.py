@@ -19,6 +19,7 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
 from graphmatch.engine.disk_full import disk_full_said
+from graphmatch.engine.precision import cpu_precision
 from graphmatch.tasks.recipe import Recipe, Train, typed
 
 
@@ -164,12 +165,16 @@ def cpu_threads(train: Train | Mapping[str, Any]) -> Iterator[None]:
 
 
 def precision(train: Train) -> str:
-    """``train.precision``; ``auto`` is bf16 (else fp16) mixed precision on a GPU, fp32 elsewhere."""
+    """``train.precision``; ``auto`` is bf16 (else fp16) mixed precision on a GPU, and on a CPU
+    bf16 mixed precision where it has bf16 units, else fp32 (:func:`~graphmatch.engine.precision.cpu_precision`,
+    which also warns of bf16 asked for on a CPU without them)."""
+    if train.accelerator == "mps":
+        return "32-true" if train.precision == "auto" else str(train.precision)
+    if not uses_gpu(train):
+        return cpu_precision(train.precision)
     if train.precision != "auto":
         return str(train.precision)
-    if uses_gpu(train):
-        return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
-    return "32-true"
+    return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
 
 
 def build_trainer(

@@ -59,6 +59,7 @@ from graphmatch.checkpoints import Pretrained, resolve_checkpoint
 from graphmatch.graphs.let import char_pair_edges
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
+from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
@@ -284,7 +285,8 @@ class LETMatcher(nn.Module):
 def match_loss(logits: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
     r"""Binary cross-entropy on the sigmoid for ``[B]`` logits, cross-entropy for ``[B, 2]``; with
     ``weight`` (``[2]``, per label) the weighted mean :math:`\sum_i w_{y_i} \ell_i / \sum_i w_{y_i}`
-    in both."""
+    in both, computed in fp32 under mixed precision (:func:`~graphmatch.nn.loss_precision.fp32_logits`)."""
+    logits = fp32_logits(logits)
     if logits.dim() == 2:
         return F.cross_entropy(logits, y, weight=weight)
     if weight is None:

@@ -33,7 +33,9 @@ def additive_attention_mask(visible: Tensor, dtype: torch.dtype = torch.float32)
     ``mask`` is ``[B, 1, L, L]`` (or ``[B, 1, 1, L]`` for a key-padding mask): :math:`0` where
     visible, the dtype's minimum elsewhere, so a row that sees nothing (padding) gets a finite
     uniform average, which ``has_any`` (``[B, L]`` or ``[B, 1]``) then zeroes. A float mask is
-    what CPU SDPA's fused kernel takes as is: a bool mask would be converted in every layer.
+    what CPU SDPA's fused kernel takes as is: a bool mask would be converted in every layer. Under
+    bf16 autocast the mask is built in fp32 and clamped to bf16's lowest finite value in the layer:
+    a hidden key still gets exactly zero weight (``tests/nn/test_bf16_fp32_layers.py``).
     """
     mask = torch.where(visible, 0.0, torch.finfo(dtype).min)
     return mask.to(dtype).unsqueeze(1), visible.any(-1)
@@ -177,7 +179,9 @@ class MaskSelfAttention(MessagePassing):
             weights = scores.softmax(-1) * has_any[:, None, :, None]
             ctx = F.dropout(weights, p, self.training) @ v
         else:
-            if mask.dtype != q.dtype:  # mixed precision: keep the minimum finite in the lower precision
+            # mixed precision (bf16 q, k under autocast): the mask stays exact, 0 where visible and the
+            # lowest finite bf16 elsewhere, so a hidden key's weight is exactly 0 (SDPA sums in fp32)
+            if mask.dtype != q.dtype:
                 mask = mask.clamp(min=torch.finfo(q.dtype).min).to(q.dtype)
             ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         ctx = ctx.transpose(1, 2).reshape(B, L, F_) * has_any.unsqueeze(-1)

@@ -180,6 +180,11 @@ class MaskTransformerLayer(nn.Module):
         \mathbf{h} &= \operatorname{LayerNorm}(\mathbf{x} + \operatorname{MaskAttn}(\mathbf{x}, \mathbf{M})) \\
         \mathbf{x}' &= \operatorname{LayerNorm}(\mathbf{h} + \mathbf{W}_2\, \sigma(\mathbf{W}_1 \mathbf{h}))
 
+    Under ``torch.autocast("cpu", torch.bfloat16)`` (``train.precision=bf16-mixed``) the linear
+    products run in bf16 but the residual stream :math:`\mathbf{x}` stays fp32 (the embeddings are
+    fp32, and fp32 plus bf16 is fp32), so both LayerNorms normalise in fp32 and give fp32
+    (``tests/nn/test_bf16_fp32_layers.py``).
+
     Shapes:
         - **input:** :math:`(B, L, F)`, visibility :math:`(B, L, L)` or :math:`(B, 1, L)` bool
         - **output:** :math:`(B, L, F)`

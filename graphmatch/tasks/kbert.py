@@ -29,6 +29,7 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inp
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
+from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
@@ -422,6 +423,7 @@ class KBertTask(KBertKeys, Task):
 
     def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Cross-entropy, weighted per label as ``model.class_weight`` says (NER: per tag)."""
+        out = fp32_logits(out)  # fp32 under mixed precision
         weight = self.class_weights()
         weight = None if weight is None else weight.to(out)
         if self.kind == "ner":

@@ -62,7 +62,8 @@ class Train:
     patience: int | None = key(None, "early stopping after this many dev evaluations without a better score",
                                interval="[1, inf)")
     seed: int = key(42, "pl.seed_everything(seed, workers=True); also seeds the training order", interval="[0, inf)")
-    precision: str | int = key("auto", "auto = bf16-mixed (or 16-mixed) on a GPU, 32-true on a CPU; or a Lightning "
+    precision: str | int = key("auto", "auto = bf16-mixed (or 16-mixed) on a GPU; on a CPU bf16-mixed where it has "
+                                       "bf16 units (avx512_bf16, amx_bf16), else 32-true; or a Lightning "
                                        "precision (32 = 32-true)", choices=PRECISIONS,
                                convert=lambda v: f"{v}-true" if isinstance(v, int) else v)
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = key("auto", "the device kind")

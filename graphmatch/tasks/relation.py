@@ -47,6 +47,7 @@ from graphmatch.graphs.kbert_corpus import InputError
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
+from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.knowledge_selection import selection_lines
 from graphmatch.tasks.recipe import Recipe
@@ -378,6 +379,7 @@ class RelationTask(RelationKeys, Task):
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
         """Cross-entropy, weighted per label as ``model.class_weight`` says (the engine adds :meth:`penalty`)."""
+        out = fp32_logits(out)  # fp32 under mixed precision
         weight = self.class_weights()
         return F.cross_entropy(out, batch.y, weight=None if weight is None else weight.to(out))
 
