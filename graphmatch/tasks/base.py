@@ -251,12 +251,12 @@ class Task(TaskKeys, abc.ABC):
         """What a fresh model starts from before training, never a restored one (optional): the
         pretrained encoder ``model.pretrained`` names, word vectors, a tag layer's prior."""
 
-    @abc.abstractmethod
     def training_batch(self, batch: Batch) -> Batch:
         """The batch a training step reads (never an evaluation's or a prediction's): e.g. with
         tokens masked at random (K-BERT's ``data.entity_mask``). The default: ``batch`` as it is."""
         return batch
 
+    @abc.abstractmethod
     def loss(self, out: Any, batch: Batch) -> Tensor:
         """Training loss of one batch (without :meth:`penalty`)."""
 
