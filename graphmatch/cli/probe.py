@@ -19,6 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
     p.add_argument("--input", metavar="FILE", required=True,
                    help="TSV/CSV/JSONL file of inputs with their gold labels (e.g. the dataset's dev.tsv)")
+    p.add_argument("--seen", metavar="TRAIN_FILE",
+                   help="NER: the run's training file; recall is also reported for the gold entities never seen there")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N inputs")
     p.add_argument("--batch-size", type=int, default=64, help="inputs per batch (default 64)")
     p.add_argument("--json", action="store_true", help="the figures as JSON instead of Markdown")
@@ -32,6 +34,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     from graphmatch.engine.probe import probe_file, report
 
-    figures = probe_file(args.run, args.input, limit=args.limit, batch_size=args.batch_size)
+    figures = probe_file(args.run, args.input, limit=args.limit, batch_size=args.batch_size, seen=args.seen)
     print(json.dumps(figures, indent=1) if args.json else report(figures))
     return 0

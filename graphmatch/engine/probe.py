@@ -14,7 +14,8 @@ gold labels, through :meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_b
   the pooling; the task's score with and without, and the share of labels that change (NER: of
   the tags of the characters);
 * **NER**: the recall of the gold entities whose span is a word the KG matched, against the
-  recall of the others.
+  recall of the others; given the training file (``--seen``), also the recall of the gold
+  entities whose text is never a gold entity there (unseen in training) against the seen ones.
 
 :func:`probe_file` reads a file (what the command does), :func:`probe_graphs` a run's own graphs
 (the dev split's first :data:`SUMMARY_INPUTS`, which ``train`` adds to ``summary.md``).
@@ -40,8 +41,10 @@ SUMMARY_INPUTS = 200
 class Tally:
     """The probe's running sums over batches, and its figures (:meth:`figures`)."""
 
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, seen: set[str] | None = None):
         self.task = task
+        #: the texts of the training split's gold entities (NER), and each input's characters
+        self.seen, self.chars = seen, []
         self.rows: list[dict[str, Any]] = []
         self.cut: list[dict[str, Any]] = []
         self.spans: list[list[tuple[int, int]]] = []
@@ -49,8 +52,10 @@ class Tally:
         self.uniform = 0.0
         self.queries = self.inputs = self.with_branch = self.branch_tokens = 0
 
-    def add(self, model: torch.nn.Module, batch: Any, golds: Sequence[Any] | None = None) -> None:
-        """One batch; ``golds`` replaces the batch's own gold labels (a file's)."""
+    def add(self, model: torch.nn.Module, batch: Any, golds: Sequence[Any] | None = None,
+            chars: Sequence[Sequence[str]] | None = None) -> None:
+        """One batch; ``golds`` replaces the batch's own gold labels (a file's), ``chars`` are the
+        inputs' characters (what :attr:`seen` is matched against)."""
         p = self.task.probe_batch(model, batch)
         branch, visible = p["branch"], p["visible"]
         sees = (visible & branch.unsqueeze(1)).any(-1) & p["token_mask"] & ~branch  # trunk queries seeing a branch
@@ -70,6 +75,7 @@ class Tally:
         self.rows += rows
         self.cut += cut
         self.spans += p["spans"]
+        self.chars += chars if chars is not None else [()] * len(rows)
 
     def figures(self) -> dict[str, Any]:
         """The module documentation's figures, in percent (branch tokens per input aside)."""
@@ -93,35 +99,57 @@ class Tally:
 
     def _recall(self) -> dict[str, dict[str, float]]:
         """NER: recall of the gold entities the KG matched (a word with a branch spans them exactly) and of the
-        others, with the branches and cut."""
-        found = {name: {"matched": [0, 0], "other": [0, 0]} for name in ("with", "cut")}
-        for row, cut, spans in zip(self.rows, self.cut, self.spans, strict=True):
+        others, and with :attr:`seen` of those unseen and seen in training, with the branches and cut."""
+        sides = ("matched", "other", *(("unseen", "seen") if self.seen is not None else ()))
+        found = {name: {side: [0, 0] for side in sides} for name in ("with", "cut")}
+        for row, cut, spans, chars in zip(self.rows, self.cut, self.spans, self.chars, strict=True):
             if row.get("gold") is None:
                 continue
             words = set(spans)
             for name, r in (("with", row), ("cut", cut)):
                 pred = bio_spans(r["pred"])
                 for entity in bio_spans(row["gold"]):
-                    side = found[name]["matched" if entity[1:] in words else "other"]
-                    side[0] += entity in pred
-                    side[1] += 1
+                    hit = entity in pred
+                    groups = ["matched" if entity[1:] in words else "other"]
+                    if self.seen is not None:
+                        groups.append("seen" if "".join(chars[entity[1]:entity[2]]) in self.seen else "unseen")
+                    for group in groups:
+                        found[name][group][0] += hit
+                        found[name][group][1] += 1
         return {name: {side: 100 * hit / max(total, 1) for side, (hit, total) in sides.items()} |
                 {f"{side}_entities": total for side, (_, total) in sides.items()} for name, sides in found.items()}
 
 
+def entity_texts(items: Sequence[Any]) -> set[str]:
+    """The texts of the gold entities of NER inputs (``ItemLine``s of a file with tags)."""
+    return {"".join(characters(item.fields[0], tags)[start:end])
+            for item in items if item.gold is not None
+            for tags in [item.gold.split()] for _, start, end in bio_spans(tags)}
+
+
+def characters(text: str, tags: Sequence[str]) -> list[str]:
+    """An NER input's characters, one per tag: space-separated as the K-BERT files write them, or
+    the text's own characters."""
+    parts = text.split()
+    return parts if len(parts) == len(tags) else list(text)
+
+
 def probe_graphs(task: Task, model: torch.nn.Module, graphs: Sequence[Any], golds: Sequence[Any] | None = None,
-                 batch_size: int = 64) -> dict[str, Any]:
-    """The figures (:meth:`Tally.figures`) of ``model`` over ``graphs`` (with their gold labels, or ``golds``)."""
+                 batch_size: int = 64, chars: Sequence[Sequence[str]] | None = None,
+                 seen: set[str] | None = None) -> dict[str, Any]:
+    """The figures (:meth:`Tally.figures`) of ``model`` over ``graphs`` (with their gold labels, or
+    ``golds``); with ``seen``, NER recall is also split by the entities' texts (``chars`` per input)."""
     from torch_geometric.data import Batch
 
-    tally = Tally(task)
+    tally = Tally(task, seen)
     model = model.eval()
     device = next(model.parameters()).device
     with torch.inference_mode():
         for lo in range(0, len(graphs), batch_size):
             chunk = [graphs[i] for i in range(lo, min(lo + batch_size, len(graphs)))]
             gold = None if golds is None else golds[lo:lo + batch_size]
-            tally.add(model, Batch.from_data_list(chunk).to(device), gold)
+            tally.add(model, Batch.from_data_list(chunk).to(device), gold,
+                      None if chars is None else chars[lo:lo + batch_size])
     return tally.figures()
 
 
@@ -141,8 +169,9 @@ def check_probed(task: Task, where: str) -> str:
 
 
 def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | None = None,
-               batch_size: int = 64) -> dict[str, Any]:
-    """The figures of a run folder (its ``best.ckpt``) over the inputs of ``path`` with their gold labels.
+               batch_size: int = 64, seen: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The figures of a run folder (its ``best.ckpt``) over the inputs of ``path`` with their gold
+    labels; ``seen``: the run's training file (NER recall of entities unseen there).
 
     Raises a one-line :class:`ValueError` naming the run (another family, no KG, a missing KG)
     or the file and line (an input the task refuses, a missing gold label)."""
@@ -156,11 +185,18 @@ def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | Non
     for item in lines:
         if item.gold is None:
             raise ValueError(f"{name_of(path)}:{item.line}: the probe needs every input's gold label")
+    texts, chars = None, None
+    if seen is not None:
+        texts = entity_texts(read_input_file(seen, task.input_columns(), task.input_fields, task.dataset_fields))
+        chars = [characters(item.fields[0], item.gold.split()) for item in lines]
     try:
         graphs, _ = Predictor(task, model).encode([item.fields for item in lines])
     except InputError as err:
         raise ValueError(f"{name_of(path)}:{lines[err.index].line}: {err.reason}") from None
-    return probe_graphs(task, model, graphs, [item.gold for item in lines], batch_size)
+    figures = probe_graphs(task, model, graphs, [item.gold for item in lines], batch_size, chars, texts)
+    if seen is not None and "recall" not in figures:
+        raise ValueError(f"--seen {name_of(seen)}: entities seen in training are a tagger's (NER); {run} classifies")
+    return figures
 
 
 def _fmt(value: float) -> str:
@@ -189,10 +225,16 @@ def report(figures: dict[str, Any], title: str = "Knowledge probe") -> str:
         r = f["recall"]
         out += ["", "Recall of gold entities (%):", "", "| gold entities | count | with branches | branches cut |",
                 "|---|---:|---:|---:|"]
-        for side, name in (("matched", "matched by the KG"), ("other", "others")):
+        names = {"matched": "matched by the KG", "other": "not matched", "unseen": "unseen in training",
+                 "seen": "seen in training"}
+        for side, name in names.items():
+            if f"{side}_entities" not in r["with"]:
+                continue
             out.append(f"| {name} | {r['with'][f'{side}_entities']} | {_fmt(r['with'][side])} | "
                        f"{_fmt(r['cut'][side])} |")
     return "\n".join(out)
 
 
-__all__ = ["SUMMARY_INPUTS", "Tally", "check_probed", "probe_file", "probe_graphs", "report"]
+__all__ = [
+    "SUMMARY_INPUTS", "Tally", "characters", "check_probed", "entity_texts", "probe_file", "probe_graphs", "report",
+]

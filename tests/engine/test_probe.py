@@ -58,6 +58,9 @@ def test_the_probe_reads_the_run_and_its_figures_add_up(run, samples, capsys):
     assert main(["probe", str(run), "--input", str(dev)]) == 0
     text = capsys.readouterr().out
     assert "| accuracy |" in text and "| layer 1 | layer 2 | uniform |" in text
+    assert main(["probe", str(run), "--input", str(dev), "--seen", str(dev)]) == 2  # a classifier has no entities
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--seen" in err and "classifies" in err, err
 
 
 def test_train_puts_the_probe_in_the_summary(run):
@@ -111,3 +114,33 @@ def test_a_run_without_branches_is_refused_naming_it():
 
     with pytest.raises(ValueError, match=r"^runs/let: the probe reads a run whose model hangs .* task 'let' has none"):
         check_probed(SimpleNamespace(name="let", knowledge_graph=lambda: None), "runs/let")
+
+
+def test_ner_recall_of_entities_unseen_in_training(shared_data, tmp_path):
+    from types import SimpleNamespace
+
+    from graphmatch.engine import resolve
+    from graphmatch.engine.probe import characters, entity_texts
+    from graphmatch.tasks.kbert import KBertTask
+
+    train = [SimpleNamespace(fields=("头 痛 三 天",), gold="B-Symptom I-Symptom O O"),
+             SimpleNamespace(fields=("咳嗽",), gold="B-Symptom I-Symptom"), SimpleNamespace(fields=("无",), gold=None)]
+    assert entity_texts(train) == {"头痛", "咳嗽"}
+    assert characters("头 痛", ["O", "O"]) == ["头", "痛"] and characters("头痛", ["O", "O"]) == ["头", "痛"]
+    root = tmp_path / "ner"
+    root.mkdir()
+    lines = "text_a\tlabel\n头 痛 三 天\tB-Symptom I-Symptom O O\n发 热\tB-Symptom I-Symptom\n"
+    for split in ("train", "dev", "test"):
+        (root / f"{split}.tsv").write_text(lines, encoding="utf-8")
+    task = KBertTask(resolve("kbert/medical_ner_medical_quick", [*TINY[:8], f"data.dataset={root}",
+                                                                 f"data.root={shared_data}",
+                                                                 f"data.cache_dir={tmp_path / 'cache'}"]))
+    task.set_extra_state({"labels": ["O", "B-Symptom", "I-Symptom"], "kind": "ner"})
+    torch.manual_seed(0)
+    graphs = [task.datasets()["dev"][i] for i in range(2)]
+    chars = [list("头痛三天"), list("发热")]
+    f = probe_graphs(task, task.build_model(), graphs, chars=chars, seen={"头痛"})
+    r = f["recall"]
+    assert r["with"]["seen_entities"] == 1 and r["with"]["unseen_entities"] == 1
+    assert "unseen in training" in report(f)
+    assert "seen_entities" not in probe_graphs(task, task.build_model(), graphs)["recall"]["with"]
