@@ -455,10 +455,9 @@ def _medical_knowledge(train: int, epochs: int, val_every: int) -> Comparison:
     )
 
 
-KNOWLEDGE_COMPARISONS = (
-    _medical_knowledge(300, 5, 19),
-    _medical_knowledge(1500, 2, 47),
-)
+#: 600: the smallest first slice of the training file that holds every tag of dev and test (its
+#: first Cure entity is in sentence 539), so the label set is the full one
+KNOWLEDGE_COMPARISONS = (_medical_knowledge(600, 2, 19),)
 
 
 COMPARISONS = (*COMPARISONS, *E5_COMPARISONS, *IMBALANCED, *KNOWLEDGE_COMPARISONS)
