@@ -13,6 +13,15 @@ TINY = ["model.hidden_size=16", "model.num_layers=1", "model.num_heads=2", "mode
         "model.max_position=64", "data.max_length=32", "train.progress=false", "train.epochs=1",
         "train.batch_size=8"]
 RECIPE = "kbert/chnsenticorp_hownet_quick"
+LIMITS = ["data.limit.train=16", "data.limit.dev=8", "data.limit.test=8"]
+
+
+@pytest.fixture(scope="module")
+def kbert_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    run = tmp_path_factory.mktemp("kbert") / "run"
+    assert main(["train", RECIPE, "--out", str(run), "--set", *TINY, *LIMITS, f"data.root={shared_data}",
+                 f"data.cache_dir={run.parent / 'cache'}"]) == 0
+    return run
 
 
 def _dataset(folder: Path, train: str, dev: str = "label\ttext_a\n0\t苹果\n1\t很好\n") -> Path:
@@ -43,3 +52,21 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
     assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
+
+
+def test_predict_leaves_gold_labels_outside_the_run_out_of_the_scores(kbert_run: Path, tmp_path: Path,
+                                                                      capsys) -> None:
+    source = tmp_path / "gold.tsv"
+    source.write_text("label\ttext_a\n1.0\t很好\n2\t不好\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["predict", str(kbert_run), "--input", str(source), "--output", str(tmp_path / "out.jsonl"),
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"graphmatch predict: warning: {source}:2: gold label '1.0' is not one of the run's labels "
+                   "(0, 1); 2 of 2 labelled lines have such labels and are left out of the scores"]
+    source.write_text("label\ttext_a\n1\t很好\n2\t不好\n", encoding="utf-8")
+    assert main(["predict", str(kbert_run), "--input", str(source), "--output", str(tmp_path / "out.jsonl"),
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "3: gold label '2'" in err[0] and "1 of 2 labelled lines" in err[0]
+    assert err[1].startswith("1 gold labels: accuracy ")
