@@ -138,7 +138,7 @@ def kbert_rows(
     else:
         tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
-    given = {name: value for name, value in (("max_length", max_length or None), ("max_entities", max_entities),
+    given = {name: value for name, value in (("max_length", max_length), ("max_entities", max_entities),
                                              ("segmenter", segmenter)) if value is not None}
     options = TreeOptions.for_tokenizer(tokenizer, mode=mode, query=query, predicate=predicate, **given)
     # the array core of SentenceTreeBuilder: the same trees, without importing torch
@@ -191,7 +191,8 @@ def let_rows(
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
-    given = {name: value for name, value in (("segmenters", segmenters), ("max_length", max_length)) if value}
+    given = {name: value for name, value in (("segmenters", segmenters), ("max_length", max_length))
+             if value is not None}
     options = LatticeOptions(senses=senses, **given)
     # the array core of LatticePairBuilder: the same graph, without importing torch
     builder = LatticePairCore(tokenizer, load_lexicon(data_dir) if senses else None, keep_text=True,
@@ -294,7 +295,7 @@ def relation_rows(
     if not parsed:
         raise ValueError(NO_INPUT)
     options = RelationOptions(tokenization=tokenization, max_distance=max_distance or RelationOptions.max_distance,
-                              max_length=max_length or RelationOptions.max_length, markers=markers)
+                              max_length=RelationOptions.max_length if max_length is None else max_length, markers=markers)
     max_distance, common = options.max_distance, options.geometry(keep_text=True)
     if pretrained:
         builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)

@@ -39,12 +39,35 @@ def _mixed_labels(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
             f"{folder / 'train.tsv'}:4: label '0.0' is the number of label '0' ({folder / 'train.tsv'}:2)")
 
 
-CASES = {"mixed label spellings": _mixed_labels}
+def _max_length_1(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+    return (["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, *LIMITS, "data.max_length=1",
+             f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"],
+            "data.max_length=1 holds only the [CLS] tag and no text token: give at least 2")
+
+
+def _inspect(kind: str, length: str, message: str):
+    def case(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+        source = tmp_path / "input.txt"
+        source.write_text("<e1>很</e1>好<e2>的</e2>\t很好\n", encoding="utf-8")
+        return ["inspect", kind, "--max-length", length, str(source)], message
+    return case
+
+
+CASES = {
+    "mixed label spellings": _mixed_labels,
+    "data.max_length too short": _max_length_1,
+    **{f"inspect {kind} --max-length {n}": _inspect(kind, n, message)
+       for kind, message in (("kbert", "max_length must be at least 1"),
+                             ("let", "max_length must leave room for [CLS], [SEP], [SEP]"),
+                             ("relation", "max_length must be at least 2"))
+       for n in ("0", "-5")},
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
     argv, message = CASES[case](tmp_path, shared_data)
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -52,6 +75,17 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
     assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
+
+
+def test_a_max_length_of_the_leading_tags_alone_is_refused_by_the_builder(shared_data: Path) -> None:
+    from graphmatch.graphs.kbert_core import TreeCore
+    from graphmatch.text import CharTokenizer
+
+    tokenizer = CharTokenizer.default(str(shared_data))
+    with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags \(\[CLS\]\) and no text token"):
+        TreeCore(None, tokenizer, max_length=1)
+    assert TreeCore(None, tokenizer, max_length=1, add_cls=False).max_length == 1
+    assert TreeCore(None, tokenizer, max_length=2).max_length == 2
 
 
 def test_predict_leaves_gold_labels_outside_the_run_out_of_the_scores(kbert_run: Path, tmp_path: Path,
