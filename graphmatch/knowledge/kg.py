@@ -78,14 +78,15 @@ class KnowledgeGraph:
         Args:
             on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message;
                 ``"skip"`` drops such lines and warns once with their count. Blank lines are
-                ignored.
+                ignored; spaces around a field are stripped, with one warning counting such lines.
         """
         if on_error not in ("raise", "skip"):
             raise ValueError("on_error must be 'raise' or 'skip'")
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         kg = cls()
-        skipped = 0
+        skipped = padded = 0
+        first_padded = ""
         for path in paths:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"knowledge graph file not found: {path}")
@@ -102,7 +103,14 @@ class KnowledgeGraph:
                             )
                         skipped += 1
                         continue
-                    kg.add(*fields)
+                    stripped = [x.strip() for x in fields]
+                    if stripped != fields:
+                        padded += 1
+                        first_padded = first_padded or f"{path}:{lineno}"
+                    kg.add(*stripped)
+        if padded:
+            warnings.warn(f"{first_padded}: {padded} line(s) of the knowledge graph have spaces around a subject, "
+                          "predicate or object (first here); read with the spaces stripped", stacklevel=2)
         if skipped:
             warnings.warn(f"skipped {skipped} malformed line(s) in {', '.join(map(str, paths))}",
                           stacklevel=2)

@@ -3,6 +3,7 @@ code 2 (the README's promise), or a one-line warning where the run may go on."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,18 @@ def test_predict_leaves_gold_labels_outside_the_run_out_of_the_scores(kbert_run:
     err = capsys.readouterr().err.strip().splitlines()
     assert "3: gold label '2'" in err[0] and "1 of 2 labelled lines" in err[0]
     assert err[1].startswith("1 gold labels: accuracy ")
+
+
+def test_kg_fields_with_spaces_are_stripped_and_counted(tmp_path: Path, shared_data: Path, capsys,
+                                                        monkeypatch) -> None:
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
+    spo = tmp_path / "padded.spo"
+    spo.write_text("苹果\t类别\t水果\n酒店 \t类别\t住宿\n北京\t 位于 \t中国\n", encoding="utf-8")
+    source = tmp_path / "input.txt"
+    source.write_text("酒店很好\n", encoding="utf-8")
+    assert main(["inspect", "kbert", "--kg", str(spo), str(source)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        f"graphmatch inspect: warning: {spo}:2: 2 line(s) of the knowledge graph have spaces around a subject, "
+        "predicate or object (first here); read with the spaces stripped"]
+    assert "".join(json.loads(captured.out)["tokens"]).startswith("[CLS]酒店类别住宿很好")
