@@ -295,7 +295,8 @@ def relation_rows(
     if not parsed:
         raise ValueError(NO_INPUT)
     options = RelationOptions(tokenization=tokenization, max_distance=max_distance or RelationOptions.max_distance,
-                              max_length=RelationOptions.max_length if max_length is None else max_length, markers=markers)
+                              max_length=RelationOptions.max_length if max_length is None else max_length,
+                              markers=markers)
     max_distance, common = options.max_distance, options.geometry(keep_text=True)
     if pretrained:
         builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)
