@@ -120,3 +120,33 @@ def test_kg_fields_with_spaces_are_stripped_and_counted(tmp_path: Path, shared_d
         f"graphmatch inspect: warning: {spo}:2: 2 line(s) of the knowledge graph have spaces around a subject, "
         "predicate or object (first here); read with the spaces stripped"]
     assert "".join(json.loads(captured.out)["tokens"]).startswith("[CLS]酒店类别住宿很好")
+
+
+def test_resume_warns_about_a_changed_kg_and_the_epoch_line_names_the_selected_step(
+        tmp_path: Path, shared_data: Path, capsys) -> None:
+    import re
+
+    spo = tmp_path / "kg.spo"
+    spo.write_text("苹果\t类别\t水果\n酒店\t类别\t住宿\n", encoding="utf-8")
+    texts = ["苹果很好吃", "酒店不好", "北京很好", "手机很差"] * 4
+    rows = "".join(f"{i % 2}\t{text}\n" for i, text in enumerate(texts))
+    dev = "label\ttext_a\n" + "".join(rows.splitlines(keepends=True)[:8])
+    folder = _dataset(tmp_path / "data", "label\ttext_a\n" + rows, dev)
+    common = [*TINY, "train.epochs=3", "train.batch_size=4", "train.val_every_steps=2", f"data.dataset={folder}",
+              f"data.kg={spo}",
+              f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]
+    run, again = tmp_path / "run", tmp_path / "again"
+    assert main(["train", RECIPE, "--out", str(run), "--set", *common]) == 0
+    inputs = json.loads((run / "inputs.json").read_text())
+    assert set(inputs) >= {"kg", "vocab", "train data", "dev data", "test data"}
+    before = inputs["kg"]["sha256"]
+    spo.write_text("苹果\t类别\t水果\n酒店\t类别\t宾馆\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run / "best.ckpt"), "--out", str(again)]) == 0
+    err = capsys.readouterr().err
+    after = json.loads((again / "inputs.json").read_text())["kg"]["sha256"]
+    assert after != before
+    assert (f"graphmatch train: warning: {spo}: the kg file changed since the checkpoint was trained (sha256 "
+            f"{before[:16]}… then, {after[:16]}… now); the run goes on with it as it is now") in err
+    shown = re.findall(r"\(best [\d.]+, step (\d+)\)", err)
+    assert shown and int(shown[-1]) == json.loads((again / "metrics.json").read_text())["best_step"], err
