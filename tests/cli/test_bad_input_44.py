@@ -4,6 +4,7 @@ code 2 (the README's promise), or a one-line warning where the run may go on."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,47 @@ def _inspect(kind: str, length: str, message: str):
     return case
 
 
+#: a "billion laughs": nine levels of nine aliases, 9**9 values once expanded
+LEVELS = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"] + [
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi", strict=True)]
+BOMB = "task: kbert\n" + "\n".join(LEVELS) + "\ndata:\n  dataset: *i\n"
+
+
+def _billion_laughs(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+    recipe = tmp_path / "bomb.yaml"
+    recipe.write_text(BOMB, encoding="utf-8")
+    return ["train", str(recipe)], f"recipe {recipe}: its aliases (*name) expand it to more than 100,000 values"
+
+
+def _billion_laughs_set(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+    return (["train", RECIPE, "--set", "data.dataset={" + ", ".join(LEVELS) + ", j: *i}"],
+            "--set data.dataset: its aliases (*name) expand it to more than 100,000 values")
+
+
+def _long_value(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+    return (["train", RECIPE, "--set", f"data.dataset={'x' * 5000}", "--out", str(tmp_path / "run")],
+            "xxx: the name is too long for this system")
+
+
+def _truncated_safetensors(tmp_path: Path, shared_data: Path) -> tuple[list[str], str]:
+    from tiny_bert import tiny_bert_folder
+
+    folder = tiny_bert_folder(tmp_path / "bert", ["很好", "不好"], hidden=16, layers=1)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    return (["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, *LIMITS, f"model.pretrained={folder}",
+             f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"],
+            f"cannot read the weights {weights}: SafetensorError")
+
+
 CASES = {
+    "truncated model.safetensors": _truncated_safetensors,
+    "billion laughs recipe": _billion_laughs,
+    "billion laughs --set": _billion_laughs_set,
+    "a 5000-character value": _long_value,
+    "model.max_position=10000000": lambda tmp_path, shared_data: (
+        ["train", RECIPE, "--set", "model.max_position=10000000"],
+        "model.max_position must be an integer in [1, 65536], got 10000000"),
     "mixed label spellings": _mixed_labels,
     "data.max_length too short": _max_length_1,
     **{f"inspect {kind} --max-length {n}": _inspect(kind, n, message)
@@ -70,12 +111,30 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
     argv, message = CASES[case](tmp_path, shared_data)
+    capsys.readouterr()  # what making the case printed
+    start = time.monotonic()
     assert main(argv) == 2
+    elapsed = time.monotonic() - start
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
     assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
+    assert elapsed < 30, f"{elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("argv", [["evaluate", "RUN", "--set", "task=relation"],
+                                  ["evaluate", "RUN", "--set", "task=relation", "data.root=/nowhere"]])
+def test_evaluate_refuses_another_task(kbert_run: Path, argv: list[str], capsys) -> None:
+    from graphmatch.engine import evaluate
+
+    capsys.readouterr()
+    assert main([str(kbert_run) if a == "RUN" else a for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["graphmatch evaluate: error: --set task=relation: task cannot change on a run (this run's is "
+                   "'kbert'); train a new run for another task"]
+    with pytest.raises(ValueError, match="task cannot change on a run"):  # the library's own check
+        evaluate(kbert_run / "best.ckpt", overrides=["task=relation"])
 
 
 def test_a_max_length_of_the_leading_tags_alone_is_refused_by_the_builder(shared_data: Path) -> None:
@@ -150,3 +209,25 @@ def test_resume_warns_about_a_changed_kg_and_the_epoch_line_names_the_selected_s
             f"{before[:16]}… then, {after[:16]}… now); the run goes on with it as it is now") in err
     shown = re.findall(r"\(best [\d.]+, step (\d+)\)", err)
     assert shown and int(shown[-1]) == json.loads((again / "metrics.json").read_text())["best_step"], err
+
+
+def test_a_checkpoint_refused_for_a_pickle_global_names_it(kbert_run: Path, tmp_path: Path, capsys) -> None:
+    import os
+    import shutil
+
+    import torch
+
+    run = tmp_path / "run"
+    shutil.copytree(kbert_run, run)
+    (run / "COMPLETE").unlink()
+    for name in ("best.ckpt", "last.ckpt"):
+        torch.save({"graphmatch": {}, "state_dict": {}, "hook": os.getcwd}, run / name)
+    capsys.readouterr()
+    for argv, ckpt in ((["evaluate", str(run / "best.ckpt")], "best.ckpt"),
+                       (["train", "--resume", str(run)], "last.ckpt")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1] == (f"graphmatch {argv[0]}: error: {run / ckpt} is refused: it names the Python global "
+                           f"{os.getcwd.__module__}.getcwd, which a checkpoint may not hold (loading it could run "
+                           "code); nothing was run"), err
+        assert not (run / ".owner.lock").exists()
