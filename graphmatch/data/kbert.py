@@ -384,7 +384,7 @@ def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
     with :meth:`TreeOptions.builder_options` (the one place K-BERT's builder is made) and a branch
     ``selection``."""
-    kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
+    kg = KnowledgeGraph.shared(kg_path) if kg_path is not None else None
     options = dict(options)
     options.pop("selection", None)  # its settings key the cache; the object itself is given
     if options.pop("noun_readings", False):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import warnings
@@ -69,6 +70,14 @@ class KnowledgeGraph:
         key = str(name_or_path).lower()
         path = builtin_kg_path(key, root) if key in BUILTIN_KGS else Path(name_or_path)
         return cls.from_spo(path, on_error=on_error)
+
+    @classmethod
+    def shared(cls, path: str | os.PathLike) -> KnowledgeGraph:
+        """:meth:`from_spo` of one file, parsed once per process for each (path, size, mtime): every
+        split and builder of a run shares it (a 2-million-triple file takes seconds to parse and
+        gigabytes to hold). The graph returned is shared: do not :meth:`add` to it."""
+        st = os.stat(path)
+        return _shared_kg(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
 
     @classmethod
     def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike],
@@ -160,3 +169,8 @@ class KnowledgeGraph:
             else:
                 i += 1
         return spans
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_kg(path: str, size: int, mtime_ns: int) -> KnowledgeGraph:
+    return KnowledgeGraph.from_spo(path)

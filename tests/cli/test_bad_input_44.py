@@ -231,3 +231,22 @@ def test_a_checkpoint_refused_for_a_pickle_global_names_it(kbert_run: Path, tmp_
                            f"{os.getcwd.__module__}.getcwd, which a checkpoint may not hold (loading it could run "
                            "code); nothing was run"), err
         assert not (run / ".owner.lock").exists()
+
+
+def test_train_parses_the_kg_once_for_every_split(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
+    from graphmatch.knowledge import KnowledgeGraph
+
+    spo = tmp_path / "kg.spo"
+    spo.write_text("苹果\t类别\t水果\n酒店\t类别\t住宿\n", encoding="utf-8")
+    parsed = []
+    real = KnowledgeGraph.from_spo.__func__
+
+    def counting(cls, paths, on_error="raise"):
+        parsed.append(paths)
+        return real(cls, paths, on_error)
+
+    monkeypatch.setattr(KnowledgeGraph, "from_spo", classmethod(counting))
+    folder = _dataset(tmp_path / "data", "label\ttext_a\n0\t苹果不好\n1\t酒店很好\n0\t不好\n1\t北京很好\n")
+    assert main(["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, f"data.dataset={folder}",
+                 f"data.kg={spo}", f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]) == 0
+    assert len(parsed) == 1
