@@ -18,6 +18,7 @@ Each kind imports its graph builder only when it runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -102,6 +103,18 @@ KINDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 }
 
 
+def _some_input(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` again, once one of them is not blank: no input is refused before a knowledge
+    graph or a segmenter loads."""
+    lines = iter(lines)
+    head = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            return itertools.chain(head, lines)
+    raise ValueError(NO_INPUT)
+
+
 def kbert_rows(
     lines: Iterable[str],
     *,
@@ -133,6 +146,7 @@ def kbert_rows(
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer
 
+    lines = _some_input(lines)
     if pretrained:
         tokenizer = checkpoint_tokenizer(pretrained)
     else:

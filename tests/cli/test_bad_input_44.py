@@ -250,3 +250,19 @@ def test_train_parses_the_kg_once_for_every_split(tmp_path: Path, shared_data: P
     assert main(["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, f"data.dataset={folder}",
                  f"data.kg={spo}", f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]) == 0
     assert len(parsed) == 1
+
+
+def test_an_empty_input_is_refused_before_the_kg_loads(tmp_path: Path, shared_data: Path, capsys,
+                                                       monkeypatch) -> None:
+    from graphmatch.knowledge import KnowledgeGraph
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the KG was loaded")
+
+    monkeypatch.setattr(KnowledgeGraph, "from_spo", refuse)
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
+    spo, empty = tmp_path / "kg.spo", tmp_path / "empty.txt"
+    spo.write_text("苹果\t类别\t水果\n", encoding="utf-8")
+    empty.write_text("\n  \n", encoding="utf-8")
+    assert main(["inspect", "kbert", "--kg", str(spo), str(empty)]) == 2
+    assert capsys.readouterr().err == "graphmatch inspect: error: no input: every line is empty\n"
