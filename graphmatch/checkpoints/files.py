@@ -107,10 +107,15 @@ def _embedding_rows(files: Sequence[Path]) -> tuple[str, int] | None:
         if file.suffix == ".safetensors":
             from safetensors import safe_open
 
-            with safe_open(str(file), framework="pt") as f:
-                for name in f.keys():  # noqa: SIM118 - safe_open is not a mapping
-                    if name.endswith("word_embeddings.weight"):
-                        return name, int(f.get_slice(name).get_shape()[0])
+            try:
+                with safe_open(str(file), framework="pt") as f:
+                    for name in f.keys():  # noqa: SIM118 - safe_open is not a mapping
+                        if name.endswith("word_embeddings.weight"):
+                            return name, int(f.get_slice(name).get_shape()[0])
+            except Exception as err:  # a truncated or corrupt header: one line naming the file
+                reason = (str(err).strip().splitlines() or [""])[0]
+                raise ValueError(f"cannot read the weights {file}: {type(err).__name__}: {reason} "
+                                 "(a truncated or damaged file?)") from err
         else:
             state = load_file(file, mmap=True)
             for name, value in state.items():

@@ -18,6 +18,7 @@ Each kind imports its graph builder only when it runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -102,6 +103,18 @@ KINDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 }
 
 
+def _some_input(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` again, once one of them is not blank: no input is refused before a knowledge
+    graph or a segmenter loads."""
+    lines = iter(lines)
+    head = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            return itertools.chain(head, lines)
+    raise ValueError(NO_INPUT)
+
+
 def kbert_rows(
     lines: Iterable[str],
     *,
@@ -133,12 +146,13 @@ def kbert_rows(
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer
 
+    lines = _some_input(lines)
     if pretrained:
         tokenizer = checkpoint_tokenizer(pretrained)
     else:
         tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
-    given = {name: value for name, value in (("max_length", max_length or None), ("max_entities", max_entities),
+    given = {name: value for name, value in (("max_length", max_length), ("max_entities", max_entities),
                                              ("segmenter", segmenter)) if value is not None}
     options = TreeOptions.for_tokenizer(tokenizer, mode=mode, query=query, predicate=predicate, **given)
     # the array core of SentenceTreeBuilder: the same trees, without importing torch
@@ -191,7 +205,8 @@ def let_rows(
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
-    given = {name: value for name, value in (("segmenters", segmenters), ("max_length", max_length)) if value}
+    given = {name: value for name, value in (("segmenters", segmenters), ("max_length", max_length))
+             if value is not None}
     options = LatticeOptions(senses=senses, **given)
     # the array core of LatticePairBuilder: the same graph, without importing torch
     builder = LatticePairCore(tokenizer, load_lexicon(data_dir) if senses else None, keep_text=True,
@@ -294,7 +309,8 @@ def relation_rows(
     if not parsed:
         raise ValueError(NO_INPUT)
     options = RelationOptions(tokenization=tokenization, max_distance=max_distance or RelationOptions.max_distance,
-                              max_length=max_length or RelationOptions.max_length, markers=markers)
+                              max_length=RelationOptions.max_length if max_length is None else max_length,
+                              markers=markers)
     max_distance, common = options.max_distance, options.geometry(keep_text=True)
     if pretrained:
         builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import sys
 import warnings
@@ -27,6 +28,8 @@ DEBUG_FLAG = "--debug"
 USER_ERROR = 2
 #: exit code after Ctrl-C, as a shell reports a process killed by SIGINT
 INTERRUPTED = 130
+#: the most characters of an error's message shown (a value echoed back may be huge)
+MAX_MESSAGE = 300
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -57,6 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def capped(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` on one line, at most ``limit`` characters: a longer one keeps its start and its
+    end (where the reason usually is) around a ``…``."""
+    message = " ".join(message.split("\n"))
+    if len(message) <= limit:
+        return message
+    head = (limit - 1) * 2 // 3
+    return message[:head] + "…" + message[len(message) - (limit - 1 - head):]
+
+
 def user_error(err: BaseException) -> str | None:
     """The one-line message of an error a user can fix, or ``None`` for anything else (a bug).
 
@@ -75,6 +88,8 @@ def user_error(err: BaseException) -> str | None:
             FileExistsError: "already exists",
         }[type(err)]
         return f"{err.filename}: {reason}" if err.filename else str(err)
+    if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
+        return f"{err.filename}: the name is too long for this system"
     if isinstance(err, FileNotFoundError) and err.filename is not None:  # from open() and the like
         return f"{err.filename}: no such file or folder"
     if isinstance(err, KeyError):  # a sentence (unknown task, metric); a bare key is a bug
@@ -121,12 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:  # sorted into user errors and bugs below
             status = getattr(err, "exit_status", None)  # a run stopped by a signal (engine.signals)
             if isinstance(status, int) and not debug:
-                print(f"graphmatch {args.command}: {err}", file=sys.stderr)
+                print(f"graphmatch {args.command}: {capped(str(err))}", file=sys.stderr)
                 return status
             message = user_error(err)
             if debug or message is None:
                 raise
-            print(f"graphmatch {args.command}: error: {message}", file=sys.stderr)
+            print(f"graphmatch {args.command}: error: {capped(message)}", file=sys.stderr)
             return USER_ERROR
 
 

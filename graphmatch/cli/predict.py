@@ -56,7 +56,7 @@ def run_file(args: argparse.Namespace) -> int:
     write_jsonl(rows, args.output)
     metrics = predictor.metrics(rows)  # the file had the gold labels: scored as evaluate does
     if metrics is not None:
-        scored = sum("gold" in row for row in rows)
+        scored = sum("gold" in row and predictor.known_gold(row) for row in rows)
         print(f"{scored} gold labels: " + "  ".join(f"{k} {v:.2f}" for k, v in metrics.items()), file=sys.stderr)
     return 0
 

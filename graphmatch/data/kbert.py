@@ -32,7 +32,7 @@ from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.kbert_options import TreeOptions
-from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
+from graphmatch.data.labels import check_label_spellings, warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
@@ -211,6 +211,8 @@ class KBertDataset(CachedDataset):
         if not examples:
             raise ValueError(f"{self.source}: no data lines")
         if not self.labels:
+            if self.kind != "ner":
+                check_label_spellings([ex.label for ex in examples], [ex.where for ex in examples])
             self.labels = label_set(examples, self.kind)
             warn_rare_labels([[ex.label] if isinstance(ex.label, str) else ex.label for ex in examples],
                              [ex.where for ex in examples])
@@ -382,7 +384,7 @@ def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
     """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
     with :meth:`TreeOptions.builder_options` (the one place K-BERT's builder is made) and a branch
     ``selection``."""
-    kg = KnowledgeGraph.from_spo(kg_path) if kg_path is not None else None
+    kg = KnowledgeGraph.shared(kg_path) if kg_path is not None else None
     options = dict(options)
     options.pop("selection", None)  # its settings key the cache; the object itself is given
     if options.pop("noun_readings", False):

@@ -6,6 +6,8 @@
   training file warns, naming the label, its count and its first line. It is a warning, not an
   error, because a real class can be rare; the label set stays what the training file holds. (A
   tiny file whose labels are all rare alike is not warned about.)
+- **One spelling a number.** Two labels that read as the same number (``0`` and ``0.0``) would
+  be two classes; reading the training file refuses them, naming a line of each spelling.
 - **Labels outside the training set** in dev or test are errors naming ``file:line``.
 - **Positive class.** F1 (K-BERT's sentence-pair task) is the F1 of one class,
   ``data.positive_label``: ``null`` means ``"1"`` when the labels hold it, and is an error
@@ -70,6 +72,35 @@ def warn_rare_labels(examples: Sequence[Iterable[str]], lines: Sequence[str]) ->
     for message in messages:
         warnings.warn(message, DataWarning, stacklevel=2)
     return messages
+
+
+def check_label_spellings(labels: Sequence[str], lines: Sequence[str]) -> None:
+    """Refuse labels that are one number spelled two ways (``1`` and ``1.0``).
+
+    Args:
+        labels: the label of each example.
+        lines: ``file:line`` of each example.
+
+    Raises:
+        ValueError: naming the first line of each of two colliding spellings.
+    """
+    first: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        first.setdefault(label, i)
+    seen: dict[float, str] = {}
+    for label in sorted(first, key=first.__getitem__):
+        try:
+            number = float(label)
+        except ValueError:
+            continue
+        if number in seen:
+            other = seen[number]
+            raise ValueError(
+                f"{lines[first[label]]}: label {label!r} is the number of label {other!r} "
+                f"({lines[first[other]]}) spelled another way: it would be a class of its own; "
+                "spell every label one way"
+            )
+        seen[number] = label
 
 
 def positive_label(labels: Sequence[str], given: str | int | None, key: str = "data.positive_label") -> str:

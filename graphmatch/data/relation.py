@@ -282,7 +282,7 @@ class RelationDataset(CachedDataset):
         options = self.builder_options
         options = options.decided(self.auto_length(parts["train"])) if options.auto else options
         max_length = options.max_length
-        kg = None if self.kg_path is None else KnowledgeGraph.from_spo(self.kg_path)
+        kg = None if self.kg_path is None else KnowledgeGraph.shared(self.kg_path)
         builder = relation_builder(options, vocab, self.pieces, kg=kg, selection=self.selection)
         selected: dict[str, Any] = {}
         for split, path in zip(self.splits, self.processed_paths, strict=False):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from graphmatch.engine.config import diff, resolve
+from graphmatch.engine.config import check_run_overrides, diff, resolve
 from graphmatch.engine.runs import read_yaml
 
 
@@ -77,6 +77,7 @@ def check_evaluate(run_or_ckpt: str | os.PathLike, split: str, overrides: Sequen
     stored = path / "config.yaml"
     if path.is_dir() and stored.is_file() and overrides:
         saved = read_yaml(stored)
+        check_run_overrides(overrides, saved.get("task") if isinstance(saved, dict) else None)
         given = resolve(saved, overrides, stored=True)  # first: --set task= may import the run's task
         changed = [k for k in diff(resolve(saved, stored=True), given) if k.startswith("model.")]
         if changed:

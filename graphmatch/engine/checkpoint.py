@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,25 @@ def find_checkpoint(run_or_ckpt: str | os.PathLike, which: str = "best") -> Path
 TORCH_FILE_MAGIC = (b"PK\x03\x04", b"\x80")
 
 
+def refused_global(err: BaseException) -> str | None:
+    """The Python global (``os.system``) a ``weights_only`` load refused, from torch's message; ``None``
+    for any other failure."""
+    found = re.search(r"unsupported GLOBAL ([\w.]+)|global: GLOBAL ([\w.]+)|global ([\w.]+) was not an allowed",
+                      str(err), re.IGNORECASE)
+    return next(name for name in found.groups() if name) if found else None
+
+
+def unreadable(path: str | os.PathLike, err: BaseException, what: str = "is not a readable checkpoint") -> str:
+    """One line for a checkpoint ``torch.load`` refused: the pickle global it names (nothing was
+    run), else ``what`` and the first line of the error."""
+    name = refused_global(err)
+    if name is not None:
+        return (f"{path} is refused: it names the Python global {name}, which a checkpoint may not hold "
+                "(loading it could run code); nothing was run")
+    reason = (str(err).strip().splitlines() or [""])[0][:200]
+    return f"{path} {what} ({type(err).__name__}: {reason})"
+
+
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     """Load a checkpoint on the CPU; a file that is not a graphmatch checkpoint is a ValueError
     (one line, whatever torch says)."""
@@ -49,8 +69,7 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unpickling failure means the same to the user
-        reason = (str(err).strip().splitlines() or [""])[0][:200]
-        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {reason})") from err
+        raise ValueError(unreadable(path, err)) from err
     if not isinstance(ckpt, dict) or META not in ckpt or "state_dict" not in ckpt:
         raise ValueError(f"{path} is not a graphmatch checkpoint (no {META!r} entry); was it written by another tool?")
     return ckpt

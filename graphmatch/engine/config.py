@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from graphmatch.datafiles import package_folder, read_text
+from graphmatch.engine.runs import check_expansion
 from graphmatch.engine.shorten import shorten
 from graphmatch.recipe_keys import Renamed, check, defaults, suggest, upgrade
 from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, TaskKeys, declared_names, keys_of
@@ -105,7 +106,7 @@ def read_chain(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> list[tu
     if real in _seen:
         raise ValueError(f"recipe {path} inherits from itself through 'base:'")
     try:
-        raw = load_yaml(read_text(path))
+        raw = check_expansion(load_yaml(read_text(path)), f"recipe {path}")
     except yaml.YAMLError as err:  # one line: where and what
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -175,11 +176,27 @@ def parse_overrides(items: Sequence[str]) -> list[tuple[list[str], Any]]:
         if not sep or not key.strip():
             raise ValueError(f"--set expects key=value (e.g. train.epochs=2), got {item!r}")
         try:
-            value = load_yaml(text) if text.strip() else None
+            value = check_expansion(load_yaml(text), f"--set {key.strip()}") if text.strip() else None
         except yaml.YAMLError:
             value = text
         out.append((key.strip().split("."), value))
     return out
+
+
+def check_run_overrides(overrides: Sequence[str], task: str) -> None:
+    """``--set`` on a trained run (``evaluate``): ``task`` is the run's own and cannot change (a
+    ``module:name`` of the run's own task name may be given: it imports an outside task's code).
+
+    Raises:
+        ValueError: naming the key, before the rest of the recipe is checked against another task.
+    """
+    def name(spec: Any) -> str:  # a registered name, or the name of a ``module:name`` the run's task was made from
+        return str(spec).rpartition(":")[2]
+
+    for path, value in parse_overrides(overrides):
+        if path == ["task"] and name(value) != name(task):
+            raise ValueError(f"--set task={value}: task cannot change on a run (this run's is {task!r}); "
+                             "train a new run for another task")
 
 
 def _override_layer(parsed: list[tuple[list[str], Any]]) -> dict[str, Any]:

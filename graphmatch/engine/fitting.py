@@ -170,7 +170,7 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
                   history: list[dict[str, Any]], selected: Mapping[str, int]) -> dict[str, Any]:
     """The files of a finished run (rank 0) from the selected checkpoint's evaluations."""
     recipe, task, module, splits, monitor = setup.recipe, setup.task, setup.module, setup.splits, setup.monitor
-    store_run_files(task, run_dir)  # the encoder's config and tokenizer, the input files' identity
+    store_run_files(task, run_dir, setup.datasets)  # the encoder's config and tokenizer, the input files' identity
 
     metrics = {
         "task": recipe.task,

@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -208,14 +209,34 @@ class Predictor:
             row["line"] = item.line
             if item.gold is not None:
                 row["gold"] = item.gold.split() if isinstance(row["label"], list) else item.gold
+        self._warn_unknown_gold(rows, name_of(path))
         return rows
 
+    def known_gold(self, row: dict[str, Any]) -> bool:
+        """Whether every gold label of ``row`` is one of the run's labels."""
+        golds = row["gold"] if isinstance(row["gold"], list) else [row["gold"]]
+        return set(golds) <= set(self.task.label_names())
+
+    def _warn_unknown_gold(self, rows: Sequence[dict[str, Any]], source: str) -> None:
+        """One warning for the rows whose gold labels are not the run's (left out of :meth:`metrics`)."""
+        unknown = [row for row in rows if "gold" in row and not self.known_gold(row)]
+        if unknown:
+            labels = self.task.label_names()
+            golds = unknown[0]["gold"] if isinstance(unknown[0]["gold"], list) else [unknown[0]["gold"]]
+            bad = next(g for g in golds if g not in set(labels))
+            shown = ", ".join(labels) if len(labels) <= 25 else ", ".join(labels[:25]) + ", …"
+            scored = sum("gold" in row for row in rows)
+            warnings.warn(f"{source}:{unknown[0]['line']}: gold label {bad!r} is not one of the run's labels "
+                          f"({shown}); {len(unknown)} of {scored} labelled lines have such labels and are "
+                          "left out of the scores", UserWarning, stacklevel=3)
+
     def metrics(self, rows: Sequence[dict[str, Any]]) -> dict[str, float] | None:
-        """The task's metrics (as ``evaluate`` reports them) of the rows that carry a ``gold``;
-        ``None`` when none does."""
+        """The task's metrics (as ``evaluate`` reports them) of the rows that carry a ``gold`` among
+        the run's labels; ``None`` when none does."""
         from graphmatch.engine.metrics import compute
 
-        scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows if "gold" in row]
+        scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows
+                  if "gold" in row and self.known_gold(row)]
         return compute(self.task.metrics, scored, self.task.negative_labels()) if scored else None
 
 

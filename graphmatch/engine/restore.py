@@ -17,7 +17,7 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_output, check_precision
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
-from graphmatch.engine.config import diff, resolve, task_class
+from graphmatch.engine.config import check_run_overrides, diff, resolve, task_class
 from graphmatch.engine.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
@@ -121,6 +121,7 @@ def evaluate(
     path = best_so_far(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
+    check_run_overrides(overrides, meta["config"].get("task"))
     config = resolve(meta["config"], overrides, stored=True)
     changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
     if changed:

@@ -35,11 +35,34 @@ class EpochLines(Callback):
         self.monitor, self.epochs = monitor, epochs
         self.stream = stream
         self._start = time.monotonic()
+        #: the step the selecting checkpoint callback took as the best in this process (``None``:
+        #: none yet, the best of the history is shown, as a callback restored with it selects)
+        self.best_step: int | None = None
+        self._score: Any = None
+        self._validated_at: int | None = None
+
+    def on_train_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        self._score = getattr(trainer.checkpoint_callback, "best_model_score", None)  # restored, or None
+
+    def on_validation_end(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        self._validated_at = trainer.global_step
+
+    def _follow_selection(self, trainer: pl.Trainer) -> None:
+        """A new best of the selecting callback (which Lightning runs after the other callbacks)
+        is the step of the last dev evaluation: a run continued into a new folder selects among its
+        own steps, as ``metrics.json``'s ``best_step`` says."""
+        score = getattr(trainer.checkpoint_callback, "best_model_score", None)
+        if score is not None and score is not self._score and self._validated_at is not None:
+            self.best_step, self._score = self._validated_at, score
+
+    def on_validation_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        self._follow_selection(trainer)
 
     def on_train_epoch_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
         self._start = time.monotonic()
 
-    def line(self, epoch: int, step: int, history: list[dict[str, Any]], seconds: float, total: float) -> str:
+    def line(self, epoch: int, step: int, history: list[dict[str, Any]], seconds: float, total: float,
+             best_step: int | None = None) -> str:
         """``epoch 2/4 (step 16): dev accuracy 81.25 (best 82.81, step 8), train loss 0.4123; 3.1 s, 6.0 s in all``."""
         head = f"epoch {epoch}/{self.epochs} (step {step})"
         scored = [h for h in history if self.monitor in h.get("dev", {})]
@@ -47,7 +70,8 @@ class EpochLines(Callback):
             dev = f"dev {self.monitor} not evaluated yet"
         else:
             latest = scored[-1]
-            best = max(scored, key=lambda h: h["dev"][self.monitor])  # the first best, as the selection
+            chosen = [h for h in scored if h["step"] == best_step]
+            best = chosen[-1] if chosen else max(scored, key=lambda h: h["dev"][self.monitor])  # the first best
             where = "" if latest["step"] == step else f" at step {latest['step']}"
             dev = (f"dev {self.monitor} {latest['dev'][self.monitor]:.2f}{where} "
                    f"(best {best['dev'][self.monitor]:.2f}, step {best['step']})")
@@ -58,8 +82,9 @@ class EpochLines(Callback):
     def on_train_epoch_end(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
         if not trainer.is_global_zero:
             return
+        self._follow_selection(trainer)
         history = list(getattr(module, "history", []))
         elapsed = module.elapsed() if hasattr(module, "elapsed") else 0.0
         text = self.line(trainer.current_epoch + 1, trainer.global_step, history,
-                         time.monotonic() - self._start, elapsed)
+                         time.monotonic() - self._start, elapsed, self.best_step)
         print(text, file=self.stream or sys.stderr, flush=True)

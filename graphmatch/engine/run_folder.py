@@ -39,7 +39,7 @@ from graphmatch.tasks.recipe import Recipe
 RUN_DIR_ENV = "GRAPHMATCH_RUN_DIR"  # set by rank 0 so the processes Lightning launches agree
 COMPLETE = "COMPLETE"
 #: the files a run folder holds before anything of its training is saved
-STARTING_FILES = ("config.yaml", "seeds.json")
+STARTING_FILES = ("config.yaml", "seeds.json", "inputs.json")
 
 
 def env_rank() -> int:
@@ -59,7 +59,7 @@ def is_complete(run_dir: str | os.PathLike) -> bool:
 def nothing_saved(run_dir: str | os.PathLike) -> bool:
     """Whether ``run_dir`` is a run folder whose run stopped before it saved anything (it failed
     on its data, say): it holds ``config.yaml`` and otherwise only ``config.yaml`` /
-    ``seeds.json`` files, also in ``seed-<n>/`` sub-folders; no checkpoint, no result. Such a
+    ``seeds.json`` / ``inputs.json`` files, also in ``seed-<n>/`` sub-folders; no checkpoint, no result. Such a
     folder may be started again in place."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():

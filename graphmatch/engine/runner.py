@@ -21,6 +21,7 @@ from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import fitting, run_folder, runs
 from graphmatch.engine.restore import evaluate, load, predict, predict_graph
+from graphmatch.engine.run_files import warn_changed_inputs, write_inputs
 from graphmatch.engine.run_folder import env_rank
 from graphmatch.engine.signals import TrainingStopped
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
@@ -109,7 +110,11 @@ def _train_one(
     else:
         run_folder.check_free(run_dir)
     setup = fitting.prepare(recipe, fresh=ckpt is None)
+    if ckpt is not None and env_rank() == 0:
+        warn_changed_inputs(setup.task, Path(ckpt).parent, setup.datasets)
     run_folder.open_folder(run_dir, recipe)  # once data, model and pretrained weights are ready
+    if env_rank() == 0:
+        write_inputs(setup.task, run_dir, setup.datasets)
     if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
         run_folder.close_folder(run_dir)
     return run_dir

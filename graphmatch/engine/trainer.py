@@ -18,6 +18,7 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from graphmatch.datafiles import write_atomically
+from graphmatch.engine.checkpoint import refused_global, unreadable
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.precision import cpu_precision
 from graphmatch.tasks.recipe import Recipe, Train, typed
@@ -47,6 +48,8 @@ def serialized_size(checkpoint: dict[str, Any]) -> int:
 def damaged_checkpoint(path: Path, err: Exception) -> ValueError:
     """One line for a checkpoint Lightning cannot read (truncated by a full disk or a copy, say),
     offering the run's other checkpoint where there is one."""
+    if refused_global(err) is not None:
+        return ValueError(unreadable(path, err))
     reason = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
     message = f"{path} cannot be read: it is truncated or damaged ({type(err).__name__}: {reason})"
     best = path.with_name("best.ckpt")

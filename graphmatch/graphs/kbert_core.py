@@ -809,6 +809,10 @@ class TreeCore:
         self._tag_ids = {tag: tokenizer.exact_id(tag) for tag in SPECIAL_TAGS}
         cls = [(CLS, _TAG, 0)] if add_cls else []
         pieces = self._prefix_pieces(prefix, finder)
+        if max_length <= len(cls) + len(pieces):
+            raise ValueError(f"max_length={max_length} holds only the leading tags "
+                             f"({' '.join([t for t, _, _ in cls] + list(pieces))}) and no text token: "
+                             f"give at least {len(cls) + len(pieces) + 1}")
         # the checkpoint's pair layout: BERT [CLS] a [SEP] b [SEP] with b in segment 1; XLM-R / e5
         # <s> a </s></s> b </s>, all in segment 0 (its tokenizer's pair template says so)
         seps, seg_b = getattr(tokenizer, "pair_separators", 1), int(getattr(tokenizer, "pair_segments", True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import warnings
@@ -71,6 +72,14 @@ class KnowledgeGraph:
         return cls.from_spo(path, on_error=on_error)
 
     @classmethod
+    def shared(cls, path: str | os.PathLike) -> KnowledgeGraph:
+        """:meth:`from_spo` of one file, parsed once per process for each (path, size, mtime): every
+        split and builder of a run shares it (a 2-million-triple file takes seconds to parse and
+        gigabytes to hold). The graph returned is shared: do not :meth:`add` to it."""
+        st = os.stat(path)
+        return _shared_kg(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+    @classmethod
     def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike],
                  on_error: str = "raise") -> KnowledgeGraph:
         """Read one or more ``.spo`` files (gzip-compressed when their name ends in ``.gz``).
@@ -78,14 +87,15 @@ class KnowledgeGraph:
         Args:
             on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message;
                 ``"skip"`` drops such lines and warns once with their count. Blank lines are
-                ignored.
+                ignored; spaces around a field are stripped, with one warning counting such lines.
         """
         if on_error not in ("raise", "skip"):
             raise ValueError("on_error must be 'raise' or 'skip'")
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         kg = cls()
-        skipped = 0
+        skipped = padded = 0
+        first_padded = ""
         for path in paths:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"knowledge graph file not found: {path}")
@@ -102,7 +112,14 @@ class KnowledgeGraph:
                             )
                         skipped += 1
                         continue
-                    kg.add(*fields)
+                    stripped = [x.strip() for x in fields]
+                    if stripped != fields:
+                        padded += 1
+                        first_padded = first_padded or f"{path}:{lineno}"
+                    kg.add(*stripped)
+        if padded:
+            warnings.warn(f"{first_padded}: {padded} line(s) of the knowledge graph have spaces around a subject, "
+                          "predicate or object (first here); read with the spaces stripped", stacklevel=2)
         if skipped:
             warnings.warn(f"skipped {skipped} malformed line(s) in {', '.join(map(str, paths))}",
                           stacklevel=2)
@@ -152,3 +169,8 @@ class KnowledgeGraph:
             else:
                 i += 1
         return spans
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_kg(path: str, size: int, mtime_ns: int) -> KnowledgeGraph:
+    return KnowledgeGraph.from_spo(path)

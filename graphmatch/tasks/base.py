@@ -127,9 +127,9 @@ class Task(TaskKeys, abc.ABC):
             return cls(recipe)
         except (FileNotFoundError, ValueError) as err:
             files = ", ".join(f"{cls.ENCODER_DIR}/{name}" for name in missing)
-            raise ValueError(f"run folder {run_dir} lacks the stored encoder files {files} (made by an older "
-                             f"graphmatch, or {STORED_FILE} removed): the original model.pretrained {original!r} is "
-                             f"needed, and it cannot be loaded: {err}") from err
+            raise ValueError(f"the original model.pretrained {original!r} is needed (the run folder lacks the "
+                             f"stored encoder files {files}: made by an older graphmatch, or {STORED_FILE} "
+                             f"removed), and it cannot be loaded: {err}") from err
 
     def upgrade_state_dict(self, model: torch.nn.Module, state: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """``state`` (a checkpoint's weights) with the parameter names an earlier release used

@@ -113,8 +113,12 @@ class KBertTask(KBertKeys, Task):
         made once from the ``data`` section, the data's kind and the vocabulary's tokenization."""
         if self._tree_options is None:
             tokenization, lowercase = self.vocab_tokenization()
-            self._tree_options = TreeOptions.of(self.data, kind=self.kind, tokenization=tokenization,
-                                                lowercase=lowercase)
+            options = TreeOptions.of(self.data, kind=self.kind, tokenization=tokenization, lowercase=lowercase)
+            tags = int(options.builder_options()["add_cls"])
+            if self.data.max_length <= tags:
+                raise ValueError(f"data.max_length={self.data.max_length} holds only the [CLS] tag and no text "
+                                 f"token: give at least {tags + 1}")
+            self._tree_options = options
         return self._tree_options
 
     def _common(self) -> dict[str, Any]:

@@ -69,7 +69,7 @@ class KBertModel:
     num_layers: int = key(12, "encoder layers (without model.pretrained)", interval=_SIZE)
     num_heads: int = key(12, "attention heads (without model.pretrained)", interval=_SIZE)
     intermediate_size: int = key(3072, "feed-forward width (without model.pretrained)", interval=_SIZE)
-    max_position: int = key(512, "position table size (without model.pretrained)", interval=_SIZE)
+    max_position: int = key(512, "position table size (without model.pretrained)", interval="[1, 65536]")
     dropout: float = key(0.1, "hidden dropout (and the bert_pooler head's)", interval=_DROPOUT)
     attention_dropout: float = key(0.1, "attention-probability dropout", interval=_DROPOUT)
     pooling: Pooling = key("first", "sentence vector: [CLS], mean, max or last real token")

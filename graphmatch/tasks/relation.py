@@ -314,7 +314,7 @@ class RelationTask(RelationKeys, Task):
         """The knowledge graph of ``data.kg`` (read once), :obj:`None` without one."""
         path = resolve_kg(self.data.kg, self.data.root) if self._kg is None else None
         if path is not None:
-            self._kg = KnowledgeGraph.from_spo(path)
+            self._kg = KnowledgeGraph.shared(path)
         return self._kg
 
     def encode(self, text: str, text_b: str | None = None) -> HeteroData:
