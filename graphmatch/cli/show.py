@@ -285,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
         visible = visible_edge_index(data, options.pop("sep_id") if args.pair_encoding == "separate" else None)
         if args.matrix:
             draw_visibility(data, visible, args.matrix, title=f"visible matrix: {title}")
-            print(f"visible matrix: {args.matrix}")
+            print(f"visible matrix: {args.matrix}", file=sys.stderr)
         if not is_png:
             data[SEES].edge_index = _branch_visibility(data, visible)
             options["hidden_edge_types"] = [SEES]
@@ -300,5 +300,5 @@ def run(args: argparse.Namespace) -> int:
         hidden_edge_types=options.get("hidden_edge_types", ()),
     )
     counts = ", ".join(f"{int(data[t].num_nodes)} {t}" for t in data.node_types)
-    print(f"{args.kind} graph ({counts}): {out}")
+    print(f"{args.kind} graph ({counts}): {out}", file=sys.stderr)
     return 0
