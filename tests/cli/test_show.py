@@ -55,7 +55,7 @@ def test_kbert_html_shows_branches_and_their_visibility(samples, tmp_path):
     assert main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "-o", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
     assert "http://" not in page and "https://" not in page
-    for label in ("北京", "苹果", "类别城市", "属于中国", "类别水果"):
+    for label in ("北京", "苹果", "类别 → 城市", "属于 → 中国", "类别 → 水果"):
         assert f">{label}</text>" in page
     assert "token -sees-&gt; token" in page and 'class="edge hidden" data-type="token -sees-&gt; token"' in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
@@ -70,7 +70,7 @@ def test_kbert_with_hownet_and_the_bert_vocabulary(shared_data, tmp_path, capsys
     captured = capsys.readouterr()
     assert "own characters" not in captured.err  # the real vocabulary was found
     page = out.read_text(encoding="utf-8")
-    assert ">义原设施</text>" in page and ">火车站</text>" in page
+    assert ">义原 → 设施</text>" in page and ">火车站</text>" in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
     assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in Google's vocabulary
 
@@ -83,7 +83,7 @@ def test_kbert_over_word_pieces_with_wordnet(minilm, tmp_path, capsys):
     assert main([*argv, "-o", str(out)]) == 0
     assert "kbert graph (19 token, 2 word, 4 entity)" in capsys.readouterr().err
     page = out.read_text(encoding="utf-8")
-    assert ">ice cream</text>" in page and ">##s</text>" in page and ">is a frozen dessert</text>" in page
+    assert ">ice cream</text>" in page and ">##s</text>" in page and ">is a → frozen dessert</text>" in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
     assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in MiniLM's vocabulary
 
@@ -112,7 +112,7 @@ def test_select_keeps_the_branches_that_fit(e5_small, shared_data, tmp_path, cap
     assert "2 word, 2 entity" in captured.err
     assert "dropped 笔记本 → 簿册" in captured.err
     page = (tmp_path / "kept.html").read_text(encoding="utf-8")
-    assert ">义原电脑</text>" in page and ">义原簿册</text>" not in page
+    assert ">义原 → 电脑</text>" in page and "簿册</text>" not in page
     assert main(["show", text, "--kind", "kbert", "--select", "0.8", "-o", str(tmp_path / "x.png")]) == 2
     assert "--select scores K-BERT's branches with an encoder" in capsys.readouterr().err
 
