@@ -73,7 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-senses", action="store_true", help="LET: leave out HowNet senses and sememes")
     p.add_argument("--closures", action="store_true", help="LET: also draw the reachability closures in a PNG")
-    p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix beside (PNG) or under (HTML) the tree")
+    p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix (beside PNG, under HTML)")
     p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
     p.add_argument("--pair-encoding", choices=("joint", "separate"), default="joint",
                    help="K-BERT pairs: separate draws the visibility a bi-encoder reads (model.pair_encoding: "
