@@ -208,7 +208,27 @@ def test_the_recipe_command(capsys) -> None:
     assert "| `data.n_train` | int | `128` | >= 1 | training graphs |" in out and "## `train` (every task)" in out
     assert "## `data` of `kbert`" not in out
     assert main(["recipe"]) == 2
-    assert "give a recipe, or --keys" in capsys.readouterr().err
+    assert "give a recipe, --list for the recipes, or --keys" in capsys.readouterr().err
+
+
+def test_recipe_list_names_every_shipped_recipe(tmp_path: Path, capsys, monkeypatch) -> None:
+    """``graphmatch recipe --list``: one line per recipe the package ships, name and description
+    (a ``_quick`` variant's own, else its base's), from any folder."""
+    monkeypatch.chdir(tmp_path)  # no ./recipes here: the project's (a wheel's: the package's) alone
+    assert main(["recipe", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shipped = Path(__file__).resolve().parents[2] / "recipes"
+    names = sorted(p.relative_to(shipped).with_suffix("").as_posix() for p in shipped.rglob("*.yaml"))
+    assert [line.split()[0] for line in lines] == names
+    row = next(line for line in lines if line.startswith("kbert/chnsenticorp_hownet_quick "))
+    assert row.split(None, 1)[1] == "small K-BERT + HowNet on ChnSentiCorp from scratch (CPU, minutes)"
+    assert all(len(line.split(None, 1)) == 2 for line in lines)  # every recipe says what it is
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "mine.yaml").write_text("base: kbert/chnsenticorp_hownet_quick\n", encoding="utf-8")
+    assert main(["recipe", "--list"]) == 0  # one's own recipes too, their description inherited
+    mine = [line.split(None, 1) for line in capsys.readouterr().out.splitlines() if line.startswith("mine ")]
+    assert mine == [["mine", "small K-BERT + HowNet on ChnSentiCorp from scratch (CPU, minutes)"]]
+    assert main(["recipe", "--list", "--keys"]) == 2
 
 
 def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers(tmp_path: Path) -> None:
