@@ -46,7 +46,8 @@ class RelationData:
                                          "for the transformers", choices=(*TOKENIZATIONS, "pieces"))
     negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
                                                   "default list")
-    limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
+    limit: SampleLimits = key(SampleLimits(), "samples used per split; a count builds graphs for the first N only "
+                                              "(a fraction: for all, then cut)")
     max_distance: int = key(RELATION_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
     max_length: int | str = key(RELATION_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
                                                      "around the entities; auto = the longest training sentence",
