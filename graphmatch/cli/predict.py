@@ -1,10 +1,12 @@
-"""``graphmatch predict RUN_OR_CKPT "text" ["text_b"]``: label and probability of one input;
+"""``graphmatch predict RUN_OR_CKPT "text" ["text_b"]``: label and probability of one input, under a
+header line (``label\tprobability``), or one JSON line with ``--json``;
 ``graphmatch predict RUN_OR_CKPT --input FILE [--output OUT.jsonl]``: one JSON line per input line
 (:class:`graphmatch.engine.predictor.Predictor`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -13,12 +15,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "predict",
         help="predict the label of one text (or text pair), or of every line of a file, with a trained run",
-        description="Prints the predicted label and its probability (tags for tagging tasks); with --input, "
+        description="Prints the predicted label and its probability (tags for tagging tasks) under a header "
+                    "line, or one JSON line with --json; with --input, "
                     "one JSON line per input line (label, probabilities and, for K-BERT, the injected entities).",
     )
     p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
     p.add_argument("text", nargs="?")
     p.add_argument("text_b", nargs="?", help="second text of a pair")
+    p.add_argument("--json", action="store_true", help="one JSON line (label, prob) instead of the header and row")
     p.add_argument("--show", metavar="OUT.png", help="also draw the input graph (PNG, or HTML for .html)")
     p.add_argument("--explain", metavar="OUT.png", help="also draw what the model attends to (task.explain)")
     p.add_argument("--input", metavar="FILE", help="TSV/CSV/JSONL file of inputs (the task's columns), or - for stdin")
@@ -97,7 +101,12 @@ def run(args: argparse.Namespace) -> int:
     pred = row["pred"]
     label = " ".join(map(str, pred)) if isinstance(pred, list) else str(pred)
     prob = row.get("prob")
-    print(f"{label}\t{prob:.4f}" if isinstance(prob, (int, float)) else label)
+    if args.json:
+        print(json.dumps({"label": pred, "prob": prob} if prob is not None else {"label": pred}, ensure_ascii=False))
+    elif isinstance(prob, (int, float)):
+        print(f"label\tprobability\n{label}\t{prob:.4f}")
+    else:
+        print(f"{'tags' if isinstance(pred, list) else 'label'}\n{label}")
     if args.show:
         from graphmatch.viz import HTML_SUFFIXES, draw_graph, write_html
         from graphmatch.viz.titles import prediction_title
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         title = prediction_title(args.text, args.text_b, label, prob if isinstance(prob, (int, float)) else None)
         draw = write_html if Path(args.show).suffix.lower() in HTML_SUFFIXES else draw_graph
         draw(task.encode_with_text(args.text, args.text_b), args.show, title=title)
-        print(f"input graph: {args.show}")
+        print(f"input graph: {args.show}", file=sys.stderr)
     if args.explain:
         from graphmatch.viz.attention import draw_token_attention
 
@@ -114,5 +123,5 @@ def run(args: argparse.Namespace) -> int:
         except NotImplementedError as err:
             raise ValueError(str(err)) from err
         draw_token_attention(**explanation, path=args.explain)
-        print(f"explanation: {args.explain}")
+        print(f"explanation: {args.explain}", file=sys.stderr)
     return 0

@@ -73,7 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-senses", action="store_true", help="LET: leave out HowNet senses and sememes")
     p.add_argument("--closures", action="store_true", help="LET: also draw the reachability closures in a PNG")
-    p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix beside the tree")
+    p.add_argument("--no-visible", action="store_true", help="K-BERT: no visible matrix (beside PNG, under HTML)")
     p.add_argument("--matrix", metavar="OUT.png", help="K-BERT: also draw the visible matrix on its own")
     p.add_argument("--pair-encoding", choices=("joint", "separate"), default="joint",
                    help="K-BERT pairs: separate draws the visibility a bi-encoder reads (model.pair_encoding: "
@@ -285,20 +285,20 @@ def run(args: argparse.Namespace) -> int:
         visible = visible_edge_index(data, options.pop("sep_id") if args.pair_encoding == "separate" else None)
         if args.matrix:
             draw_visibility(data, visible, args.matrix, title=f"visible matrix: {title}")
-            print(f"visible matrix: {args.matrix}")
+            print(f"visible matrix: {args.matrix}", file=sys.stderr)
         if not is_png:
             data[SEES].edge_index = _branch_visibility(data, visible)
             options["hidden_edge_types"] = [SEES]
-        elif args.no_visible:
+        if args.no_visible:
             visible = None
     save_picture(
         data,
         out,
         title=title,
-        visible=visible if is_png else None,
+        visible=visible,
         edge_types=options.get("edge_types"),
         hidden_edge_types=options.get("hidden_edge_types", ()),
     )
     counts = ", ".join(f"{int(data[t].num_nodes)} {t}" for t in data.node_types)
-    print(f"{args.kind} graph ({counts}): {out}")
+    print(f"{args.kind} graph ({counts}): {out}", file=sys.stderr)
     return 0

@@ -262,8 +262,8 @@ class PairMatchingDataset(CachedDataset):
 
     def build(self, pairs: Sequence[PairExample]) -> list[HeteroData]:
         """The graphs of ``pairs`` in order, in :attr:`workers` processes when there is enough to share."""
-        bar = tqdm(total=len(pairs), desc=f"LET graphs {self.source.name}", disable=not self.progress,
-                   mininterval=1.0, unit="pair")
+        bar = tqdm(total=len(pairs), desc=f"LET graphs {self.source.name}", mininterval=1.0, unit="pair",
+                   disable=None if self.progress else True)  # None: on a terminal only
         with bar:
             if self.workers == 1 or len(pairs) <= self.CHUNK:
                 graphs = []

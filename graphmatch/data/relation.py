@@ -113,6 +113,8 @@ class RelationDataset(CachedDataset):
         selection (BranchSelection, optional): with ``kg``: the values that fit the sentence
             (:mod:`~graphmatch.graphs.branch_selection`); its settings key the cache, and each
             split's candidates and kept branches are :attr:`selection_report`.
+        limits (dict, optional): ``{split: N}``: graphs are built for the first ``N`` examples of
+            that split only (quick runs; the label set is still the whole training file's).
         root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
         cache (str, optional): folder of processed graphs (default
             ``$GRAPHMATCH_CACHE/processed/relation``).
@@ -143,6 +145,7 @@ class RelationDataset(CachedDataset):
         predicate: bool = RelationOptions.predicate,
         noun_reading: bool = RelationOptions.noun_reading,
         selection: BranchSelection | None = None,
+        limits: dict[str, int | None] | None = None,
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -182,6 +185,9 @@ class RelationDataset(CachedDataset):
         self.selection_report: dict[str, Any] | None = None
         self.settings = dict(dataclasses.asdict(self.builder_options), dev_size=dev_size, split_seed=split_seed,
                              min_freq=min_freq, on_bad_line=on_bad_line)
+        self.limits = {s: n for s, n in (limits or {}).items() if n is not None and s in SPLITS}
+        if any(not isinstance(n, int) or n < 1 for n in self.limits.values()):
+            raise ValueError(f"limits must be positive numbers of examples, got {self.limits}")
         if split not in self.splits:
             raise ValueError(f"no {split} split: no {split} file was given")
         super().__init__(root, cache, transform=transform, force_reload=force_reload, log=False)
@@ -212,7 +218,7 @@ class RelationDataset(CachedDataset):
         held_out = self.files["dev"] is None
         return {"format": self.format, "min_freq": o["min_freq"],
                 "dev_size": o["dev_size"] if held_out else None, "split_seed": o["split_seed"] if held_out else None,
-                "on_bad_line": o["on_bad_line"]}
+                "on_bad_line": o["on_bad_line"], **({"limits": self.limits} if self.limits else {})}
 
     def stem(self) -> str:
         """Readable: the tokenization and the options."""
@@ -265,6 +271,8 @@ class RelationDataset(CachedDataset):
     def write(self) -> None:
         o = self.settings
         parts, labels = self.read_splits()
+        parts = {split: examples[:self.limits[split]] if split in self.limits else examples
+                 for split, examples in parts.items()}  # only these become graphs
         index = {name: i for i, name in enumerate(labels)}
         skipped: list[UnrepresentableExample] = []
         vocab, tokens, unknown = None, None, None

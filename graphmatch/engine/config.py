@@ -72,6 +72,22 @@ def recipe_dirs() -> list[Path]:
     return list(dict.fromkeys([Path.cwd() / "recipes", package_folder("recipes", "recipes")]))
 
 
+def shipped_recipes() -> list[tuple[str, str]]:
+    """``(name, description)`` of every recipe in :func:`recipe_dirs` (``./recipes`` first, then
+    the project's or the installed package's), sorted by name; a description a recipe does not
+    set comes from its ``base:``, on one line."""
+    found: dict[str, Path] = {}
+    for d in recipe_dirs():
+        if d.is_dir():
+            for p in sorted(d.rglob("*.yaml")):
+                found.setdefault(p.relative_to(d).with_suffix("").as_posix(), p)
+    rows = []
+    for name, path in sorted(found.items()):
+        said = [str(m["description"]) for _, m in read_chain(path) if m.get("description")]
+        rows.append((name, " ".join(said[-1].split()) if said else ""))
+    return rows
+
+
 def find_recipe(name: str | os.PathLike) -> Path:
     """A recipe path: ``name`` itself, ``name.yaml``, or ``<recipes dir>/name[.yaml]``; a checkout's
     path ``recipes/<name>.yaml`` that does not exist here is the packaged recipe ``<name>``."""

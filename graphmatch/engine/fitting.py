@@ -26,7 +26,7 @@ from graphmatch.engine.provenance import provenance
 from graphmatch.engine.run_callbacks import EpochLines, EvaluateLastStep
 from graphmatch.engine.run_files import store_run_files
 from graphmatch.engine.signals import StopOnSignal
-from graphmatch.engine.trainer import build_trainer
+from graphmatch.engine.trainer import build_trainer, progress_bars
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipe import Recipe
 
@@ -129,7 +129,7 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         total_steps = min(total_steps, t.max_steps)
     stop = StopOnSignal(run_dir, total_steps)
     extra: list[Callback] = [EvaluateLastStep(total_steps)]
-    if not t.progress:
+    if not progress_bars(t):
         extra.append(EpochLines(monitor, t.epochs))
     trainer = build_trainer(recipe, run_dir, monitor, [*callbacks, *extra, stop], steps_per_epoch)
     with stop.catching():

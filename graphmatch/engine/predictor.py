@@ -142,8 +142,8 @@ class Predictor:
         with ThreadPoolExecutor(max_workers=1) as pool, torch.inference_mode():
             encoded = self._encoded(items, pool)
             first = next(encoded, None)  # a refused input among the first: its error alone, before any bar
-            bar = tqdm(total=len(items), desc="predict", unit="input", file=sys.stderr, disable=not progress,
-                       dynamic_ncols=True)
+            bar = tqdm(total=len(items), desc="predict", unit="input", file=sys.stderr,
+                       disable=None if progress else True, dynamic_ncols=True)  # None: on a terminal only
             try:
                 for start, graphs, extras in itertools.chain([first] if first else [], encoded):
                     for positions, batch in self.batches(graphs):

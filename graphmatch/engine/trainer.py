@@ -125,18 +125,26 @@ _NO_ADVERTISING = _NoAdvertising()
 
 
 def quiet(progress: bool) -> None:
-    """Silence Lightning's warnings that say nothing to a graphmatch user, its advertising, and
-    (without ``train.progress``) its information lines."""
+    """Silence Lightning's warnings that say nothing to a graphmatch user, its advertising and its
+    information lines (accelerators available, checkpoints restored, callbacks configured); the
+    model summary stays with ``train.progress``."""
     for pattern in _QUIET:
         warnings.filterwarnings("ignore", message=pattern)
-    level = logging.INFO if progress else logging.WARNING
     for name in ("lightning.pytorch", "lightning.fabric", "lightning"):
-        logging.getLogger(name).setLevel(level)
+        logging.getLogger(name).setLevel(logging.WARNING)
+    summary = logging.getLogger("lightning.pytorch.callbacks.model_summary")
+    summary.setLevel(logging.INFO if progress else logging.WARNING)
     # the tips are logged through lightning's rank-zero helpers (one logger per package)
     for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
         logger = logging.getLogger(name)
         if _NO_ADVERTISING not in logger.filters:
             logger.addFilter(_NO_ADVERTISING)
+
+
+def progress_bars(train: Train | Mapping[str, Any]) -> bool:
+    """Progress bars only where a person watches them: ``train.progress`` and stderr a terminal
+    (a redirected log gets :class:`~graphmatch.engine.run_callbacks.EpochLines` instead)."""
+    return typed(Train, train).progress and sys.stderr.isatty()
 
 
 def uses_gpu(train: Train | Mapping[str, Any]) -> bool:
@@ -217,7 +225,9 @@ def build_trainer(
         latest = ModelCheckpoint(dirpath=run_dir, filename="last", save_top_k=1, enable_version_counter=False)
         cbs = [select, latest, *cbs]
         if t.progress:  # the plain summary is logged (stderr); the rich one Lightning prefers prints on stdout
-            cbs += [StderrProgressBar(), ModelSummary()]
+            cbs.append(ModelSummary())
+        if progress_bars(t):
+            cbs.append(StderrProgressBar())
         if t.patience:
             cbs.append(EarlyStopping(monitor=f"dev/{monitor}", mode="max", patience=t.patience))
         settings = {
@@ -228,7 +238,7 @@ def build_trainer(
             "max_steps": t.max_steps or -1,
             "gradient_clip_val": o.clip,
             "gradient_clip_algorithm": "norm" if o.clip else None,
-            "enable_model_summary": t.progress,
+            "enable_model_summary": False,  # ours above, if any: Lightning's default would say it skips itself
             "num_sanity_val_steps": 0,
             "default_root_dir": run_dir,
         }
@@ -238,7 +248,7 @@ def build_trainer(
             settings.update(val_check_interval=t.max_steps)
     else:
         settings["enable_model_summary"] = False
-        if t.progress:
+        if progress_bars(t):
             cbs.append(StderrProgressBar())
     try:
         return pl.Trainer(
@@ -246,7 +256,7 @@ def build_trainer(
             precision=precision(t),
             callbacks=cbs,
             logger=False,
-            enable_progress_bar=t.progress,
+            enable_progress_bar=progress_bars(t),
             use_distributed_sampler=False,
             deterministic=t.deterministic,
             plugins=[AtomicCheckpointIO()],

@@ -1192,7 +1192,8 @@ class TreeCore:
     @staticmethod
     def _texts(stores: dict[Any, dict[str, Any]], layout: _Layout, trunk: _Trunk, words: _Words, specials: _Spans,
                kept: _Kept) -> None:
-        """The ``text`` of every kept node: token strings as written, subjects, values."""
+        """The ``text`` of every kept node: token strings as written, subjects, values (and each
+        value's ``object`` alone)."""
         if trunk.text is None:
             char_text = np.array(list(layout.string), dtype=object)
             char_text[specials.start] = specials.text
@@ -1204,9 +1205,11 @@ class TreeCore:
         token_text[kept.trunk_dest] = trunk_text[kept.trunk]
         token_text[kept.branch_dest] = branch_text[kept.branch]
         value_text = list(chain.from_iterable(v.texts for v in words.values))
+        value_object = list(chain.from_iterable(v.objects for v in words.values))
         stores["token"]["text"] = token_text.tolist()
         stores["word"]["text"] = [words.subject[w] for w in kept.word.tolist()]
         stores["entity"]["text"] = [value_text[v] for v in kept.value.tolist()]
+        stores["entity"]["object"] = [value_object[v] for v in kept.value.tolist()]  # pictures part it off
 
 
 def _template(parts: list[tuple[str, int, int]]) -> _Template:

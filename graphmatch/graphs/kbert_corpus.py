@@ -83,7 +83,7 @@ class TreeCorpusBuilder:
                 raise ValueError(f"{len(column)} {name} for {n} texts_a")
         self._check(texts_a, texts_b, tags)
         parts = []
-        with tqdm(total=n, desc=desc, unit="sent", disable=not progress, mininterval=1.0) as bar:
+        with tqdm(total=n, desc=desc, unit="sent", disable=None if progress else True, mininterval=1.0) as bar:
             for lo in range(0, n, chunk_size):
                 a, b, y, t = (None if column is None else column[lo:lo + chunk_size]
                               for column in (texts_a, texts_b, labels, tags))

@@ -182,6 +182,7 @@ class RelationTask(RelationKeys, Task):
             dataclasses.asdict(self.options), max_length=d.max_length, dev_size=d.dev_size,
             split_seed=d.split_seed, min_freq=d.min_freq, on_bad_line=d.on_bad_line,
             pretrained=self.tokenizer_folder(), kg=d.kg, selection=self.selection(),
+            limits={s: d.limit.count(s) for s in SPLITS},
         )
         given = {key: getattr(d, key) for key in ("train_file", "dev_file", "test_file")}
         files = {key: None if path is None else resolve_path(Path(path).expanduser(), d.root, f"data.{key}")

@@ -54,7 +54,8 @@ class RelationData:
                                          "for the transformers", choices=(*TOKENIZATIONS, "pieces"))
     negative_labels: list[str] | None = key(None, "the no-relation labels left out of relation_f1; null = the "
                                                   "default list")
-    limit: SampleLimits = key(SampleLimits(), "samples used per split (the graphs are built for all)")
+    limit: SampleLimits = key(SampleLimits(), "samples used per split; a count builds graphs for the first N only "
+                                              "(a fraction: for all, then cut)")
     max_distance: int = key(RELATION_MAX_DISTANCE, "relative positions are clipped to ±max_distance", interval=_SIZE)
     max_length: int | str = key(RELATION_MAX_LENGTH, "tokens kept per sentence ([CLS] and [SEP] included), a window "
                                                      "around the entities; auto = the longest training sentence",
@@ -100,7 +101,8 @@ class RelationModel:
     l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
     l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
-    pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm or a HuggingFace hub id")
+    pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm, e5-small (multilingual, "
+                                           "for Chinese) or a HuggingFace hub id")
     pack: bool = key(True, "two sentences per encoder row (transformers)")
     class_weight: ClassWeight = class_weight_key()
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",

@@ -76,7 +76,16 @@ class SentenceEmbedder:
             hf = BertTokenizerFast(vocab_file=str(self.checkpoint.vocab),
                                    do_lower_case=WordPieceTokenizer.lowercase_of(folder))
             self._tokenizer = lambda texts: hf(texts, truncation=True, max_length=self.max_length)["input_ids"]
-        model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+        from transformers.utils import logging as hf_logging
+
+        bars = hf_logging.is_progress_bar_enabled()
+        if not (self.progress and sys.stderr.isatty()):  # transformers' "Loading weights" bar: a terminal's only
+            hf_logging.disable_progress_bar()
+        try:
+            model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
         self._model = model.eval().to(torch.float32)
 
     def __call__(self, texts: list[str]) -> np.ndarray:
@@ -90,7 +99,7 @@ class SentenceEmbedder:
         out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float32)
         starts = range(0, len(order), self.batch_size)
         bar = tqdm(starts, desc=f"scoring branches ({Path(self.checkpoint.source).name})", unit="batch",
-                   file=sys.stderr, disable=not self.progress or len(starts) < 2, leave=False)
+                   file=sys.stderr, disable=None if self.progress and len(starts) > 1 else True, leave=False)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:

@@ -33,13 +33,13 @@ def save_picture(
     hidden_edge_types: Sequence[EdgeType] = (),
 ) -> Path:
     """Draw ``data`` to ``path``, a PNG (:func:`draw_graph`) or an HTML page (:func:`write_html`)
-    chosen by the file's suffix. ``visible`` and ``edge_types`` apply to PNG pictures,
-    ``hidden_edge_types`` to HTML ones (where every edge type can be shown from the legend)."""
+    chosen by the file's suffix. ``visible`` (a heat map) applies to both, ``edge_types`` to PNG
+    pictures, ``hidden_edge_types`` to HTML ones (where every edge type can be shown from the legend)."""
     suffix = Path(path).suffix.lower()
     if suffix in PNG_SUFFIXES:
         return draw_graph(data, path, title=title, visible=visible, edge_types=edge_types)
     if suffix in HTML_SUFFIXES:
-        return write_html(data, path, title=title, hidden_edge_types=hidden_edge_types)
+        return write_html(data, path, title=title, hidden_edge_types=hidden_edge_types, visible=visible)
     raise ValueError(f"cannot tell the picture format of {str(path)!r}: name it .png or .html")
 
 

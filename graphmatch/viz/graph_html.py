@@ -27,12 +27,14 @@ from graphmatch.viz.layout import (
     EdgeType,
     branch_mask,
     check_edge_types,
+    dense_visibility,
     edge_curves,
     edge_name,
     edge_style,
     layered_layout,
     node_color,
     node_labels,
+    text_width,
 )
 
 PX_PER_EM = 16.0  #: SVG pixels per layout em
@@ -59,8 +61,12 @@ p.hint { font-size: 12px; color: #666; margin: 0; }
 #legend .edge-item.off { opacity: 0.35; text-decoration: line-through; }
 #legend .swatch { width: 16px; height: 12px; border: 1px solid #555; border-radius: 3px; display: inline-block; }
 #legend svg { width: 28px; height: 10px; }
-#graph { width: 100%%; height: calc(100vh - 120px); min-height: 240px; border-top: 1px solid #ddd;
+#graph { width: 100%%; height: auto; max-height: calc(100vh - 120px); border-top: 1px solid #ddd;
          cursor: grab; display: block; }
+#matrix { padding: 8px 16px; }
+#matrix h2 { font-size: 14px; font-weight: 600; margin: 4px 0; }
+#matrix svg { max-width: 100%%; height: auto; }
+#matrix text { font-family: %(font)s; font-size: 11px; }
 #graph text { font-family: %(font)s; font-size: 13px; pointer-events: none; }
 #graph .pos text { font-size: 10px; fill: #666; }
 .node rect { stroke-width: 1; }
@@ -190,12 +196,47 @@ def _json_script(element_id: str, payload: Any) -> str:
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
+MATRIX_CELL_PX = 14.0  #: side of one visible-matrix cell
+_SEEN, _UNSEEN, _BRANCH_TEXT = "#2b6ca3", "#f4f4f4", "#2a8a2a"
+
+
+def matrix_svg(data: HeteroData, visible: Tensor) -> str:
+    """K-BERT's visible matrix as an SVG heat map (row token sees column token), each row's runs
+    of seen cells one rectangle, token labels along the top and the left (branch tokens green)."""
+    labels = node_labels(data, "token")
+    n = len(labels)
+    matrix = dense_visibility(visible, n)
+    cell, margin = MATRIX_CELL_PX, 8 + MATRIX_CELL_PX * min(max(map(text_width, labels), default=1.0), 5.0)
+    padded = np.pad(matrix.astype(np.int8), ((0, 0), (1, 1)))
+    rows, starts = np.nonzero(np.diff(padded, axis=1) == 1)
+    _, ends = np.nonzero(np.diff(padded, axis=1) == -1)  # same row-major order as the starts
+    rects = [f'<rect x="{margin + a * cell:.1f}" y="{margin + r * cell:.1f}" width="{(b - a) * cell:.1f}" '
+             f'height="{cell:.1f}"/>' for r, a, b in zip(rows.tolist(), starts.tolist(), ends.tolist(), strict=True)]
+    branch = branch_mask(data)
+    ticks = []
+    for i, label in enumerate(labels):
+        fill = f' fill="{_BRANCH_TEXT}"' if branch is not None and branch[i] else ""
+        at = margin + (i + 0.5) * cell
+        ticks.append(f'<text x="{margin - 4:.1f}" y="{at:.1f}" text-anchor="end" dominant-baseline="central"{fill}>'
+                     f"{html.escape(label)}</text>")
+        turn = " rotate(-90)" if text_width(label) > 1.0 else ""  # one character stands upright
+        anchor = "start" if turn else "middle"
+        ticks.append(f'<text transform="translate({at:.1f},{margin - 4:.1f}){turn}" text-anchor="{anchor}" '
+                     f'dominant-baseline="{"central" if turn else "auto"}"{fill}>{html.escape(label)}</text>')
+    side = margin + n * cell + 2
+    return (f'<svg viewBox="0 0 {side:.1f} {side:.1f}" width="{side:.0f}" height="{side:.0f}">'
+            f'<rect x="{margin:.1f}" y="{margin:.1f}" width="{n * cell:.1f}" height="{n * cell:.1f}" fill="{_UNSEEN}"/>'
+            f'<g fill="{_SEEN}">{"".join(rects)}</g><g>{"".join(ticks)}</g></svg>')
+
+
 def html_document(
     data: HeteroData,
     title: str | None = None,
     hidden_edge_types: Sequence[EdgeType] = (),
+    visible: Tensor | None = None,
 ) -> str:
-    """The standalone HTML page of ``data`` as a string (see :func:`write_html`)."""
+    """The standalone HTML page of ``data`` as a string (see :func:`write_html`): the graph as tall
+    as its drawing, and K-BERT's visible matrix under it when ``visible`` is given."""
     layout = layered_layout(data, max_label_em=HTML_MAX_LABEL_EM)
     styles = edge_style(data)
     check_edge_types(data, hidden_edge_types, "hidden edge types")
@@ -302,6 +343,9 @@ def html_document(
             f'<g class="edges">{"".join(edges_svg)}</g>',
             f'<g class="nodes">{"".join(nodes_svg)}</g>',
             "</svg>",
+            *([f'<div id="matrix"><h2>visible matrix: row token sees column token (blue)'
+               f'{"; branch tokens in green" if branch is not None and branch.any() else ""}</h2>'
+               f"{matrix_svg(data, visible)}</div>"] if visible is not None else []),
             '<div id="tip"></div>',
             _json_script("graph-nodes", nodes_json),
             _json_script("graph-edges", {"hidden": [edge_name(et) for et in hidden]}),
@@ -318,6 +362,7 @@ def write_html(
     path: str | os.PathLike,
     title: str | None = None,
     hidden_edge_types: Sequence[EdgeType] = (),
+    visible: Tensor | None = None,
 ) -> Path:
     """Write ``data`` as a standalone interactive HTML file.
 
@@ -327,11 +372,14 @@ def write_html(
         title: page heading.
         hidden_edge_types: edge types drawn but hidden at first (the reader can show them from
             the legend), e.g. LET's dense reachability closures.
+        visible: optional ``[2, E]`` ``(token, sees, token)`` pairs drawn as a heat map under the
+            graph (K-BERT's visible matrix).
 
     Returns:
         The path written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html_document(data, title=title, hidden_edge_types=hidden_edge_types), encoding="utf-8")
+    page = html_document(data, title=title, hidden_edge_types=hidden_edge_types, visible=visible)
+    path.write_text(page, encoding="utf-8")
     return path

@@ -32,6 +32,7 @@ from graphmatch.viz.layout import (
     EdgeType,
     Layout,
     branch_mask,
+    dense_visibility,
     edge_curves,
     edge_name,
     edge_style,
@@ -43,6 +44,8 @@ from graphmatch.viz.layout import (
 )
 
 FONT_SIZE = 10.0  #: label size in points; 1 em of the layout is this many points
+TICK_SHARE = 0.75  #: a visible-matrix tick label's size, as a share of its cell
+LEGIBLE_CELL_PT = 6.5  #: the smallest cell of a visible matrix beside a graph (ticks >= 10 px at 150 dpi)
 MAX_WIDTH_IN = 48.0  #: wider graphs are drawn with a smaller font
 _MIN_WIDTH_IN = 6.0
 _LEGEND_FONT = 0.85 * FONT_SIZE
@@ -129,20 +132,6 @@ def _draw_positions(ax, data: HeteroData, layout: Layout, font_size: float, x_le
     return True
 
 
-def dense_visibility(visible: Tensor, num_tokens: int) -> np.ndarray:
-    """``[L, L]`` bool matrix from ``(token, sees, token)`` pairs ``[2, E]`` (row sees column)."""
-    if visible.dim() != 2 or visible.size(0) != 2:
-        raise ValueError(
-            f"visible must be a [2, E] edge index of (token, sees, token) pairs, got {tuple(visible.shape)}"
-        )
-    index = visible.detach().cpu().numpy()
-    if index.size and (index.min() < 0 or index.max() >= num_tokens):
-        raise ValueError(f"visible refers to token {int(index.max())} but the graph has {num_tokens} tokens")
-    matrix = np.zeros((num_tokens, num_tokens), dtype=bool)
-    matrix[index[0], index[1]] = True
-    return matrix
-
-
 def matrix_side(num_tokens: int) -> float:
     """Side of the visible-matrix heat map in inches: about 0.16 in per token, within 3-14 in."""
     return min(max(0.16 * num_tokens + 0.5, 3.0), 14.0)
@@ -164,7 +153,7 @@ def _plot_visibility(ax, data: HeteroData, visible: Tensor, side_in: float) -> N
         ax.tick_params(labelsize=0.7 * FONT_SIZE, length=2, pad=1)
         branch = None
     else:
-        tick_size = min(0.8 * FONT_SIZE, 0.6 * cell_pt)
+        tick_size = min(0.8 * FONT_SIZE, TICK_SHARE * cell_pt)
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
         # column labels that would run into their neighbour (English word pieces) stand upright; a
@@ -225,8 +214,11 @@ def graph_figure(
     legend_h = _LEGEND_ROW_IN * math.ceil(n_legend / ncol) + 0.25
     title_h = 0.5 if title else 0.15
     block_h = title_h + graph_h + legend_h  # title, graph and legend, stacked
-    # the heat map sits beside the graph, about as tall as it (the standalone picture is larger)
-    side = min(max(block_h, 3.0), matrix_side(int(data["token"].num_nodes))) if visible is not None else 0.0
+    # the heat map sits beside the graph, about as tall as it, and large enough for legible tick
+    # labels (the standalone picture is larger)
+    n_tokens = int(data["token"].num_nodes)
+    side = (min(max(block_h, 3.0, n_tokens * LEGIBLE_CELL_PT / 72), matrix_side(n_tokens))
+            if visible is not None else 0.0)
     total_w = width + (side + _MATRIX_MARGIN_IN if side else 0.0)
     height = max(block_h, title_h + side + _MATRIX_MARGIN_IN if side else 0.0)
     centre = width / 2

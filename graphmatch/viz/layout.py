@@ -45,7 +45,7 @@ EM_PER_CHAR_NARROW = 0.6  #: width of any other character, in em
 BOX_PAD = 0.6  #: horizontal padding of a node box, in em (both sides together)
 GAP = 0.5  #: smallest gap between two boxes on one line, in em
 ROW_GAP = 3.0  #: vertical distance between two node-type rows, in em
-SUBROW_GAP = 1.6  #: vertical distance between the lines of one row, in em
+SUBROW_GAP = 2.1  #: vertical distance between the lines of one row (a box's height and a gap), in em
 MAX_SUBROWS = 3
 MAX_SHIFT = 6.0  #: a row takes another line when a node would move further from its place, in em
 MAX_LABEL_EM = 9.0  #: longer labels are cut with an ellipsis
@@ -119,9 +119,17 @@ def edge_name(edge_type: tuple[str, str, str]) -> str:
     return f"{src} -{rel}-> {dst}"
 
 
+def predicate_object(value: str, obj: str) -> str:
+    """A K-BERT value (predicate and object, glued for Chinese) as ``predicate → object``
+    (``义原排泄`` → ``义原 → 排泄``); the value as it is when ``obj`` does not end it."""
+    predicate = value[: len(value) - len(obj)].strip() if obj and value.endswith(obj) else ""
+    return f"{predicate} → {obj}" if predicate else value
+
+
 def node_labels(data: HeteroData, node_type: str) -> list[str]:
     """Labels of one node type: ``data[node_type].text`` when the builder kept it, else ``type:i``;
-    a relation graph's two entities (``data["entity"].kind`` 0 and 1) read ``e1 …`` and ``e2 …``."""
+    a relation graph's two entities (``data["entity"].kind`` 0 and 1) read ``e1 …`` and ``e2 …``,
+    and a K-BERT value with its ``object`` kept reads ``predicate → object``."""
     store = data[node_type]
     n = int(store.num_nodes or 0)
     text = store.get("text") if "text" in store else None
@@ -133,6 +141,9 @@ def node_labels(data: HeteroData, node_type: str) -> list[str]:
         labels = [f"{node_type}:{i}" for i in range(n)]
     if node_type == "entity" and "kind" in store and isinstance(store.kind, Tensor) and store.kind.numel() == n:
         labels = [f"e{int(k) + 1} {label}" for k, label in zip(store.kind.tolist(), labels, strict=True)]
+    objects = store.get("object") if "object" in store else None
+    if isinstance(objects, list) and len(objects) == n:
+        labels = [predicate_object(label, str(obj)) for label, obj in zip(labels, objects, strict=True)]
     return labels
 
 
@@ -141,6 +152,20 @@ def branch_mask(data: HeteroData) -> np.ndarray | None:
     if "token" not in data.node_types or "branch" not in data["token"]:
         return None
     return data["token"].branch.detach().cpu().numpy().astype(bool)
+
+
+def dense_visibility(visible: Tensor, num_tokens: int) -> np.ndarray:
+    """``[L, L]`` bool matrix from ``(token, sees, token)`` pairs ``[2, E]`` (row sees column)."""
+    if visible.dim() != 2 or visible.size(0) != 2:
+        raise ValueError(
+            f"visible must be a [2, E] edge index of (token, sees, token) pairs, got {tuple(visible.shape)}"
+        )
+    index = visible.detach().cpu().numpy()
+    if index.size and (index.min() < 0 or index.max() >= num_tokens):
+        raise ValueError(f"visible refers to token {int(index.max())} but the graph has {num_tokens} tokens")
+    matrix = np.zeros((num_tokens, num_tokens), dtype=bool)
+    matrix[index[0], index[1]] = True
+    return matrix
 
 
 @dataclass

@@ -35,7 +35,7 @@ def test_png_draws_the_characters_and_the_prediction(kbert_run, tmp_path, capsys
     monkeypatch.setattr(graphmatch.viz, "draw_graph", spy)
     capsys.readouterr()
     assert main(["predict", str(kbert_run), "这本书很好看", "--show", str(tmp_path / "graph.png")]) == 0
-    label, prob = capsys.readouterr().out.splitlines()[0].split("\t")
+    label, prob = capsys.readouterr().out.splitlines()[1].split("\t")
     assert drawn["text"][:7] == ["[CLS]", *"这本书很好看"]
     assert not any(re.fullmatch(r"token:\d+", t) for t in drawn["text"])
     assert drawn["title"] == f"这本书很好看  →  {label} ({float(prob):.2f})"
@@ -46,7 +46,7 @@ def test_html_draws_the_characters_and_the_prediction(kbert_run, tmp_path, capsy
     page = tmp_path / "graph.html"
     capsys.readouterr()
     assert main(["predict", str(kbert_run), "这本书很好看", "--show", str(page)]) == 0
-    label, prob = capsys.readouterr().out.splitlines()[0].split("\t")
+    label, prob = capsys.readouterr().out.splitlines()[1].split("\t")
     html = page.read_text(encoding="utf-8")
     assert f"这本书很好看  →  {label} ({float(prob):.2f})" in html
     assert ">token:" not in html and ">好<" in html

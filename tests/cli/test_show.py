@@ -38,7 +38,7 @@ def test_kbert_png_with_the_sample_kg_offline(samples, tmp_path, capsys):
     kg = str(samples / "kg" / "sample.spo")
     rc = main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "-o", str(out), "--matrix", str(matrix)])
     assert rc == 0
-    stdout = capsys.readouterr().out
+    stdout = capsys.readouterr().err
     assert "2 word" in stdout and "3 entity" in stdout  # 北京 (2 values) and 苹果 (1 value)
     assert out.is_file() and matrix.is_file()
     assert _has_color(out, NODE_COLORS["entity"]) and _has_color(out, NODE_COLORS["word"])
@@ -55,7 +55,7 @@ def test_kbert_html_shows_branches_and_their_visibility(samples, tmp_path):
     assert main(["show", "我在北京吃苹果", "--kind", "kbert", "--kg", kg, "-o", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
     assert "http://" not in page and "https://" not in page
-    for label in ("北京", "苹果", "类别城市", "属于中国", "类别水果"):
+    for label in ("北京", "苹果", "类别 → 城市", "属于 → 中国", "类别 → 水果"):
         assert f">{label}</text>" in page
     assert "token -sees-&gt; token" in page and 'class="edge hidden" data-type="token -sees-&gt; token"' in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
@@ -70,7 +70,7 @@ def test_kbert_with_hownet_and_the_bert_vocabulary(shared_data, tmp_path, capsys
     captured = capsys.readouterr()
     assert "own characters" not in captured.err  # the real vocabulary was found
     page = out.read_text(encoding="utf-8")
-    assert ">义原设施</text>" in page and ">火车站</text>" in page
+    assert ">义原 → 设施</text>" in page and ">火车站</text>" in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
     assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in Google's vocabulary
 
@@ -81,9 +81,9 @@ def test_kbert_over_word_pieces_with_wordnet(minilm, tmp_path, capsys):
     out = tmp_path / "tree.html"
     argv = ["show", "The companies sold ice creams.", "--kind", "kbert", "--kg", "wordnet", "--pretrained", "minilm"]
     assert main([*argv, "-o", str(out)]) == 0
-    assert "kbert graph (19 token, 2 word, 4 entity)" in capsys.readouterr().out
+    assert "kbert graph (19 token, 2 word, 4 entity)" in capsys.readouterr().err
     page = out.read_text(encoding="utf-8")
-    assert ">ice cream</text>" in page and ">##s</text>" in page and ">is a frozen dessert</text>" in page
+    assert ">ice cream</text>" in page and ">##s</text>" in page and ">is a → frozen dessert</text>" in page
     nodes = json.loads(re.search(r'id="graph-nodes">(.*?)</script>', page).group(1))
     assert nodes["token:0"]["attrs"]["input_ids"] == "101"  # [CLS] in MiniLM's vocabulary
 
@@ -106,13 +106,13 @@ def test_select_keeps_the_branches_that_fit(e5_small, shared_data, tmp_path, cap
     text = "这台笔记本的键盘确实爽，跟台式机差不多，做工也相当不错"
     argv = ["show", text, "--kind", "kbert", "--pretrained", "e5-small", "--data-dir", str(shared_data)]
     assert main([*argv, "-o", str(tmp_path / "all.html")]) == 0
-    assert "2 word, 4 entity" in capsys.readouterr().out
+    assert "2 word, 4 entity" in capsys.readouterr().err
     assert main([*argv, "--select", "0.84", "-o", str(tmp_path / "kept.html")]) == 0
     captured = capsys.readouterr()
-    assert "2 word, 2 entity" in captured.out
+    assert "2 word, 2 entity" in captured.err
     assert "dropped 笔记本 → 簿册" in captured.err
     page = (tmp_path / "kept.html").read_text(encoding="utf-8")
-    assert ">义原电脑</text>" in page and ">义原簿册</text>" not in page
+    assert ">义原 → 电脑</text>" in page and "簿册</text>" not in page
     assert main(["show", text, "--kind", "kbert", "--select", "0.8", "-o", str(tmp_path / "x.png")]) == 2
     assert "--select scores K-BERT's branches with an encoder" in capsys.readouterr().err
 
@@ -129,7 +129,7 @@ def test_let_png_leaves_out_the_closures(shared_data, tmp_path, capsys):
          "--data-dir", str(shared_data), "-o", str(out)]
     )  # fmt: skip
     assert rc == 0 and _has_color(out, NODE_COLORS["sememe"]) and _has_color(out, NODE_COLORS["sense"])
-    assert "0 sense" not in capsys.readouterr().out
+    assert "0 sense" not in capsys.readouterr().err
 
 
 def test_let_without_senses_works_offline(tmp_path, capsys):
@@ -140,7 +140,7 @@ def test_let_without_senses_works_offline(tmp_path, capsys):
     )  # fmt: skip
     assert rc == 0
     captured = capsys.readouterr()
-    assert "0 sense" in captured.out
+    assert "0 sense" in captured.err
     page = out.read_text(encoding="utf-8")
     assert ">长江大桥</text>" in page and ">[SEP]</text>" in page
     assert 'class="item edge-item off" data-type="word -reach_fwd-&gt; word"' in page  # closures start hidden
@@ -151,7 +151,7 @@ def test_let_with_the_encoders_own_pieces(e5_small, tmp_path, capsys):
     rc = main(["show", "苹果手机怎么样", "这个手机电池耐用吗？", "--kind", "let", "--pretrained", "e5-small",
                "--tokenization", "pieces", "--segmenters", "jieba", "--no-senses", "-o", str(out)])
     assert rc == 0
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert "(20 token, " in printed and ", 15 piece)" in printed  # <s> ▁ 苹果 手机 怎么样 </s> ▁ … ? </s>
     page = out.read_text(encoding="utf-8")
     assert ">苹果</text>" in page and ">&lt;s&gt;</text>" in page and "piece -covers-&gt; token" in page
@@ -161,7 +161,7 @@ def test_relation_png_and_html(tmp_path, capsys):
     png, html = tmp_path / "rel.png", tmp_path / "rel.html"
     assert main(["show", RELATION, "--kind", "relation", "-o", str(png)]) == 0
     assert main(["show", RELATION, "--kind", "relation", "-o", str(html), "--title", "a relation"]) == 0
-    assert "13 token, 2 entity, 1 sentence" in capsys.readouterr().out  # 9 words + 4 entity markers
+    assert "13 token, 2 entity, 1 sentence" in capsys.readouterr().err  # 9 words + 4 entity markers
     assert _has_color(png, NODE_COLORS["entity"])
     page = html.read_text(encoding="utf-8")
     assert "<h1>a relation</h1>" in page and ">flooding</text>" in page
@@ -221,8 +221,9 @@ def test_every_kind_format_and_knowledge_draws(kind, knowledge, fmt, samples, re
     out = tmp_path / f"graph.{fmt}"
     segmenters = ["--segmenters", "jieba"] if kind == "let" else []
     assert main(["show", *texts, "--kind", kind, *segmenters, *extra, "-o", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert f"{kind} graph (" in printed and str(out) in printed
+    captured = capsys.readouterr()  # stdout carries results only: the status line is on stderr
+    printed = captured.err
+    assert captured.out == "" and f"{kind} graph (" in printed and str(out) in printed
     if fmt == "png":
         with Image.open(out) as img:
             assert img.format == "PNG" and img.width > 200

@@ -124,3 +124,27 @@ def test_unknown_share_of_the_training_tokens(tmp_path, zh):
     token, count = ds.unknown["top"][0]
     assert token not in ds.vocab and count >= ds.unknown["top"][-1][1]
     assert _ds(tmp_path, zh, tokenization="chars").unknown == {"share": 0.0, "top": []}
+
+
+def test_limits_build_graphs_for_the_first_examples_only(tmp_path, zh, monkeypatch):
+    """``limits``: graphs for the first N examples of a split only (the builder never sees the
+    others), the label set still the whole training file's, and its own cache."""
+    from graphmatch.graphs.relation import RelationGraphBuilder
+
+    built = []
+    real = RelationGraphBuilder.__call__
+
+    def counting(self, sentence, *args, **kwargs):
+        built.append(sentence)
+        return real(self, sentence, *args, **kwargs)
+
+    monkeypatch.setattr(RelationGraphBuilder, "__call__", counting)
+    limits = {"train": 5, "dev": 3, "test": None}
+    ds = {s: _ds(tmp_path, zh, s, tokenization="chars", limits=limits) for s in ("train", "dev", "test")}
+    assert [len(ds[s]) for s in ds] == [5, 3, 20] and len(built) == 5 + 3 + 20
+    assert ds["train"].label_names == ["位于", "出生于", "创办", "无关系", "毕业于"]
+    whole = _ds(tmp_path, zh, tokenization="chars")
+    assert whole.processed_dir != ds["train"].processed_dir and len(whole) == 40
+    assert ds["train"][4].sid.tolist() == whole[4].sid.tolist()  # the first lines, in order
+    with pytest.raises(ValueError, match="limits must be positive"):
+        _ds(tmp_path, zh, limits={"train": 0})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -32,9 +33,14 @@ def test_train_evaluate_predict(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
     show, explain = tmp_path / "graph.png", tmp_path / "explain.png"
     assert main(["predict", str(run), "自然语言", "处理", "--show", str(show), "--explain", str(explain)]) == 0
-    label, prob = capsys.readouterr().out.splitlines()[0].split("\t")
-    assert label in ("0", "1") and 0.5 <= float(prob) <= 1.0
+    captured = capsys.readouterr()  # stdout: a header and the row; where the pictures went: stderr
+    header, row = captured.out.splitlines()
+    label, prob = row.split("\t")
+    assert header == "label\tprobability" and label in ("0", "1") and 0.5 <= float(prob) <= 1.0
+    assert captured.err.splitlines() == [f"input graph: {show}", f"explanation: {explain}"]
     assert show.read_bytes()[:4] == b"\x89PNG" and explain.read_bytes()[:4] == b"\x89PNG"
+    assert main(["predict", str(run), "自然语言", "处理", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"label": label, "prob": pytest.approx(float(prob), abs=1e-4)}
 
 
 def test_resume_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,14 +158,42 @@ def test_a_run_that_failed_before_its_first_step_restarts_in_place(tmp_path: Pat
     assert "already exists and is not empty" in capsys.readouterr().err
 
 
-def test_no_lightning_advertising(tmp_path: Path, capsys, caplog) -> None:
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_lightning_chatter_and_epoch_lines_in_a_redirected_log(tmp_path: Path, capsys, caplog) -> None:
+    """stderr not a terminal (a log file): no progress bar, one line per epoch, and none of
+    Lightning's notes (summary callbacks, GPU/TPU lines, restored checkpoints, advertising),
+    on training and evaluation alike; the model summary stays."""
     caplog.set_level("INFO")
-    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=true",
-                 "--out", str(tmp_path / "r")]) == 0
+    run = tmp_path / "r"
+    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=2", "train.progress=true", "--out", str(run)]) == 0
+    assert main(["evaluate", str(run)]) == 0
     captured = capsys.readouterr()
     shown = captured.out + captured.err + caplog.text
-    assert "GPU available" in shown  # Lightning's own information is still shown with progress on
-    assert "litlogger" not in shown and "litmodels" not in shown and "Tip:" not in shown
+    for chatter in ("already configured", "GPU available", "TPU available", "HPU available", "Restoring states",
+                    "Loaded model weights", "litlogger", "litmodels", "Tip:", "\r", "it/s"):
+        assert chatter not in shown
+    assert "Trainable params" in caplog.text
+    assert [line.split(":")[0] for line in captured.err.splitlines()] == ["epoch 1/2 (step 4)", "epoch 2/2 (step 8)"]
+    assert captured.out.splitlines()[0] == f"run folder: {run}" and "test accuracy\t" in captured.out
+
+
+def test_progress_bars_only_on_a_terminal(tmp_path: Path, monkeypatch) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=true",
+                 "--out", str(tmp_path / "r")]) == 0
+    shown = terminal.getvalue()
+    assert "\rEpoch 0: 100%" in shown and "epoch 1/1 (step" not in shown
+    terminal.truncate(0)
+    assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=false",
+                 "--out", str(tmp_path / "quiet")]) == 0
+    assert "\r" not in terminal.getvalue() and "epoch 1/1 (step 4)" in terminal.getvalue()
 
 
 def test_the_recipe_command(capsys) -> None:
@@ -174,7 +208,27 @@ def test_the_recipe_command(capsys) -> None:
     assert "| `data.n_train` | int | `128` | >= 1 | training graphs |" in out and "## `train` (every task)" in out
     assert "## `data` of `kbert`" not in out
     assert main(["recipe"]) == 2
-    assert "give a recipe, or --keys" in capsys.readouterr().err
+    assert "give a recipe, --list for the recipes, or --keys" in capsys.readouterr().err
+
+
+def test_recipe_list_names_every_shipped_recipe(tmp_path: Path, capsys, monkeypatch) -> None:
+    """``graphmatch recipe --list``: one line per recipe the package ships, name and description
+    (a ``_quick`` variant's own, else its base's), from any folder."""
+    monkeypatch.chdir(tmp_path)  # no ./recipes here: the project's (a wheel's: the package's) alone
+    assert main(["recipe", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shipped = Path(__file__).resolve().parents[2] / "recipes"
+    names = sorted(p.relative_to(shipped).with_suffix("").as_posix() for p in shipped.rglob("*.yaml"))
+    assert [line.split()[0] for line in lines] == names
+    row = next(line for line in lines if line.startswith("kbert/chnsenticorp_hownet_quick "))
+    assert row.split(None, 1)[1] == "small K-BERT + HowNet on ChnSentiCorp from scratch (CPU, minutes)"
+    assert all(len(line.split(None, 1)) == 2 for line in lines)  # every recipe says what it is
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "mine.yaml").write_text("base: kbert/chnsenticorp_hownet_quick\n", encoding="utf-8")
+    assert main(["recipe", "--list"]) == 0  # one's own recipes too, their description inherited
+    mine = [line.split(None, 1) for line in capsys.readouterr().out.splitlines() if line.startswith("mine ")]
+    assert mine == [["mine", "small K-BERT + HowNet on ChnSentiCorp from scratch (CPU, minutes)"]]
+    assert main(["recipe", "--list", "--keys"]) == 2
 
 
 def test_predict_input_never_loads_the_compiler_for_a_model_without_transformers(tmp_path: Path) -> None:

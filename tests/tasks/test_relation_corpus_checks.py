@@ -107,7 +107,7 @@ def test_chinese_recipes_choose_max_length_from_the_data(tmp_path, cache, capsys
     task, _ = load(run)
     assert task.max_length() == 23
     assert cli(["predict", str(run), "故宫\t北京\t故宫位于北京市中心。"]) == 0
-    assert capsys.readouterr().out.split("\t")[0] in task.label_names()
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[0] in task.label_names()
 
 
 def test_unknown_pieces_are_logged_and_warned_about(tmp_path, cache, capsys):
@@ -173,3 +173,17 @@ def test_a_run_reports_both_pr_areas_the_unknown_share_of_each_split_and_nested_
     rows = [json.loads(line) for line in (run / "predictions_test.jsonl").read_text(encoding="utf-8").splitlines()]
     negative = ["Other", "other", "no_relation", "NA", "N/A", "None", "none", "unknown", "无关系", "其他", "无"]
     assert metrics["test"]["pr_auc_top1"] == pytest.approx(pr_auc_top1(rows, negative))
+
+
+def test_the_chinese_e5_recipe_has_the_transformers_optimiser() -> None:
+    """``relation/zh_e5_entity_start``: e5-small with the entity-start head, AdamW with the encoder's
+    own learning rate and a warm-up (not the BiLSTM's Adam), selected on micro-F1, on the
+    Chinese four-column corpus of ``zh_att_blstm``."""
+    from graphmatch.engine import resolve
+
+    e5, blstm = resolve("relation/zh_e5_entity_start"), resolve("relation/zh_att_blstm")
+    assert (e5["model"]["name"], e5["model"]["pretrained"]) == ("transformer_entity_start", "e5-small")
+    assert e5["optim"]["optimizer"] == "adamw" and e5["optim"]["encoder_lr"] == 5e-5 and e5["optim"]["warmup"] > 0
+    assert e5["model"]["l2"] == 0.0 and e5["train"]["monitor"] == blstm["train"]["monitor"] == "micro_f1"
+    assert {k: e5["data"][k] for k in ("train_file", "dev_file", "test_file", "format", "max_length")} == \
+        {k: blstm["data"][k] for k in ("train_file", "dev_file", "test_file", "format", "max_length")}

@@ -32,7 +32,7 @@ def test_show_takes_the_four_column_form_and_draws_the_model_tokens(tmp_path, ca
     assert len(three["token"].text) < len(tokens)  # a segmenter's words
     out = tmp_path / "rel.png"
     assert main(["show", LINE, "--kind", "relation", "-o", str(out), "--tokenization", "chars"]) == 0
-    assert out.is_file() and "relation graph (15 token, 2 entity, 1 sentence)" in capsys.readouterr().out
+    assert out.is_file() and "relation graph (15 token, 2 entity, 1 sentence)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "message"), [
