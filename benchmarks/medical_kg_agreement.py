@@ -2,8 +2,10 @@
 entities K-Query matches (greedy longest match, as the tree builder does), how many are exactly a
 gold entity, and how many of those the KG gives the gold type (疾病 Disease, 症状 Symptom, 部位
 BodyPart, 治疗 Cure, 检查 Examine). No training. With ``--runs``, also what the trained taggers
-do with them: test recall of the gold entities the KG matches and of the others, per arm, from
-each seed's ``predictions_test.jsonl`` (the run folders of ``benchmarks/results.py --only e5_medical_ner``).
+do with them: test recall of the gold entities the KG matches and of the others, and of the gold
+entities whose text is never a gold entity of the training slice (unseen) and of the seen ones,
+per arm, from each seed's ``predictions_test.jsonl`` (the run folders of a ``benchmarks/results.py``
+medical NER comparison).
 
     python benchmarks/medical_kg_agreement.py --train-limit 1500 --runs runs/results/e5_medical_ner
 """
@@ -63,8 +65,23 @@ def entities(tags: list[str]) -> set[tuple[int, int, str]]:
     return out
 
 
-def recall_by_match(kg: KnowledgeGraph, lines: list[str], predictions: Path) -> tuple[float, float]:
-    """Test recall of the gold entities the KG matches exactly, and of the others."""
+def entity_texts(lines: list[str]) -> set[str]:
+    """The texts of the gold entities of ``lines`` (``chars\ttags``)."""
+    out = set()
+    for line in lines:
+        chars, tags = (field.split(" ") for field in line.split("\t"))
+        out |= {"".join(chars[start:end]) for start, end, _ in entities(tags)}
+    return out
+
+
+#: the groups of gold entities whose recall :func:`recall_by_match` reports
+GROUPS = ("matched", "other", "unseen", "seen")
+
+
+def recall_by_match(kg: KnowledgeGraph, lines: list[str], predictions: Path,
+                    seen: set[str]) -> tuple[float, ...]:
+    """Test recall of the gold entities the KG matches exactly and of the others, then of those whose
+    text is not in ``seen`` (the training slice's entity texts) and of those that are."""
     hit, total = Counter(), Counter()
     rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
     for line, row in zip(lines, rows, strict=True):
@@ -72,10 +89,11 @@ def recall_by_match(kg: KnowledgeGraph, lines: list[str], predictions: Path) -> 
         matched = {(m.start, m.end) for m in kg.longest_matches("".join(chars))}
         predicted = entities(row["pred"])
         for entity in entities(row["gold"]):
-            group = "matched" if entity[:2] in matched else "other"
-            total[group] += 1
-            hit[group] += entity in predicted
-    return tuple(100 * hit[g] / max(total[g], 1) for g in ("matched", "other"))
+            for group in ("matched" if entity[:2] in matched else "other",
+                          "seen" if "".join(chars[entity[0]:entity[1]]) in seen else "unseen"):
+                total[group] += 1
+                hit[group] += entity in predicted
+    return tuple(100 * hit[g] / max(total[g], 1) for g in GROUPS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,14 +116,19 @@ def main(argv: list[str] | None = None) -> int:
               f"({100 * c['of the gold type'] / m:.0f} %) |")
     if args.runs is None:
         return 0
-    print("\n| arm | test recall, entities the KG matches | test recall, the others |\n|---|---|---|")
+    seen = entity_texts(splits["train"])
+    unseen = len(entity_texts(splits["test"]) - seen)
+    print(f"\n{unseen:,} distinct test entity texts are not a gold entity of the first {args.train_limit:,} "
+          "training sentences.")
+    print("\n| arm | test recall: KG matches | the others | unseen in training | seen |\n|---|---|---|---|---|")
     for arm in sorted(p for p in args.runs.iterdir() if p.is_dir()):
-        found = [recall_by_match(kg, splits["test"], f) for f in sorted(arm.glob("seed-*/predictions_test.jsonl"))]
+        files = sorted(arm.glob("seed-*/predictions_test.jsonl"))
+        found = [recall_by_match(kg, splits["test"], f, seen) for f in files]
         if found:
             cols = [statistics.mean(x) for x in zip(*found, strict=True)]
             spread = [statistics.stdev(x) if len(x) > 1 else 0.0 for x in zip(*found, strict=True)]
             label = arm.name.replace("_", " ")
-            print(f"| {label} | {cols[0]:.2f} ± {spread[0]:.2f} | {cols[1]:.2f} ± {spread[1]:.2f} |")
+            print(f"| {label} | " + " | ".join(f"{c:.2f} ± {d:.2f}" for c, d in zip(cols, spread, strict=True)) + " |")
     return 0
 
 
