@@ -197,7 +197,7 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
     runs.plot_curve({recipe.name: history}, monitor, run_dir / "curve.png", {recipe.name: metrics["best_step"]})
     runs.write_json(run_dir / "metrics.json", metrics)
     runs.write_summary(run_dir, recipe, metrics, setup.report)
-    if task.knowledge_graph() is not None and len(splits.get("dev") or ()):  # does the model read its branches?
+    if task.branch_kg() is not None and len(splits.get("dev") or ()):  # does the model read its branches?
         from graphmatch.engine.probe import SUMMARY_INPUTS, probe_graphs, report
 
         dev = splits["dev"]

@@ -1,7 +1,7 @@
 r"""Does a trained model read its knowledge? ``graphmatch probe RUN --input FILE``.
 
 For a run whose task hangs knowledge-graph branches on its inputs (K-BERT with a KG:
-:meth:`Task.knowledge_graph <graphmatch.tasks.base.Task.knowledge_graph>`), over inputs with
+:meth:`Task.branch_kg <graphmatch.tasks.base.Task.branch_kg>`), over inputs with
 gold labels, through :meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`:
 
 * **coverage**: the share of inputs with a branch, and branch tokens per input;
@@ -157,7 +157,7 @@ def check_probed(task: Task, where: str) -> str:
     """The task's KG path; a one-line :class:`ValueError` naming ``where`` when the run has none or
     the task cannot be probed, or naming the KG when its file is missing."""
     try:
-        kg = task.knowledge_graph()
+        kg = task.branch_kg()
     except (ValueError, OSError) as err:  # a built-in KG not found under the data root
         raise ValueError(f"{where}: its knowledge graph: {err}") from None
     if kg is None:

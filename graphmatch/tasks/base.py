@@ -308,7 +308,7 @@ class Task(TaskKeys, abc.ABC):
         token), ``entity_tokens`` (token indices to highlight), ``type_weights`` and ``title``."""
         raise NotImplementedError(f"task {self.name!r} has no --explain picture")
 
-    def knowledge_graph(self) -> str | None:
+    def branch_kg(self) -> str | None:
         """The knowledge graph whose branches the model reads (its path), ``None`` without one;
         a task that has one answers :meth:`probe_batch` (``graphmatch probe``)."""
         return None

@@ -205,7 +205,7 @@ class KBertTask(KBertKeys, Task):
         kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
 
-    def knowledge_graph(self) -> str | None:
+    def branch_kg(self) -> str | None:
         """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""
         kg = resolve_kg(self.data.kg, self.data.root)
         return None if kg is None or self.data.knowledge_as != "tree" else str(kg)

@@ -113,7 +113,7 @@ def test_a_run_without_branches_is_refused_naming_it():
     from graphmatch.engine.probe import check_probed
 
     with pytest.raises(ValueError, match=r"^runs/let: the probe reads a run whose model hangs .* task 'let' has none"):
-        check_probed(SimpleNamespace(name="let", knowledge_graph=lambda: None), "runs/let")
+        check_probed(SimpleNamespace(name="let", branch_kg=lambda: None), "runs/let")
 
 
 def test_ner_recall_of_entities_unseen_in_training(shared_data, tmp_path):
