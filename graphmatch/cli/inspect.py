@@ -128,7 +128,7 @@ def kbert_rows(
     import numpy as np
 
     from graphmatch.data.kbert_options import TreeOptions
-    from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
+    from graphmatch.graphs.kbert import TreeCore, tree_visibility
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer

@@ -37,7 +37,7 @@ from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomica
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
+from graphmatch.graphs.kbert.corpus import InputError, Slices, TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
@@ -257,7 +257,7 @@ class KBertDataset(CachedDataset):
 
     def build(self, corpus: TreeCorpusBuilder, examples: list[Example],
               index: dict[str, int]) -> tuple[HeteroData, Slices]:
-        """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`)."""
+        """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder`)."""
         texts_b = [ex.text_b for ex in examples] if self.kind == "pair" else None
         ner = self.kind == "ner"
         return corpus([ex.text_a for ex in examples], texts_b,

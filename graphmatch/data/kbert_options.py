@@ -32,7 +32,7 @@ class TreeOptions:
     (``None``: the kind's rule, every kind but NER glues the predicate to the object); and a
     ``text_prefix`` written before each text as pieces (subword tokenizations, default mode); the
     branches hung on their words (``knowledge_as="tree"``) or written after the input as text
-    (``"text"``, :mod:`~graphmatch.graphs.kbert_text`).
+    (``"text"``, :mod:`~graphmatch.graphs.kbert.knowledge_text`).
     """
 
     kind: str = "classification"
@@ -104,7 +104,7 @@ class TreeOptions:
             return {**common, "query": self.query or "trie", "predicate": predicate, "add_cls": True,
                     "tokenizer": "sentencepiece"}
         if self.tokenization == "wordpiece":
-            from graphmatch.graphs.kbert_core import STOP_WORDS
+            from graphmatch.graphs.kbert import STOP_WORDS
 
             return {**common, **({"query": self.query} if self.query is not None else {}), "predicate": predicate,
                     "add_cls": True, "tokenizer": "wordpiece", "lowercase": self.lowercase,
@@ -115,7 +115,7 @@ class TreeOptions:
                 "tag_to_id": {t: i for i, t in enumerate(labels)} if self.ner and labels is not None else None}
 
     def core_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of a :class:`~graphmatch.graphs.kbert_core.TreeCore` over a
+        """The keyword arguments of a :class:`~graphmatch.graphs.kbert.TreeCore` over a
         tokenizer made already (no tag ids, no noun readings)."""
         options = self.builder_options()
         for name in ("tokenizer", "lowercase", "noun_readings"):

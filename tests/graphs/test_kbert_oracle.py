@@ -14,8 +14,7 @@ import pytest
 from kbert_oracle import SPECIAL_TAGS, oracle_tree
 from torch_geometric.data import InMemoryDataset
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, visibility_mask
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, visibility_mask
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer, get_segmenter
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs
-from graphmatch.graphs.kbert_core import IGNORE_INDEX
+from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
