@@ -31,13 +31,13 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
-from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert.corpus import InputError, Slices, TreeCorpusBuilder
+from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
@@ -392,7 +392,7 @@ def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
 
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
-    """The builder options ``names`` (:meth:`~graphmatch.data.kbert_options.TreeOptions.builder_options`) of a
+    """The builder options ``names`` (:meth:`~graphmatch.graphs.kbert.options.TreeOptions.builder_options`) of a
     builder, as they key a cache."""
     derived = {"tokenizer": lambda: builder.finder.tokenization,
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),

@@ -35,7 +35,7 @@ _WHERE = {
     **dict.fromkeys(("STOP_WORDS", "fold"), "folding"),
     **dict.fromkeys(("FINDERS", "CharTrie", "CharWords", "ReferenceChars", "SentencePieceTrie", "WordFinder",
                      "WordPieceWords", "word_finder"), "finders"),
-    "tree_visibility": "rules",
+    **dict.fromkeys(("branch_position", "kept", "kept_length", "tree_size", "tree_visibility"), "rules"),
     "TreeCore": "core",
     "OneTree": "one",
     **dict.fromkeys(("TreeCorpusBuilder", "collated", "collated_coverage", "concat_collated"), "corpus"),

@@ -67,7 +67,8 @@ fills as it meets new characters.
    (predicate, a space, object: ``is a institution`` → ``is a institution``).
 5. **Cut.** Every token at index :math:`\ge` ``max_length`` goes. A value (entity) stays while
    its first token does, with the tokens it kept; a word stays while its first branch token
-   does (its trunk tokens come before, so they stay too).
+   does (its trunk tokens come before, so they stay too). Positions and the cut are the functions of
+   :mod:`~graphmatch.graphs.kbert.rules`, which the one-input path calls too.
 6. **Tables.** Every kept token's attributes at its index (above) in its input's rows of one
    token table; the edges, local to each input: ``(token, in, word)`` from every kept word's
    trunk tokens, ``(token, in, entity)`` from every kept branch token, ``(entity, on, word)``
@@ -88,6 +89,7 @@ import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_MAX_WORDS, KBERT_SEGMENTER
+from graphmatch.graphs.kbert import rules
 from graphmatch.graphs.kbert.finders import (
     WordFinder,
     word_finder,
@@ -316,8 +318,8 @@ class TreeCore:
         kept = self._cut(trunk, words, branches, placed)
         stores = {"token": self._token_table(layout, trunk, words, branches, kept, tags),
                   "word": {"span": words.span[kept.word]},
-                  "entity": {"length": np.minimum(branches.value_length[kept.value],
-                                                  self.max_length - placed.value[kept.value])}}
+                  "entity": {"length": rules.kept_length(branches.value_length[kept.value], placed.value[kept.value],
+                                                   self.max_length, np.minimum)}}
         n = len(layout.input_start) - 1
         counts = {"token": kept.size, "word": np.bincount(words.input[kept.word], minlength=n),
                   "entity": np.bincount(branches.value_input[kept.value], minlength=n)}
@@ -559,12 +561,13 @@ class TreeCore:
         """What survives ``max_length``, and where each kept token goes in the token table."""
         limit = self.max_length
         branch_input = branches.value_input[branches.token_value]
-        size = np.minimum(trunk.ptr[1:] - trunk.ptr[:-1] + np.bincount(branch_input, minlength=len(trunk.ptr) - 1),
-                          limit)
+        size = rules.tree_size(trunk.ptr[1:] - trunk.ptr[:-1] + np.bincount(branch_input, minlength=len(trunk.ptr) - 1),
+                               limit, np.minimum)
         first_token = ptr(size)
-        kept_trunk = (placed.trunk < limit).nonzero()[0]
-        kept_branch = (placed.branch < limit).nonzero()[0]
-        return _Kept(size, kept_trunk, (placed.word < limit).nonzero()[0], (placed.value < limit).nonzero()[0],
+        kept_trunk = rules.kept(placed.trunk, limit).nonzero()[0]
+        kept_branch = rules.kept(placed.branch, limit).nonzero()[0]
+        return _Kept(size, kept_trunk, rules.kept(placed.word, limit).nonzero()[0],
+                     rules.kept(placed.value, limit).nonzero()[0],
                      kept_branch, first_token[trunk.input[kept_trunk]] + placed.trunk[kept_trunk],
                      first_token[branch_input[kept_branch]] + placed.branch[kept_branch])
 
@@ -587,7 +590,7 @@ class TreeCore:
         offset = branches.token_offset[kept.branch]
         last = words.end[branches.value_word[branches.token_value[kept.branch]]] - 1  # the word's last character
         table[0, kept.branch_dest] = branches.token_ids[kept.branch]
-        table[1, kept.branch_dest] = trunk.ordinal[last] + offset + 1
+        table[1, kept.branch_dest] = rules.branch_position(trunk.ordinal[last], offset)
         table[2, kept.branch_dest] = trunk.seg[last]
         table[3:, kept.branch_dest] = np.array([[-1], [IGNORE_INDEX]])[:len(names) - 3]  # char_index, y
         token = dict(zip(names, table, strict=True))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphmatch.graphs.kbert.rules import tree_size
 from graphmatch.ragged_np import ptr
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def text_trees(core: TreeCore, layout: _Layout, trunk: _Trunk, words: _Words, sp
             ids.append(sep)
     trunk_count = np.diff(trunk.ptr)
     known = np.fromiter(map(len, knowledge), dtype=np.int64, count=n)
-    size = np.minimum(trunk_count + known, core.max_length)
+    size = tree_size(trunk_count + known, core.max_length, np.minimum)
     kept_trunk = np.minimum(trunk_count, size)
     kept_known = size - kept_trunk
     first = ptr(size)

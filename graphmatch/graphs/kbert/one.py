@@ -15,7 +15,8 @@ mode, single texts and pairs, with or without a label):
 2. The flattened tree is written out in order, each word's branch tokens right after its last
    trunk token (soft position :math:`p + k` for the :math:`k`-th token of a value on a word
    whose last token has position :math:`p`), and cut to ``max_length``: a value stays while its
-   first token does, a word while its first branch token does.
+   first token does, a word while its first branch token does. Positions and the cut are the
+   rules of :mod:`~graphmatch.graphs.kbert.rules`, which the vectorised core calls too.
 3. All integers go into one array, and every attribute is a view of it (a slice, reshaped); the
    graph and its storages are made from their states, as unpickling makes them (no attribute
    goes through a storage's ``__setattr__``).
@@ -35,6 +36,7 @@ import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 
+from graphmatch.graphs.kbert import rules
 from graphmatch.graphs.kbert.core import TreeCore
 from graphmatch.graphs.kbert.folding import fold
 from graphmatch.graphs.kbert.records import ANCHOR_EDGE, CLS, ENTITY_EDGE, SEP, SPECIAL_TAGS, WORD_EDGE
@@ -222,6 +224,7 @@ class OneTree:
                     p = bisect_right(starts, s) - 1
                     words.append((first, end, -1 if parts[p][1] else s - starts[p], e - s, *values))
         limit = self.limit
+        kept, kept_length, branch_position = rules.kept, rules.kept_length, rules.branch_position
         tok_ids, pos, tok_seg, index, branch = [], [], [], [], []
         w_src, w_dst, e_src, e_dst, a_src, a_dst, spans, lengths = [], [], [], [], [], [], [], []
         cursor, n_values = 0, 0
@@ -233,34 +236,34 @@ class OneTree:
             index += origin[cursor:end]
             branch += [0] * (end - cursor)
             cursor = end
-            if len(tok_ids) >= limit:
+            if not kept(len(tok_ids), limit):  # a word stays while its first branch token does
                 break
             w_src += range(first + shift, end + shift)
             w_dst += [w] * (end - first)
             spans += (span_lo, span_lo + span_len)
             p, s, t = end - 1, seg[end - 1], 0
             for length in value_lengths:
-                if len(tok_ids) >= limit:
+                if not kept(len(tok_ids), limit):  # a value stays while its first token does
                     break
                 a_src.append(n_values), a_dst.append(w)
-                lengths.append(min(length, limit - len(tok_ids)))
+                lengths.append(kept_length(length, len(tok_ids), limit))
                 e_src += range(len(tok_ids), len(tok_ids) + length)
                 e_dst += [n_values] * length
                 tok_ids += value_ids[t:t + length]
-                pos += range(p + 1, p + length + 1)
+                pos += range(branch_position(p, 0), branch_position(p, length))
                 tok_seg += [s] * length
                 index += [-1] * length
                 branch += [1] * length
                 t += length
                 n_values += 1
-        if len(tok_ids) < limit:
+        if kept(len(tok_ids), limit):
             tok_ids += ids[cursor:]
             pos += range(cursor, len(ids))
             tok_seg += seg[cursor:]
             index += origin[cursor:]
             branch += [0] * (len(ids) - cursor)
-        n = min(len(tok_ids), limit)
-        e_keep = bisect_left(e_src, limit)  # e_src ascends
+        n = rules.tree_size(len(tok_ids), limit)
+        e_keep = bisect_left(e_src, limit)  # the branch tokens kept: e_src ascends
         flat = np.array([*tok_ids[:n], *pos[:n], *tok_seg[:n], *index[:n], *branch[:n], *w_src, *w_dst, *e_src[:e_keep],
                          *e_dst[:e_keep], *a_src, *a_dst, *spans, *lengths], dtype=np.int64)  # one list: no list per +
         # every tensor a view of ``flat`` (slicing and reshaping the array costs less than torch's)
