@@ -36,7 +36,12 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
     ``graphmatch`` this process imports."""
     import torch
 
-    from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder
+    from graphmatch.graphs.kbert import SentenceTreeBuilder
+
+    try:  # the package (graphmatch.graphs.kbert.corpus), or an older checkout's module
+        from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder
+    except ImportError:
+        from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
 
