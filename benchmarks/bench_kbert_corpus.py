@@ -1,4 +1,4 @@
-"""K-BERT's corpus builder (:class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`) of this
+"""K-BERT's corpus builder (:class:`~graphmatch.graphs.kbert.TreeCorpusBuilder`) of this
 checkout against another checkout's, in processes that take turns.
 
 Each process loads HowNet and the vocabulary, builds the trees of the first ``--n`` inputs of
@@ -37,7 +37,11 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
     import torch
 
     from graphmatch.graphs.kbert import SentenceTreeBuilder
-    from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+
+    try:  # the package (graphmatch.graphs.kbert.corpus), or an older checkout's module
+        from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder
+    except ImportError:
+        from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
 

@@ -1,14 +1,14 @@
 """English K-BERT over word pieces: knowledge coverage on SemEval-2010 Task 8 and SST-2, and tree
 building speed against the Chinese builder, measured side by side in one run.
 
-* **coverage**: :func:`graphmatch.graphs.kbert_corpus.collated_coverage` of the corpus builder
+* **coverage**: :func:`graphmatch.graphs.kbert.collated_coverage` of the corpus builder
   (WordNet graph ``kg: wordnet``, MiniLM's word pieces, ``max_length`` 256): the share of
   sentences with at least one branch and branches per sentence, after the cut. SemEval's
   sentences are read with :func:`graphmatch.data.relation_formats.read_semeval_file` (entity
   markers stripped); for them also the share of entity mentions that lie inside a matched word.
   Each language's graph on the other language's text shows what the wrong-language warning
-  (:meth:`~graphmatch.graphs.kbert_core.Coverage.warning`) sees.
-* **speed**: :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` on the first ``--n``
+  (:meth:`~graphmatch.graphs.kbert.Coverage.warning`) sees.
+* **speed**: :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder` on the first ``--n``
   sentences of SST-2 train and of SemEval train (WordNet, word pieces) and of ChnSentiCorp train
   (HowNet, Google's Chinese characters); they take turns for ``--rounds`` rounds. *cold* is the first round of
   a fresh builder (its memos and K-Query trie filled then), *warm* the median of the others.
@@ -35,8 +35,7 @@ import numpy as np
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.relation_formats import read_semeval_file
-from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer, WordPieceTokenizer
 

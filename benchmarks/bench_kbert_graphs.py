@@ -7,8 +7,8 @@ Three ways of building the trees of the same sentences, timed in one run:
   to ``max_length`` and kept as a bool array with int64 ids, positions and segments;
 * **one by one**: :class:`graphmatch.graphs.kbert.SentenceTreeBuilder`, one ``HeteroData`` per
   sentence (O(L) tensors), what ``predict`` and ``inspect`` do: characters queried by the trie
-  go through the plain-Python path of :mod:`graphmatch.graphs.kbert_one` (the same graph);
-* **corpus**: :class:`graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, all sentences at once,
+  go through the plain-Python path of :mod:`graphmatch.graphs.kbert.one` (the same graph);
+* **corpus**: :class:`graphmatch.graphs.kbert.TreeCorpusBuilder`, all sentences at once,
   vectorised, straight into the ``InMemoryDataset`` storage the datasets save.
 
 With ``--before FILE``, the ``SentenceTreeBuilder`` of another version of
@@ -45,8 +45,7 @@ from torch_geometric.data import Batch, HeteroData, InMemoryDataset
 from torch_geometric.data.collate import collate
 
 from graphmatch.data.batching import gather_batch
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, fold
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, dense_inputs, fold
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -123,7 +122,7 @@ def tensor_bytes(obj) -> int:
 
 
 def load_before(path: str):
-    """The module at ``path`` (an earlier ``graphmatch/graphs/kbert.py``), imported on its own."""
+    """The module at ``path`` (an earlier ``graphmatch/graphs/kbert/graph.py``), imported on its own."""
     spec = importlib.util.spec_from_file_location("kbert_before", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -153,7 +152,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each method (default: 3)")
     parser.add_argument("--check", type=int, default=500, help="sentences checked equal before timing")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
-    parser.add_argument("--before", metavar="FILE", help="an earlier graphmatch/graphs/kbert.py to time one "
+    parser.add_argument("--before", metavar="FILE", help="an earlier graphmatch/graphs/kbert/graph.py to time one "
                         "sentence at a time next to the current builder")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

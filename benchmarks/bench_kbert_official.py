@@ -13,7 +13,7 @@ Its values are kept per subject in a Python ``set`` whose order depends on the s
 here each subject's values are put in file order (a list, read the same way), the order
 ``mode="reference"`` injects, so that the outputs can be compared.
 
-Ours, on the same lines: :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` (all at once)
+Ours, on the same lines: :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder` (all at once)
 and :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder` called once per input (what
 ``predict``, ``show`` and ``inspect`` do), each in reference and in default mode. Before timing,
 the first ``--check`` inputs of each set are checked equal: ids, soft positions, segments and the
@@ -39,8 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, dense_inputs
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

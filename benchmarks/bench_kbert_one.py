@@ -1,8 +1,8 @@
-"""One K-BERT input per call: this checkout's ``graphmatch/graphs/kbert_one.py`` against another
+"""One K-BERT input per call: this checkout's ``graphmatch/graphs/kbert/one.py`` against another
 version of that file, interleaved in one process, on the same inputs.
 
 What ``predict``, ``show`` and ``inspect`` build per input (characters queried by the trie, see
-:class:`~graphmatch.graphs.kbert_one.OneTree`). The previous version is loaded from a file
+:class:`~graphmatch.graphs.kbert.OneTree`). The previous version is loaded from a file
 (``--before``, e.g. ``git show COMMIT:graphmatch/graphs/kbert_one.py > before.py``) and built on
 the same :class:`~graphmatch.graphs.kbert.SentenceTreeBuilder`. Before timing, the graphs of the
 first ``--check`` inputs of each set are checked equal tensor by tensor; then the two take turns
@@ -23,8 +23,7 @@ from pathlib import Path
 
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_one import OneTree
+from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load
 
-import graphmatch.graphs.kbert_one as kbert_one
+import graphmatch.graphs.kbert.one as kbert_one
 
 bench = load("bench_kbert_one")
 SOURCE = Path(kbert_one.__file__)

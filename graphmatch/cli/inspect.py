@@ -136,12 +136,12 @@ def kbert_rows(
     ``vocab`` a character vocabulary (default: Google's Chinese BERT under ``data_dir``), ``pretrained`` a
     checkpoint folder or short name whose vocabulary is used instead (word pieces for an English
     one); ``max_length``, ``max_entities``, ``query`` and ``segmenter`` :obj:`None` for the builder's
-    (:class:`~graphmatch.data.kbert_options.TreeOptions`).
+    (:class:`~graphmatch.graphs.kbert.options.TreeOptions`).
     """
     import numpy as np
 
-    from graphmatch.data.kbert_options import TreeOptions
-    from graphmatch.graphs.kbert_core import TreeCore, tree_visibility
+    from graphmatch.graphs.kbert import TreeCore, tree_visibility
+    from graphmatch.graphs.kbert.options import TreeOptions
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer
@@ -199,8 +199,8 @@ def let_rows(
     comma list, :obj:`None` for the lattice of all three; ``max_length`` :obj:`None` for the
     builder's).
     """
-    from graphmatch.data.let_options import LatticeOptions
     from graphmatch.graphs.let_core import LatticePairCore
+    from graphmatch.graphs.let_options import LatticeOptions
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text import CharTokenizer
 
@@ -282,7 +282,6 @@ def relation_rows(
     come from a vocabulary built over the given lines (or the tokenizer's); positions are shown
     unshifted (``-D … D``).
     """
-    from graphmatch.data.relation_options import RelationOptions
     from graphmatch.graphs.relation import (
         RelationGraphBuilder,
         WordPieces,
@@ -292,6 +291,7 @@ def relation_rows(
         with_markers,
     )
     from graphmatch.graphs.relation_markup import locate_entities, parse_markup
+    from graphmatch.graphs.relation_options import RelationOptions
     from graphmatch.text import Vocab
 
     parsed = []

@@ -164,8 +164,8 @@ def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
-    from graphmatch.data.kbert_options import TreeOptions
     from graphmatch.graphs.kbert import SentenceTreeBuilder
+    from graphmatch.graphs.kbert.options import TreeOptions
     from graphmatch.knowledge import KnowledgeGraph
 
     text, text_b = args.text, args.text_b
@@ -184,8 +184,8 @@ def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any,
 
 
 def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
-    from graphmatch.data.let_options import LatticeOptions
     from graphmatch.graphs.let import LatticePairBuilder
+    from graphmatch.graphs.let_options import LatticeOptions
     from graphmatch.knowledge import load_lexicon
     from graphmatch.text.checkpoint import char_tokenizer_of, checkpoint_folder, piece_tokenizer_of
 
@@ -218,9 +218,9 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
     """The relation graph of a marked sentence or of a ``head<TAB>tail[<TAB>relation]<TAB>sentence``
     line, over the tokens the model sees with ``tokenization`` (default: characters for Chinese
     text, else words)."""
-    from graphmatch.data.relation_options import RelationOptions
     from graphmatch.graphs.relation import RelationGraphBuilder, splitter, tokenize_marked
     from graphmatch.graphs.relation_markup import locate_entities, parse_markup
+    from graphmatch.graphs.relation_options import RelationOptions
     from graphmatch.text.vocab import Vocab
 
     if text_b is not None:

@@ -135,7 +135,7 @@ def gather_batch(dataset: InMemoryDataset, index: Sequence[int] | Tensor) -> Bat
 
 class CollatedGraphs(InMemoryDataset):
     """Graphs held collated in memory, without files: ``data`` and ``slices`` in the layout of
-    ``InMemoryDataset.collate`` (e.g. :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`'s);
+    ``InMemoryDataset.collate`` (e.g. :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder`'s);
     ``graphs[i]`` is one graph, :func:`gather_batch` cuts a batch of any of them at once."""
 
     def __init__(self, data: HeteroData, slices: dict[Any, Any]):

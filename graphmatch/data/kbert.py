@@ -31,13 +31,13 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
-from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import check_label_spellings, warn_rare_labels, warn_unused_columns
 from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_corpus import InputError, Slices, TreeCorpusBuilder
+from graphmatch.graphs.kbert.corpus import InputError, Slices, TreeCorpusBuilder
+from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
@@ -259,7 +259,7 @@ class KBertDataset(CachedDataset):
 
     def build(self, corpus: TreeCorpusBuilder, examples: list[Example],
               index: dict[str, int]) -> tuple[HeteroData, Slices]:
-        """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`)."""
+        """All graphs at once, collated (see :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder`)."""
         texts_b = [ex.text_b for ex in examples] if self.kind == "pair" else None
         ner = self.kind == "ner"
         return corpus([ex.text_a for ex in examples], texts_b,
@@ -394,7 +394,7 @@ def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLik
 
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
-    """The builder options ``names`` (:meth:`~graphmatch.data.kbert_options.TreeOptions.builder_options`) of a
+    """The builder options ``names`` (:meth:`~graphmatch.graphs.kbert.options.TreeOptions.builder_options`) of a
     builder, as they key a cache."""
     derived = {"tokenizer": lambda: builder.finder.tokenization,
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),

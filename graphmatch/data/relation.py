@@ -27,7 +27,6 @@ from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
-from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.relation_pieces import (
     SentencePieceRelationBuilder,
     SentencePieces,
@@ -49,6 +48,7 @@ from graphmatch.graphs.relation import (
 from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
 from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.vocab import Vocab

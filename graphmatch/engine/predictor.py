@@ -110,7 +110,7 @@ class Predictor:
         """Each input's graph and what the task reports about it (e.g. K-BERT's injected entities),
         all at once (:meth:`Task.encode_many <graphmatch.tasks.base.Task.encode_many>`: a list of
         graphs, or graphs stored collated). An input the task refuses raises
-        :class:`~graphmatch.graphs.kbert_corpus.InputError` with its position."""
+        :class:`~graphmatch.errors.InputError` with its position."""
         return self.task.encode_many([_fields(item) for item in inputs])
 
     def batches(self, graphs: Sequence[Any]) -> list[tuple[list[int], Batch]]:
@@ -131,7 +131,7 @@ class Predictor:
         The inputs are encoded a chunk at a time (:meth:`chunks`) on a second thread while the model
         reads the chunk before (tokenizers and torch leave Python's lock while they work); each
         chunk is cut into its own length-sorted batches. An input the task refuses raises
-        :class:`~graphmatch.graphs.kbert_corpus.InputError` with its position among all inputs."""
+        :class:`~graphmatch.errors.InputError` with its position among all inputs."""
         from concurrent.futures import ThreadPoolExecutor
 
         from tqdm import tqdm

@@ -1,7 +1,7 @@
 """The graph builders' defaults and choices that recipe keys and command lines name, each written
-here once, in plain Python: the builders (:mod:`~graphmatch.graphs.kbert_core`,
+here once, in plain Python: the builders (:mod:`~graphmatch.graphs.kbert.core`,
 :mod:`~graphmatch.graphs.let_core`, :mod:`~graphmatch.graphs.relation`), their settings objects
-(:mod:`graphmatch.data.kbert_options`, :mod:`graphmatch.data.relation_options`) and the recipe keys,
+(:mod:`graphmatch.graphs.kbert.options`, :mod:`graphmatch.graphs.relation_options`) and the recipe keys,
 declared without NumPy or torch (:mod:`graphmatch.tasks.keys`), all read them from here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""K-Query over the words of English texts (word-piece mode of :mod:`graphmatch.graphs.kbert_core`),
+r"""K-Query over the words of English texts (word-piece mode of :mod:`graphmatch.graphs.kbert.core`),
 for a whole corpus at once.
 
 At every word :math:`i` the longest run of words :math:`i..j` (:math:`j - i <` ``max_words``,

@@ -407,9 +407,9 @@ class RelationGraphBuilder:
     def many(self, sentences: Sequence[MarkedSentence]) -> list[HeteroData]:
         """The graph of each sentence (:meth:`__call__`, ``where`` = ``"input"``). With ``split_many``
         the text pieces of all of them are cut in one call (the same tokens as one at a time).
-        Raises :class:`~graphmatch.graphs.kbert_corpus.InputError` with the position of the first
+        Raises :class:`~graphmatch.errors.InputError` with the position of the first
         sentence refused."""
-        from graphmatch.graphs.kbert_corpus import InputError
+        from graphmatch.errors import InputError
 
         cut = iter(self.split_many([piece for s in sentences for piece, _ in s.pieces()])) if self.split_many else None
         graphs = []

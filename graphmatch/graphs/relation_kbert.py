@@ -3,7 +3,7 @@ r"""Relation sentence graphs with knowledge: K-BERT branches on the word-piece r
 :class:`RelationTreeBuilder` builds the graph of
 :class:`~graphmatch.graphs.relation.RelationGraphBuilder` over a checkpoint's word pieces and
 hangs K-BERT branches on it with the one K-Query/K-Inject core
-(:meth:`graphmatch.graphs.kbert_core.TreeCore.build_parts`). The sentence is written out as the
+(:meth:`graphmatch.graphs.kbert.TreeCore.build_parts`). The sentence is written out as the
 core's parts: ``[CLS]``, the text cut at the entity boundaries with the four markers between as
 tags, ``[SEP]``. Each piece of text is tokenised on its own, as without knowledge, so the trunk is
 the token sequence of the graph without knowledge, and no K-Query match crosses an entity boundary.
@@ -60,7 +60,7 @@ from torch_geometric.data import HeteroData
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import INJECT
-from graphmatch.graphs.kbert_core import ANCHOR_EDGE, ENTITY_EDGE, WORD_EDGE, Coverage, Part, TreeCore, Trees
+from graphmatch.graphs.kbert import ANCHOR_EDGE, ENTITY_EDGE, WORD_EDGE, Coverage, Part, TreeCore, Trees
 from graphmatch.graphs.relation import (
     RelationGraphBuilder,
     RelationSentence,

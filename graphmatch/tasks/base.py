@@ -31,7 +31,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
-from graphmatch.graphs.kbert_corpus import InputError  # the interface's error for an input a task refuses
+from graphmatch.errors import InputError  # the interface's error for an input a task refuses
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 from graphmatch.tasks.recipe import Recipe
 
@@ -202,7 +202,7 @@ class Task(TaskKeys, abc.ABC):
         encodes one input at a time; a task that builds many graphs at once overrides it (the graphs
         must equal the one-at-a-time ones).
 
-        Raises :class:`~graphmatch.graphs.kbert_corpus.InputError` (a ValueError whose ``index``
+        Raises :class:`~graphmatch.errors.InputError` (a ValueError whose ``index``
         is the input's position) for an input the task refuses.
         """
         graphs, extras = [], []

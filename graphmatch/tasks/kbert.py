@@ -21,12 +21,12 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
 from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
-from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs, mask_matched_words
-from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert.corpus import InputError, TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits
@@ -147,8 +147,8 @@ class KBertTask(KBertKeys, Task):
 
     def report(self, datasets: dict[str, Dataset]) -> list[str]:
         """The knowledge coverage of each split, one line: the share of sentences with at least one
-        branch and the branches per sentence (:func:`~graphmatch.graphs.kbert_corpus.collated_coverage`);
-        and a second line, :meth:`Coverage.warning <graphmatch.graphs.kbert_core.Coverage.warning>`,
+        branch and the branches per sentence (:func:`~graphmatch.graphs.kbert.collated_coverage`);
+        and a second line, :meth:`Coverage.warning <graphmatch.graphs.kbert.Coverage.warning>`,
         when the graph matched almost nothing of the training split (the wrong language?)."""
         if self.data.kg is None or str(self.data.kg).lower() in ("none", "null", "") or self.data.max_entities == 0:
             return []
@@ -261,7 +261,7 @@ class KBertTask(KBertKeys, Task):
     def encode_many(self, inputs: Sequence[tuple[str, str | None]]
                     ) -> tuple[Sequence[HeteroData], list[dict[str, Any]]]:
         """Every input's graph built in one vectorised pass
-        (:class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder`, the builder of
+        (:class:`~graphmatch.graphs.kbert.TreeCorpusBuilder`, the builder of
         :meth:`encode_for_prediction`), kept collated (:class:`~graphmatch.data.batching.CollatedGraphs`),
         and the branches injected into each (``entities``)."""
         if not inputs:

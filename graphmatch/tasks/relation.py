@@ -39,13 +39,13 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
-from graphmatch.data.relation_options import RelationOptions
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.datafiles import resolve_path
+from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.kbert_corpus import InputError
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register

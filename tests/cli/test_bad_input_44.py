@@ -138,7 +138,7 @@ def test_evaluate_refuses_another_task(kbert_run: Path, argv: list[str], capsys)
 
 
 def test_a_max_length_of_the_leading_tags_alone_is_refused_by_the_builder(shared_data: Path) -> None:
-    from graphmatch.graphs.kbert_core import TreeCore
+    from graphmatch.graphs.kbert.core import TreeCore
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer.default(str(shared_data))

@@ -50,8 +50,8 @@ def _texts(path, column):
 
 def kbert_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
     from graphmatch.data.kbert import tree_builder
-    from graphmatch.data.kbert_options import TreeOptions
-    from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+    from graphmatch.graphs.kbert import TreeCorpusBuilder
+    from graphmatch.graphs.kbert.options import TreeOptions
 
     vocab = shared_data / "kbert" / "vocab" / "google_vocab.txt"
     kg = samples / "kg" / "sample.spo"

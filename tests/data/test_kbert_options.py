@@ -8,9 +8,9 @@ import pytest
 
 from graphmatch.cli import inspect as cli_inspect
 from graphmatch.data.kbert import KBertDataset
-from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.graphs import defaults
-from graphmatch.graphs.kbert_core import STOP_WORDS, TreeCore
+from graphmatch.graphs.kbert import STOP_WORDS, TreeCore
+from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.tasks.kbert_keys import KBertData
 
 

@@ -5,9 +5,9 @@ import inspect as pyinspect
 
 import pytest
 
-from graphmatch.data.let_options import LatticeOptions
 from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.graphs.let_core import ALL_SEGMENTERS, LatticePairCore
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.tasks.let_keys import LETData
 
 

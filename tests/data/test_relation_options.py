@@ -7,10 +7,10 @@ import inspect
 
 import pytest
 
-from graphmatch.data.relation_options import RelationOptions
 from graphmatch.engine import resolve
 from graphmatch.graphs.relation import RelationGraphBuilder
 from graphmatch.graphs.relation_kbert import RelationTreeBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.tasks.base import get_task
 from graphmatch.tasks.relation_keys import RelationData
 

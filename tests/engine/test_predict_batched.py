@@ -14,7 +14,7 @@ import torch
 from graphmatch.data.batching import CollatedGraphs
 from graphmatch.engine import resolve
 from graphmatch.engine.predictor import Predictor
-from graphmatch.graphs.kbert_corpus import InputError
+from graphmatch.errors import InputError
 from graphmatch.tasks.base import Task
 
 TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",

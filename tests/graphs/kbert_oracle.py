@@ -1,7 +1,7 @@
 """A slow, plain K-BERT sentence tree for one input, to check the vectorised core against.
 
 Written from the paper and from the reference's observed behaviour
-(``docs/kbert_reference.md``), not from ``graphmatch.graphs.kbert_core``: lists of token
+(``docs/kbert_reference.md``), not from ``graphmatch.graphs.kbert.core``: lists of token
 records, a word by word walk, brute-force dictionary lookups and the visible matrix filled
 cell by cell from its definition.
 """

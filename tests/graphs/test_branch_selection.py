@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

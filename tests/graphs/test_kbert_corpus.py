@@ -11,8 +11,7 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from torch_geometric.data.collate import collate
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

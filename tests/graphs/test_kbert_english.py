@@ -9,9 +9,16 @@ import numpy as np
 import pytest
 from test_kbert_corpus import assert_same, one_by_one
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, visibility_mask
-from graphmatch.graphs.kbert_core import STOP_WORDS, Coverage, TreeCore, tree_visibility
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert import (
+    STOP_WORDS,
+    Coverage,
+    SentenceTreeBuilder,
+    TreeCore,
+    TreeCorpusBuilder,
+    collated_coverage,
+    tree_visibility,
+    visibility_mask,
+)
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer, WordPieceTokenizer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmatch.graphs.kbert_core import (
+from graphmatch.graphs.kbert import (
     FINDERS,
     CharTrie,
     CharWords,

@@ -9,8 +9,13 @@ import pytest
 import torch
 from torch_geometric.loader import DataLoader
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, visibility_mask, visible_edge_index
-from graphmatch.graphs.kbert_core import tree_visibility
+from graphmatch.graphs.kbert import (
+    SentenceTreeBuilder,
+    dense_inputs,
+    tree_visibility,
+    visibility_mask,
+    visible_edge_index,
+)
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

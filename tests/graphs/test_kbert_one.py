@@ -1,4 +1,4 @@
-"""The one-input fast path (graphmatch/graphs/kbert_one.py) gives the graph the vectorised core gives,
+"""The one-input fast path (graphmatch/graphs/kbert/one.py) gives the graph the vectorised core gives,
 attribute for attribute, on real sentences, pairs and edge cases, in both modes."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, tree_graph
-from graphmatch.graphs.kbert_one import OneTree
+from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, tree_graph
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 

@@ -14,8 +14,7 @@ import pytest
 from kbert_oracle import SPECIAL_TAGS, oracle_tree
 from torch_geometric.data import InMemoryDataset
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, visibility_mask
-from graphmatch.graphs.kbert_corpus import TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, visibility_mask
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer, get_segmenter
 
@@ -112,6 +111,10 @@ def test_random_inputs_match_the_oracle(kg, tok, mode):
     seen: Counter = Counter()
     for case in range(36):
         max_length = [1, 2, 3, 5, 8, 13, 21, 64][case % 8]
+        if max_length == 1 and case % 5 != 0:  # [CLS] alone, no text token: refused
+            with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags \(\[CLS\]\)"):
+                SentenceTreeBuilder(kg, tok, mode=mode, max_length=1, add_cls=True)
+            continue
         run_case(kg, tok, rng, seen, mode=mode, pair=case % 3 == 1, ner=case % 3 == 2, max_length=max_length,
                  max_entities=case % 3 if case % 4 else 2, predicate=bool(case % 2), add_cls=case % 5 != 0)
     # the inputs did hit what they were built for

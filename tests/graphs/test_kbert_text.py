@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs
-from graphmatch.graphs.kbert_core import IGNORE_INDEX
+from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -79,7 +78,7 @@ def test_a_bad_value_is_refused(tok, kg):
 
 def test_the_recipe_key_needs_a_kg_and_keys_the_cache(capsys, samples, tmp_path):
     from graphmatch.cli.main import main
-    from graphmatch.data.kbert_options import TreeOptions
+    from graphmatch.graphs.kbert.options import TreeOptions
 
     assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(tmp_path / "run"), "--set", "data.kg=null",
                  "data.knowledge_as=text"]) == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmatch.graphs.kbert_core import STOP_WORDS
+from graphmatch.graphs.kbert import STOP_WORDS
 from graphmatch.graphs.piece_query import SENTENCE_ENDS, LemmaMemo, word_runs
 from graphmatch.knowledge import KnowledgeGraph, Lemmatizer
 from graphmatch.knowledge.noun_reading import NounReadings

@@ -223,7 +223,7 @@ def test_parse_relation_round_trip_keeps_spans(pieces, kg):
 
 
 def test_core_parts_refuse_bad_parts(pieces, kg):
-    from graphmatch.graphs.kbert_core import Part, TreeCore
+    from graphmatch.graphs.kbert import Part, TreeCore
     from graphmatch.text import CharTokenizer
 
     core = _builder(pieces, kg).core

@@ -4,7 +4,7 @@ text pieces of every sentence cut by one tokenizer call, the graphs equal to one
 import pytest
 import torch
 
-from graphmatch.graphs.kbert_corpus import InputError
+from graphmatch.errors import InputError
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces, split_input_line
 from graphmatch.graphs.relation_markup import parse_markup
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.graphs.kbert import SentenceTreeBuilder
+from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 from graphmatch.text.checkpoint import tokenizer_for

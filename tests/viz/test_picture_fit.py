@@ -11,7 +11,6 @@ import re
 import numpy as np
 import pytest
 import torch
-from conftest import tree_graph
 from torch_geometric.data import HeteroData
 
 from graphmatch.cli.show import build_graph
@@ -81,7 +80,8 @@ def _let(shared_data) -> HeteroData:
 def test_no_two_node_boxes_intersect(which, request) -> None:
     """LET's sense and sememe rows take several lines; no box meets another, neither in the
     layout (centre ± half the width, ± HALF_HEIGHT) nor as matplotlib draws it."""
-    data = {"crowded": _crowded, "tree": tree_graph}.get(which, lambda: _let(request.getfixturevalue("shared_data")))()
+    data = {"crowded": _crowded, "tree": lambda: request.getfixturevalue("tree")}.get(
+        which, lambda: _let(request.getfixturevalue("shared_data")))()
     layout = layered_layout(data)
     assert which == "tree" or len(np.unique(layout.pos["sememe"][:, 1])) > 1  # the case that overlapped
     assert _intersecting(_layout_boxes(data)) == []
@@ -89,11 +89,11 @@ def test_no_two_node_boxes_intersect(which, request) -> None:
     assert len(drawn) == sum(len(p) for p in layout.pos.values()) and _intersecting(drawn) == []
 
 
-def test_values_read_predicate_then_object() -> None:
+def test_values_read_predicate_then_object(tree) -> None:
     assert predicate_object("义原排泄", "排泄") == "义原 → 排泄"
     assert predicate_object("is a frozen dessert", "frozen dessert") == "is a → frozen dessert"
     assert predicate_object("首都", "首都") == "首都" and predicate_object("首都", "") == "首都"
-    data = tree_graph()
+    data = tree
     data["entity"].text, data["entity"].object = ["义原首都", "义原城市", "水果"], ["首都", "城市", "水果"]
     assert node_labels(data, "entity") == ["义原 → 首都", "义原 → 城市", "水果"]
 

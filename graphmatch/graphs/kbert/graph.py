@@ -40,10 +40,10 @@ K-Query runs over its words, lemmatised, and a branch follows its span's last pi
 (``docs/kbert_english.md``).
 The whole tree is built first and then cut to ``max_length``; a branch may be cut in the
 middle and nothing is put back. One input is built as a corpus of one by the same vectorised
-core as a whole corpus (:mod:`graphmatch.graphs.kbert_core`, whose documentation gives every
-step with its equations; :class:`~graphmatch.graphs.kbert_corpus.TreeCorpusBuilder` builds
+core as a whole corpus (:mod:`graphmatch.graphs.kbert.core`, whose documentation gives every
+step with its equations; :class:`~graphmatch.graphs.kbert.TreeCorpusBuilder` builds
 many at once), or, for characters queried by the trie, by the same steps in plain Python
-(:mod:`graphmatch.graphs.kbert_one`: the same graph without the core's array set-up).
+(:mod:`graphmatch.graphs.kbert.one`: the same graph without the core's array set-up).
 
 What is stored per sample is :math:`O(L)`; :func:`visibility_mask` expands a batch into the
 dense ``[B, L, L]`` mask on the batch's device, :func:`visible_edge_index` lists the
@@ -64,26 +64,17 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
-from graphmatch.graphs.kbert_core import (
-    IGNORE_INDEX,
-    SPECIAL_TAGS,
-    WORD_EDGE,
-    TreeCore,
-    Trees,
-    fold,
-)
-from graphmatch.graphs.kbert_one import OneTree
+from graphmatch.graphs.kbert.core import TreeCore
+from graphmatch.graphs.kbert.folding import fold
+from graphmatch.graphs.kbert.one import OneTree
+from graphmatch.graphs.kbert.records import IGNORE_INDEX, SPECIAL_TAGS, WORD_EDGE, Trees
 from graphmatch.ragged import batch_vector, group_pairs
-
-#: version of the sentence trees (this module, kbert_core, kbert_corpus) this builder writes: bump it
-#: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
-FORMAT_VERSION = 1
 
 
 class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.
 
-    Takes the arguments of :class:`~graphmatch.graphs.kbert_core.TreeCore`: ``kg``,
+    Takes the arguments of :class:`~graphmatch.graphs.kbert.TreeCore`: ``kg``,
     ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.defaults.KBERT_MAX_LENGTH`),
     ``max_entities``, ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
     ``query`` (``"trie"`` or ``"words"``),
@@ -128,8 +119,13 @@ class SentenceTreeBuilder(TreeCore):
         return tree_graph(trees, label)
 
 
+# caches are keyed by the builder's class and its module's FORMAT_VERSION (graphmatch.data.cached):
+# the class is named by its public path, the package, where FORMAT_VERSION is
+SentenceTreeBuilder.__module__ = "graphmatch.graphs.kbert"
+
+
 def tree_graph(trees: Trees, label: int | None = None) -> HeteroData:
-    """The graph of a :class:`~graphmatch.graphs.kbert_core.Trees` of one input."""
+    """The graph of a :class:`~graphmatch.graphs.kbert.Trees` of one input."""
     mapping: dict[Any, dict[str, Any]] = {}
     for key, store in trees.stores.items():
         mapping[key] = {name: value if isinstance(value, list) else torch.from_numpy(value)
