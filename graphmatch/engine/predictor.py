@@ -213,7 +213,7 @@ class Predictor:
     def metrics(self, rows: Sequence[dict[str, Any]]) -> dict[str, float] | None:
         """The task's metrics (as ``evaluate`` reports them) of the rows that carry a ``gold``;
         ``None`` when none does."""
-        from graphmatch.engine.metrics import compute
+        from graphmatch.metrics import compute
 
         scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows if "gold" in row]
         return compute(self.task.metrics, scored, self.task.negative_labels()) if scored else None

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from graphmatch.engine.input_files import name_of, read_input_file
-from graphmatch.engine.metrics import bio_spans, compute
+from graphmatch.metrics import bio_spans, compute
 from graphmatch.tasks.base import InputError, Task
 
 #: the dev inputs that ``train`` probes for ``summary.md``

@@ -76,7 +76,7 @@ class Task(TaskKeys, abc.ABC):
     Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
     dataclasses of :func:`graphmatch.recipe_keys.key` fields; a ``limit: SampleLimits`` data key
     lets the engine cut the splits) and may list ``renamed`` keys (old names still accepted for one
-    release). ``metrics`` (names in :mod:`graphmatch.engine.metrics`, or ``(name, options)`` pairs
+    release). ``metrics`` (names in :mod:`graphmatch.metrics`, or ``(name, options)`` pairs
     such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
     checkpoint; higher is better) are fixed by the configuration: a subclass whose metrics depend on
     it sets them in ``__init__``.
@@ -169,7 +169,7 @@ class Task(TaskKeys, abc.ABC):
 
     def negative_labels(self) -> list[str]:
         """The labels that mean "nothing to find" (a relation corpus' ``no_relation``), which the
-        metrics that take ``negative`` leave out (:func:`graphmatch.engine.metrics.compute`);
+        metrics that take ``negative`` leave out (:func:`graphmatch.metrics.compute`);
         default none."""
         return []
 
