@@ -16,9 +16,20 @@ ROOT = Path(__file__).resolve().parents[1]
 MOVED = {
     "graphmatch.engine.metrics": "graphmatch.metrics",
     "graphmatch.engine.semeval": "graphmatch.metrics.semeval",
+    "graphmatch.engine.input_files": "graphmatch.io.input_files",
+    "graphmatch.e5_q4": "graphmatch.checkpoints.e5_q4",
+    "graphmatch.ragged": "graphmatch.utils.ragged",
+    "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
+    "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
 }
 #: old module split in several -> {name: the module it now lives in}
-SPLIT: dict[str, dict[str, str]] = {}
+SPLIT = {"graphmatch.datafiles": {
+    "locate": "graphmatch.io.datafiles", "REGISTRY": "graphmatch.io.datafiles",
+    "resolve_path": "graphmatch.io.datafiles",
+    "iter_lines": "graphmatch.io.text_files", "read_text": "graphmatch.io.text_files",
+    "write_atomically": "graphmatch.io.atomic", "packaged_checkpoint": "graphmatch.checkpoints.packaged",
+    "SHORT_NAMES": "graphmatch.checkpoints.packaged",
+}}
 
 
 def _import_fresh(old: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[str]]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from graphmatch.engine.input_files import name_of, read_input_file
+from graphmatch.io.input_files import name_of
 from graphmatch.metrics import bio_spans, compute
 from graphmatch.tasks.base import InputError, Task
 
@@ -151,7 +151,7 @@ def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | Non
 
     task, model = load(run)
     check_probed(task, str(run))
-    lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
+    lines = task.read_inputs(path)
     lines = lines[:limit] if limit else lines
     for item in lines:
         if item.gold is None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphmatch.datafiles import file_digest, write_atomically
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import file_digest
 from graphmatch.tasks.base import Task
 
 #: path and sha256 of the run's other input files

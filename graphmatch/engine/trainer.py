@@ -17,9 +17,9 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, ModelSummary, TQDMProgressBar
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from graphmatch.datafiles import write_atomically
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.precision import cpu_precision
+from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipe import Recipe, Train, typed
 
 

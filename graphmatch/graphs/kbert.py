@@ -73,7 +73,7 @@ from graphmatch.graphs.kbert_core import (
     fold,
 )
 from graphmatch.graphs.kbert_one import OneTree
-from graphmatch.ragged import batch_vector, group_pairs
+from graphmatch.utils.ragged import batch_vector, group_pairs
 
 #: version of the sentence trees (this module, kbert_core, kbert_corpus) this builder writes: bump it
 #: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)

@@ -93,8 +93,8 @@ from graphmatch.graphs.kbert_text import KNOWLEDGE_AS, text_trees
 from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph, Lemmatizer
 from graphmatch.knowledge.noun_reading import NounReadings
-from graphmatch.ragged_np import ptr, ranges
 from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
+from graphmatch.utils.ragged_np import ptr, ranges
 
 #: the tags K-BERT's reference never splits (``brain/config.py: NEVER_SPLIT_TAG``)
 SPECIAL_TAGS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[ENT]", "[SUB]", "[PRE]", "[OBJ]")

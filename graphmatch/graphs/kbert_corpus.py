@@ -20,9 +20,9 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from tqdm.auto import tqdm
 
-from graphmatch import ragged
 from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert_core import ENTITY_EDGE, NODE_TYPES, WORD_EDGE, Coverage, Trees
+from graphmatch.utils import ragged
 
 Slices = dict[Any, Any]
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmatch.ragged_np import ptr
+from graphmatch.utils.ragged_np import ptr
 
 if TYPE_CHECKING:
     from graphmatch.graphs.kbert_core import TreeCore, Trees, _Layout, _Spans, _Trunk, _Words

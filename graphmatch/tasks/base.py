@@ -22,6 +22,7 @@ values and doc. The engine checks a recipe against them when it is read
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.graphs.kbert_corpus import InputError  # the interface's error for an input a task refuses
+from graphmatch.io.input_files import InputLine, read_input_file
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 from graphmatch.tasks.recipe import Recipe
 
@@ -175,8 +177,20 @@ class Task(TaskKeys, abc.ABC):
 
     def input_columns(self) -> tuple[str, ...]:
         """The columns of the task's own data files, in their order (``label``/``relation``: the gold);
-        ``predict --input`` knows a header by them (:mod:`graphmatch.engine.input_files`)."""
+        ``predict --input`` knows a header by them (:mod:`graphmatch.io.input_files`)."""
         return ("text_a", "text_b", "label")
+
+    def read_inputs(self, path: str | os.PathLike) -> list[InputLine]:
+        """The inputs of a file ``predict --input``, ``--calibrate`` and ``probe`` read (``-``:
+        stdin), each with its line and gold label: by default the task's own data files or bare
+        inputs (:func:`~graphmatch.io.input_files.read_input_file` with :meth:`input_columns`,
+        :meth:`input_fields` and :meth:`dataset_fields`). A family whose corpora have a format of
+        their own reads it here (the relation family's SemEval files).
+
+        Raises:
+            ValueError: ``file:line`` and what is wrong with the line, or a file without inputs.
+        """
+        return read_input_file(path, self.input_columns(), self.input_fields, self.dataset_fields)
 
     def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """The input columns of a line of the task's own data files as :meth:`input_fields` takes
