@@ -82,6 +82,26 @@ class Task(TaskKeys, abc.ABC):
     such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
     checkpoint; higher is better) are fixed by the configuration: a subclass whose metrics depend on
     it sets them in ``__init__``.
+
+    **Required** (abstract; a task is these eight methods):
+
+    * data: :meth:`datasets`, :meth:`label_names`, :meth:`encode`;
+    * model: :meth:`build_model`, :meth:`loss`, :meth:`decode`;
+    * checkpoint: :meth:`get_extra_state`, :meth:`set_extra_state`.
+
+    **Optional hooks**, each with a default, grouped by purpose (as Lightning documents
+    ``LightningModule``'s hooks):
+
+    * inputs a user gives (``predict``, ``evaluate --input``, ``probe``): :meth:`read_inputs`,
+      :meth:`input_columns`, :meth:`input_fields`, :meth:`dataset_fields`,
+      :meth:`encode_for_prediction`, :meth:`encode_many`, :meth:`encode_with_text`;
+    * training: :meth:`init_weights`, :meth:`training_batch`, :meth:`training_labels`,
+      :meth:`class_weights`, :meth:`penalty`, :meth:`encoder_parameters`, :meth:`encoder_layers`;
+    * evaluation: ``metrics``, ``monitor``, :meth:`negative_labels`, :meth:`report`;
+    * run folder: :meth:`store_run_files`, :meth:`from_run_folder`, :meth:`upgrade_state_dict`,
+      :meth:`environment`, :meth:`input_files`;
+    * outputs: :meth:`write_predictions`, :meth:`explain`, :meth:`knowledge_graph`,
+      :meth:`probe_batch`.
     """
 
     metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
