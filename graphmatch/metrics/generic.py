@@ -10,14 +10,16 @@ from typing import Any
 Row = dict[str, Any]
 
 
-def _labelled(rows: Iterable[Row]) -> list[Row]:
+def labelled(rows: Iterable[Row]) -> list[Row]:
+    """The rows with a gold label; a ``ValueError`` when there is none."""
     out = [r for r in rows if r.get("gold") is not None]
     if not out:
         raise ValueError("no labelled rows to evaluate (every row has gold=None)")
     return out
 
 
-def _f1(tp: int, n_pred: int, n_gold: int) -> float:
+def f1_of(tp: int, n_pred: int, n_gold: int) -> float:
+    """F1 (a fraction) of ``tp`` true positives, ``n_pred`` predictions, ``n_gold`` gold items; 0 if undefined."""
     p = tp / n_pred if n_pred else 0.0
     r = tp / n_gold if n_gold else 0.0
     return 0.0 if p + r == 0 else 2 * p * r / (p + r)
@@ -25,7 +27,7 @@ def _f1(tp: int, n_pred: int, n_gold: int) -> float:
 
 def accuracy(rows: Sequence[Row]) -> float:
     """Share of correct predictions; for tagging rows (lists of tags), of correct tags."""
-    rows = _labelled(rows)
+    rows = labelled(rows)
     if isinstance(rows[0]["gold"], (list, tuple)):
         pairs = [(p, g) for r in rows for p, g in zip(r["pred"], r["gold"], strict=True)]
     else:
@@ -39,17 +41,17 @@ def f1(rows: Sequence[Row], positive: str = "1") -> float:
     .. math::
         F_1 = \\frac{2PR}{P + R}, \\quad P = \\frac{TP}{TP + FP}, \\quad R = \\frac{TP}{TP + FN}
     """
-    rows = _labelled(rows)
+    rows = labelled(rows)
     pred = [str(r["pred"]) == positive for r in rows]
     gold = [str(r["gold"]) == positive for r in rows]
     tp = sum(p and g for p, g in zip(pred, gold, strict=True))
-    return 100.0 * _f1(tp, sum(pred), sum(gold))
+    return 100.0 * f1_of(tp, sum(pred), sum(gold))
 
 
-def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
+def per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
     """F1 of every class that is predicted or gold, in sorted order: a float sum over them must
     not depend on the order of a set, which changes with the process's hash seed."""
-    rows = _labelled(rows)
+    rows = labelled(rows)
     tp: Counter[Any] = Counter()
     n_pred: Counter[Any] = Counter()
     n_gold: Counter[Any] = Counter()
@@ -57,10 +59,10 @@ def _per_class_f1(rows: Sequence[Row]) -> dict[Any, float]:
         n_pred[r["pred"]] += 1
         n_gold[r["gold"]] += 1
         tp[r["gold"]] += r["pred"] == r["gold"]
-    return {c: _f1(tp[c], n_pred[c], n_gold[c]) for c in sorted(set(n_pred) | set(n_gold), key=str)}
+    return {c: f1_of(tp[c], n_pred[c], n_gold[c]) for c in sorted(set(n_pred) | set(n_gold), key=str)}
 
 
 def macro_f1(rows: Sequence[Row]) -> float:
     """Unweighted mean of the per-class F1 over every class that is predicted or gold."""
-    per_class = _per_class_f1(rows)
+    per_class = per_class_f1(rows)
     return 100.0 * sum(per_class.values()) / len(per_class)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmatch.metrics.generic import Row, _f1, _labelled
+from graphmatch.metrics.generic import Row, f1_of, labelled
 
 
 def bio_spans(tags: Sequence[str]) -> set[tuple[str, int, int]]:
@@ -32,7 +32,7 @@ def ner_f1(rows: Sequence[Row]) -> float:
 
     Each row's ``pred`` and ``gold`` are equally long lists of BIO tags.
     """
-    rows = _labelled(rows)
+    rows = labelled(rows)
     tp = n_pred = n_gold = 0
     for i, r in enumerate(rows):
         if len(r["pred"]) != len(r["gold"]):
@@ -41,4 +41,4 @@ def ner_f1(rows: Sequence[Row]) -> float:
         tp += len(pred & gold)
         n_pred += len(pred)
         n_gold += len(gold)
-    return 100.0 * _f1(tp, n_pred, n_gold)
+    return 100.0 * f1_of(tp, n_pred, n_gold)

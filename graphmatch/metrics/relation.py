@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from graphmatch.metrics.generic import Row, _f1, _labelled, _per_class_f1
+from graphmatch.metrics.generic import Row, f1_of, labelled, per_class_f1
 from graphmatch.metrics.semeval import semeval_official_score
 
 
@@ -31,7 +31,7 @@ def relation_f1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
         \\qquad \\mathcal{R} = (\\text{gold} \\cup \\text{predicted}) \\setminus \\text{negative}
     """
     negative = set(negative)
-    per_class = {c: f for c, f in _per_class_f1(rows).items() if c not in negative}
+    per_class = {c: f for c, f in per_class_f1(rows).items() if c not in negative}
     return 100.0 * sum(per_class.values()) / len(per_class) if per_class else 0.0
 
 
@@ -39,7 +39,7 @@ def _micro_counts(rows: Sequence[Row], negative: Iterable[str]) -> tuple[int, in
     """``(tp, n_pred, n_gold)`` of the relation labels: predictions and gold labels that are not
     ``negative``, and predictions equal to such a gold label."""
     negative = set(negative)
-    rows = _labelled(rows)
+    rows = labelled(rows)
     n_pred = sum(r["pred"] not in negative for r in rows)
     n_gold = sum(r["gold"] not in negative for r in rows)
     tp = sum(r["pred"] == r["gold"] and r["gold"] not in negative for r in rows)
@@ -79,7 +79,7 @@ def micro_f1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     .. math::
         F_1 = \\frac{2PR}{P + R}, \\qquad P, R \\text{ as in } \\texttt{micro\\_precision}, \\texttt{micro\\_recall}
     """
-    return 100.0 * _f1(*_micro_counts(rows, negative))
+    return 100.0 * f1_of(*_micro_counts(rows, negative))
 
 
 def _pr_area(scores: Sequence[float], hits: Sequence[bool], n_gold: int) -> float:
@@ -120,7 +120,7 @@ def pr_auc(
     order of ``labels``. Gold relations the ``probs`` do not name count as never retrieved.
     """
     negative = set(negative)
-    rows = _labelled(rows)
+    rows = labelled(rows)
     scores: list[float] = []
     hits: list[bool] = []
     for i, r in enumerate(rows):
@@ -148,7 +148,7 @@ def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
     (:func:`micro_recall`, :func:`micro_precision`). Needs only ``pred``, ``gold`` and ``prob``.
     """
     negative = set(negative)
-    rows = _labelled(rows)
+    rows = labelled(rows)
     ranked = [r for r in rows if r["pred"] not in negative]
     return _pr_area([r["prob"] for r in ranked], [r["pred"] == r["gold"] for r in ranked],
                     sum(r["gold"] not in negative for r in rows))
@@ -157,5 +157,5 @@ def pr_auc_top1(rows: Sequence[Row], negative: Iterable[str] = ()) -> float:
 def semeval2010(rows: Sequence[Row]) -> float:
     """The official SemEval-2010 Task 8 score: (9+1)-way macro-F1 with directionality
     (see :mod:`graphmatch.metrics.semeval`)."""
-    rows = _labelled(rows)
+    rows = labelled(rows)
     return semeval_official_score([r["pred"] for r in rows], [r["gold"] for r in rows])
