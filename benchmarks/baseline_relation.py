@@ -32,9 +32,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from graphmatch.data.relation_formats import SEMEVAL_LABELS, RelationExample
 from graphmatch.data.semeval import TEST_FILE, TRAIN_FILE, dev_ids, read_semeval_file
-from graphmatch.datafiles import locate
-from graphmatch.engine.semeval import semeval_official_score
 from graphmatch.graphs.relation import RelationSentence, tokenize_marked, with_markers
+from graphmatch.io.datafiles import locate
+from graphmatch.metrics.semeval import semeval_official_score
 
 SETTINGS = {  # the official code's defaults
     "att_blstm": dict(batch_size=10, embedding_dim=100, hidden_size=100),

@@ -3,7 +3,7 @@ CPU time of fp32, ``int8`` (weights scaled per output channel) and ``int8-per-te
 side in one process over the same length-sorted batches (encoded once).
 
 The inputs are a file in the task's own columns (what ``graphmatch predict --input`` reads) and a
-file of gold labels, one per line; ``--metric`` is any of ``graphmatch.engine.metrics.METRICS``
+file of gold labels, one per line; ``--metric`` is any of ``graphmatch.metrics.METRICS``
 that compares single labels (``accuracy``, ``semeval2010``, ``macro_f1`` …).
 
     PYTHONPATH=. python benchmarks/bench_int8.py RUN --input texts.txt --gold labels.txt --metric semeval2010
@@ -16,9 +16,9 @@ import time
 
 import torch
 
-from graphmatch.engine.metrics import METRICS, compute
 from graphmatch.engine.predictor import QUANTIZE, Predictor, read_inputs
 from graphmatch.engine.quantize import quantize_linear
+from graphmatch.metrics import METRICS, compute
 
 
 def labels(predictor: Predictor, model: torch.nn.Module, batches) -> tuple[list, float]:

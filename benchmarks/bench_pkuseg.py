@@ -17,7 +17,7 @@ import argparse
 import time
 import warnings
 
-from graphmatch.datafiles import locate
+from graphmatch.io.datafiles import locate
 from graphmatch.text.segmenters import PkusegSegmenter
 
 

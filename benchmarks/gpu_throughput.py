@@ -53,7 +53,7 @@ from bench_knowledge_cost import Arm  # noqa: E402  (a recipe's model, loader an
 from bench_predict import _cli, kbert_lines, relation_lines, train  # noqa: E402
 
 from graphmatch.engine.optim import build_optimizer, param_groups  # noqa: E402
-from graphmatch.ragged import batch_vector  # noqa: E402
+from graphmatch.utils.ragged import batch_vector  # noqa: E402
 
 ARMS = {
     "K-BERT (HowNet)": "kbert/chnsenticorp_hownet_quick",

@@ -26,9 +26,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_int8 import labels  # noqa: E402  (the timed forward loop, shared)
 
-from graphmatch.engine.metrics import METRICS, compute  # noqa: E402
 from graphmatch.engine.predictor import Predictor  # noqa: E402
 from graphmatch.engine.quantize import MIN_SPREAD, input_ranges, linear_names, quantize_linear, spread  # noqa: E402
+from graphmatch.metrics import METRICS, compute  # noqa: E402
 
 
 def gold_labels(predictor: Predictor, batches) -> list:

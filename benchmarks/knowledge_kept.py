@@ -22,9 +22,9 @@ sys.path.insert(0, str(REPO))
 
 from graphmatch.checkpoints import resolve_checkpoint  # noqa: E402
 from graphmatch.data.kbert import source_file, tree_builder  # noqa: E402
-from graphmatch.datafiles import iter_lines  # noqa: E402
 from graphmatch.graphs.branch_selection import BranchSelection  # noqa: E402
 from graphmatch.graphs.kbert.options import TreeOptions  # noqa: E402
+from graphmatch.io.text_files import iter_lines  # noqa: E402
 from graphmatch.knowledge import resolve_kg  # noqa: E402
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder  # noqa: E402
 from graphmatch.text.checkpoint import checkpoint_vocab, tokenization_of  # noqa: E402

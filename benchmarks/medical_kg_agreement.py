@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from graphmatch.data.kbert import source_file  # noqa: E402
-from graphmatch.datafiles import iter_lines  # noqa: E402
+from graphmatch.io.text_files import iter_lines  # noqa: E402
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg  # noqa: E402
 
 TYPES = {"疾病": "Disease", "症状": "Symptom", "部位": "BodyPart", "治疗": "Cure", "检查": "Examine"}

@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from graphmatch.data.kbert import source_file  # noqa: E402
-from graphmatch.datafiles import iter_lines  # noqa: E402
 from graphmatch.engine import resolve  # noqa: E402
+from graphmatch.io.text_files import iter_lines  # noqa: E402
 
 #: the Medical KG's categories as the medical NER set's entity types
 CATEGORY_TYPES = {"疾病": "Disease", "症状": "Symptom", "部位": "BodyPart", "治疗": "Cure", "检查": "Examine"}

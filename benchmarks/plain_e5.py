@@ -41,7 +41,8 @@ ENCODER_LR, HEAD_LR, WEIGHT_DECAY, WARMUP, CLIP = 5e-5, 1e-3, 0.01, 0.1, 1.0
 
 def read_split(name: str, limit: int | None, data_dir: str | None) -> tuple[list[str], list[int]]:
     """The first ``limit`` sentences and labels of ChnSentiCorp's ``name`` split (``label<TAB>text_a``)."""
-    from graphmatch.datafiles import iter_lines, locate
+    from graphmatch.io.datafiles import locate
+    from graphmatch.io.text_files import iter_lines
 
     path = locate(f"kbert/datasets/chnsenticorp/{name}.tsv", data_dir)
     texts, labels = [], []
@@ -61,7 +62,7 @@ def build(seed: int):
     import torch
     from transformers import AutoTokenizer, BertModel
 
-    from graphmatch.datafiles import packaged_checkpoint
+    from graphmatch.checkpoints.packaged import packaged_checkpoint
 
     folder = packaged_checkpoint("e5-small")
     torch.manual_seed(seed)

@@ -47,3 +47,21 @@ def test_the_check_can_fail():
         ["_import_builtin_tasks_old"]
     assert stale("3. `graphmatch/tasks/nothing.py`: `BUILTIN_TASKS`") == ["graphmatch/tasks/nothing.py"]
     assert stale("3. **Register it** in `graphmatch/tasks/keys.py`: `BUILTIN_TASKS`, `register_keys`") == []
+
+
+def test_the_task_section_names_every_hook_once_and_the_required_core_is_abstract():
+    """``## The `Task` interface`` lists each method of :class:`~graphmatch.tasks.base.Task` in one
+    group, and its required groups are exactly the abstract methods."""
+    from graphmatch.tasks.base import Task
+
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.split("## The `Task` interface\n", 1)[1].split("\n## ", 1)[0]
+    groups: dict[str, list[str]] = {}
+    for row in (r for r in section.splitlines() if r.startswith("| ") and not r.startswith("| group")):
+        group, methods = row.split("|")[1:3]
+        for name in CODE.findall(methods):
+            groups.setdefault(name, []).append(group.strip())
+    own = {n for n, v in vars(Task).items() if not n.startswith("_") and (callable(v) or isinstance(v, classmethod))}
+    assert {n: g for n, g in groups.items() if len(g) > 1} == {}
+    assert set(groups) == own | {"metrics", "monitor"}
+    assert {n for n, (g,) in groups.items() if g.startswith("**required**")} == set(Task.__abstractmethods__)

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmatch import datafiles
+from graphmatch.io import atomic, datafiles, text_files
 
 
 def test_explicit_root_then_env(tmp_path, monkeypatch):
@@ -54,9 +54,9 @@ def test_write_atomically_replaces_the_file_in_one_rename(tmp_path, monkeypatch,
     target = tmp_path / "sub" / "out.txt"
     content = {"text": "новый\n", "bytes": "новый\n".encode(),
                "function": lambda tmp: Path(tmp).write_text("новый\n", encoding="utf-8")}[how]
-    datafiles.write_atomically(target, "old\n")  # makes the missing folder
+    atomic.write_atomically(target, "old\n")  # makes the missing folder
     renames, synced = [], []
-    replace, fsync = datafiles.os.replace, datafiles.os.fsync
+    replace, fsync = atomic.os.replace, atomic.os.fsync
 
     def watch_replace(src, dst):
         assert Path(dst) == target and target.read_text() == "old\n"  # the old file until the rename
@@ -67,7 +67,7 @@ def test_write_atomically_replaces_the_file_in_one_rename(tmp_path, monkeypatch,
 
     monkeypatch.setattr(datafiles.os, "replace", watch_replace)
     monkeypatch.setattr(datafiles.os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
-    datafiles.write_atomically(target, content)
+    atomic.write_atomically(target, content)
     assert len(renames) == 1 and target.read_text(encoding="utf-8") == "новый\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
 
@@ -83,11 +83,11 @@ def test_a_failed_write_leaves_neither_the_target_nor_a_temporary_file(tmp_path,
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
-        datafiles.write_atomically(target, half_then_fail)
+        atomic.write_atomically(target, half_then_fail)
     assert [p.name for p in tmp_path.iterdir()] == (["out.bin"] if exists else [])
     assert not exists or target.read_bytes() == b"before"
     with pytest.raises(TypeError):  # a failure before anything is written is cleaned up alike
-        datafiles.write_atomically(target, 3)  # type: ignore[arg-type]
+        atomic.write_atomically(target, 3)  # type: ignore[arg-type]
     assert [p.name for p in tmp_path.iterdir()] == (["out.bin"] if exists else [])
 
 
@@ -135,46 +135,46 @@ def test_relative_data_paths(tmp_path, monkeypatch):
 def test_user_text_files(tmp_path, monkeypatch):
     f = tmp_path / "in.txt"
     f.write_bytes(b"\xef\xbb\xbfa\tb\r\nc\n")
-    assert datafiles.read_text(f) == "a\tb\r\nc\n"
-    assert list(datafiles.iter_lines(f)) == ["a\tb", "c"]
+    assert text_files.read_text(f) == "a\tb\r\nc\n"
+    assert list(text_files.iter_lines(f)) == ["a\tb", "c"]
     f.write_bytes("第一行\n".encode() + b"ab\xffc\n")
     with pytest.raises(ValueError, match=r"in.txt:2: not valid UTF-8 \(byte 0xff at byte 3 of the line\)"):
-        datafiles.read_text(f)
+        text_files.read_text(f)
     with pytest.raises(ValueError, match=r"in.txt:2: not valid UTF-8"):
-        list(datafiles.iter_lines(f))
+        list(text_files.iter_lines(f))
     with pytest.raises(ValueError, match="is a folder; a file was expected"):
-        datafiles.read_text(tmp_path)
+        text_files.read_text(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        list(datafiles.iter_lines(tmp_path / "missing.txt"))
+        list(text_files.iter_lines(tmp_path / "missing.txt"))
     import io
 
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbfx\ny\n"), encoding="utf-8"))
-    assert list(datafiles.iter_lines("-")) == ["x", "y"]
+    assert list(text_files.iter_lines("-")) == ["x", "y"]
 
 
 def test_a_bom_at_the_start_of_any_line_is_dropped(tmp_path, monkeypatch):
     """Files joined together (``cat a.tsv b.tsv``) keep each file's BOM at the start of a line."""
     f = tmp_path / "joined.tsv"
     f.write_bytes(b"\xef\xbb\xbflabel\ttext\r\n1\tx\n\xef\xbb\xbf0\ty\n\xef\xbb\xbf\r\n1\tz\xef\xbb\xbf\n")
-    assert list(datafiles.iter_lines(f)) == ["label\ttext", "1\tx", "0\ty", "", "1\tz\ufeff"]  # mid-line: text
-    assert datafiles.read_text(f) == "label\ttext\r\n1\tx\n0\ty\n\r\n1\tz\ufeff\n"
+    assert list(text_files.iter_lines(f)) == ["label\ttext", "1\tx", "0\ty", "", "1\tz\ufeff"]  # mid-line: text
+    assert text_files.read_text(f) == "label\ttext\r\n1\tx\n0\ty\n\r\n1\tz\ufeff\n"
     import io
 
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x\n\xef\xbb\xbfy\n"), encoding="utf-8"))
-    assert list(datafiles.iter_lines("-")) == ["x", "y"]
+    assert list(text_files.iter_lines("-")) == ["x", "y"]
 
 
 def test_a_nul_byte_is_refused_naming_the_line(tmp_path, monkeypatch):
     f = tmp_path / "in.tsv"
     f.write_bytes(b"a\tb\nc\x00d\n")
-    for read in (datafiles.read_text, lambda p: list(datafiles.iter_lines(p))):
+    for read in (text_files.read_text, lambda p: list(text_files.iter_lines(p))):
         with pytest.raises(ValueError, match=r"in\.tsv:2: a NUL byte \(at byte 2 of the line\) in a text file"):
             read(f)
     f.write_bytes(b"\x00\x00\xff\xfe")  # binary: the NUL comes first
     with pytest.raises(ValueError, match=r"in\.tsv:1: a NUL byte \(at byte 1 of the line\)"):
-        datafiles.read_text(f)
+        text_files.read_text(f)
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO("ok\nnot\0ok\n"))  # a text stream (stdin replaced)
     with pytest.raises(ValueError, match=r"<stdin>:2: a NUL byte"):
-        list(datafiles.iter_lines("-"))
+        list(text_files.iter_lines("-"))

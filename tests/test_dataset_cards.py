@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmatch.datafiles import REGISTRY, sha256
+from graphmatch.io.datafiles import REGISTRY, sha256
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 SAMPLES = DATASETS / "samples"

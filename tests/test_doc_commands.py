@@ -31,7 +31,7 @@ import pytest
 from doc_shim import children_cpu, lock_file
 from wheel_install import REPO, build_wheel, install_wheel, outside_env
 
-from graphmatch.datafiles import CACHE_DIR
+from graphmatch.io.datafiles import CACHE_DIR
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\s*$")

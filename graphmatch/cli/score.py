@@ -20,7 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.engine.semeval import read_answer_file, score_files, semeval_scores
+    from graphmatch.metrics.semeval import read_answer_file, score_files, semeval_scores
 
     score = score_files(args.proposed, args.key)
     if args.details:

@@ -94,7 +94,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretrained: str | None = None) -> Any:
-    from graphmatch.datafiles import DataFileMissing, locate
+    from graphmatch.io.datafiles import DataFileMissing, locate
     from graphmatch.text import CharTokenizer
     from graphmatch.text.checkpoint import checkpoint_tokenizer
 
@@ -133,7 +133,7 @@ def read_stdin_texts(args: argparse.Namespace) -> None:
     """``text == "-"``: the text (and ``text_b``) from stdin (see the module docstring)."""
     if args.text != "-":
         return
-    from graphmatch.datafiles import iter_lines
+    from graphmatch.io.text_files import iter_lines
 
     lines = [line for line in iter_lines("-") if line.strip()]
     if args.kind == "relation" and len(lines) == 1:  # a head<TAB>tail<TAB>… line is one input

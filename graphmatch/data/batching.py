@@ -26,7 +26,7 @@ from torch import Tensor
 from torch_geometric.data import Batch, HeteroData, InMemoryDataset
 from torch_geometric.data.storage import EdgeStorage
 
-from graphmatch import ragged
+from graphmatch.utils import ragged
 
 
 def can_gather(dataset: object) -> bool:

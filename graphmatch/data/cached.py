@@ -7,7 +7,7 @@ files (default ``$GRAPHMATCH_CACHE/processed/<family>``).
 
 The cache key (:meth:`CachedDataset.cache_key`, hashed into :attr:`CachedDataset.cache_digest`)
 holds the builder's options and its module's ``FORMAT_VERSION``, the sha256 of every input file
-(memoised per path, size and mtime: :func:`~graphmatch.datafiles.file_digest`), the dataset's
+(memoised per path, size and mtime: :func:`~graphmatch.io.datafiles.file_digest`), the dataset's
 own options and format version, and :data:`CACHE_FORMAT`. Processed files go to
 ``<cache>/<stem>-<digest[:16]>/`` with a ``manifest.json`` written last, which records the key
 and the size, mtime and sha256 of each file. A folder whose manifest is missing or records
@@ -41,7 +41,8 @@ from typing import Any, ClassVar
 import torch
 from torch_geometric.data import Data, InMemoryDataset
 
-from graphmatch.datafiles import CACHE_DIR, file_digest, write_atomically
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import CACHE_DIR, file_digest
 
 #: layout of a cache folder (the manifest and how the key is made); bump when it changes
 CACHE_FORMAT = 1

@@ -12,7 +12,7 @@ Files are UTF-8 (a byte-order mark is ignored; invalid UTF-8 names the file and 
 set is read from the training file (or given, for dev and test: a label outside it is an error
 naming ``file:line``); rare labels, unused columns and extra fields follow the rule of
 :mod:`graphmatch.data.labels`. A dataset folder given by a relative path is looked up as
-:func:`graphmatch.datafiles.resolve_path` says (working folder, then the data roots). Processed
+:func:`graphmatch.io.datafiles.resolve_path` says (working folder, then the data roots). Processed
 graphs are cached as :mod:`graphmatch.data.cached` says: keyed by every option that changes them,
 the builder's format version and the sha256 of the source, KG and vocabulary files.
 """
@@ -32,12 +32,15 @@ from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
 from graphmatch.data.labels import check_label_spellings, warn_rare_labels, warn_unused_columns
-from graphmatch.datafiles import iter_lines, locate, resolve_path, write_atomically
+from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.kbert import SentenceTreeBuilder
-from graphmatch.graphs.kbert.corpus import InputError, Slices, TreeCorpusBuilder
+from graphmatch.graphs.kbert.corpus import Slices, TreeCorpusBuilder
 from graphmatch.graphs.kbert.options import TreeOptions
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import locate, resolve_path
+from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
@@ -74,7 +77,7 @@ class Example:
 
 def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dict[str, int], list[str]]:
     """Column indices of a TSV's header and its data lines; a missing column names the file.
-    The file is read with :func:`~graphmatch.datafiles.iter_lines` (UTF-8, BOM ignored)."""
+    The file is read with :func:`~graphmatch.io.text_files.iter_lines` (UTF-8, BOM ignored)."""
     lines = list(iter_lines(path))
     if lines and lines[-1] == "":
         lines.pop()  # the end of the last line

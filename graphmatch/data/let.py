@@ -37,8 +37,10 @@ from tqdm.auto import tqdm
 
 from graphmatch.data.cached import CachedDataset, builder_format
 from graphmatch.data.labels import warn_rare_labels
-from graphmatch.datafiles import DataFileMissing, locate, read_text, write_atomically
 from graphmatch.graphs.let import LatticePairBuilder, pair_graph
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import DataFileMissing, locate
+from graphmatch.io.text_files import read_text
 from graphmatch.knowledge.hownet import SENSE_FILE, WORD_FILE
 
 FORMATS = ("auto", "tsv", "csv")

@@ -1,6 +1,6 @@
 """Deprecated: ``graphmatch.data.let_options`` moved to :mod:`graphmatch.graphs.let_options`, beside its builder;
 this path goes in the next release."""
 
-from graphmatch.graphs.moved import moved
+from graphmatch.utils.deprecated import reexport
 
-__getattr__, __all__ = moved(__name__, ("graphmatch.graphs.let_options",), globals())
+__getattr__, __all__ = reexport(__name__, ("graphmatch.graphs.let_options",), globals())

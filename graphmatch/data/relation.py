@@ -33,7 +33,6 @@ from graphmatch.data.relation_pieces import (
     builder_for_pieces,
     relation_pieces,
 )
-from graphmatch.datafiles import write_atomically
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import FORMAT_VERSION as GRAPHS_FORMAT
 from graphmatch.graphs.relation import (
@@ -49,6 +48,7 @@ from graphmatch.graphs.relation_kbert import FORMAT_VERSION as TREES_FORMAT
 from graphmatch.graphs.relation_kbert import INJECT, RelationCoverage, RelationTreeBuilder
 from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.graphs.relation_options import RelationOptions
+from graphmatch.io.atomic import write_atomically
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.vocab import Vocab

@@ -2,6 +2,6 @@
 beside its builder;
 this path goes in the next release."""
 
-from graphmatch.graphs.moved import moved
+from graphmatch.utils.deprecated import reexport
 
-__getattr__, __all__ = moved(__name__, ("graphmatch.graphs.relation_options",), globals())
+__getattr__, __all__ = reexport(__name__, ("graphmatch.graphs.relation_options",), globals())

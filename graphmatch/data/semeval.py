@@ -13,8 +13,8 @@ import os
 from graphmatch.data.relation import SPLITS, RelationDataset, dev_ids
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.relation_formats import RelationExample, read_semeval_file
-from graphmatch.datafiles import locate
 from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
+from graphmatch.io.datafiles import locate
 
 TRAIN_FILE = "semeval2010_task8/TRAIN_FILE.TXT"
 TEST_FILE = "semeval2010_task8/TEST_FILE_FULL.TXT"

@@ -1,6 +1,6 @@
 """Training, evaluation and prediction of any registered task on PyTorch Lightning.
 
-Public entry points (imported lazily, so that ``graphmatch.engine.metrics`` stays light)::
+Public entry points (imported lazily, so that importing the package stays light)::
 
     from graphmatch.engine import train, evaluate, predict, load, resolve
     run_dir = train("kbert/chnsenticorp_hownet_quick", ["train.epochs=1"])

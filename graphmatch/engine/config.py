@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from graphmatch.datafiles import package_folder, read_text
 from graphmatch.engine.runs import check_expansion
 from graphmatch.engine.shorten import shorten
+from graphmatch.io.datafiles import package_folder
+from graphmatch.io.text_files import read_text
 from graphmatch.recipe_keys import Renamed, check, defaults, suggest, upgrade
 from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, TaskKeys, declared_names, keys_of
 from graphmatch.tasks.recipe import Optim, Recipe, Train

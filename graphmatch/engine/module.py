@@ -21,9 +21,9 @@ from lightning.pytorch.trainer.states import TrainerFn
 from torch import Tensor
 
 from graphmatch.engine.checkpoint import META, check_state_dict, model_state, rng_states, set_rng_states
-from graphmatch.engine.metrics import compute
 from graphmatch.engine.optim import build_optimizer, build_scheduler, param_groups
 from graphmatch.engine.runs import to_plain
+from graphmatch.metrics import compute
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipe import Recipe
 

@@ -40,12 +40,12 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
-from graphmatch.datafiles import write_atomically
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import SMOOTH_ALPHA, check_keep_fp32, check_precision, check_smoothing
-from graphmatch.engine.input_files import name_of, read_input_file
 from graphmatch.engine.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.quantize import input_ranges, quantize_linear
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.input_files import name_of
 from graphmatch.tasks.base import InputError, Task
 
 #: ``quantize`` → the weight quantization of every ``nn.Linear`` (:func:`quantize`)
@@ -98,8 +98,7 @@ class Predictor:
         if calibrate is None:
             return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32, alpha=alpha,
                        precision=precision)
-        lines = read_input_file(calibrate, task.input_columns(), task.input_fields,
-                                task.dataset_fields)[:CALIBRATION_INPUTS]
+        lines = task.read_inputs(calibrate)[:CALIBRATION_INPUTS]
         try:
             return cls(task, model, batch_size=batch_size, quantize=quantize, keep_fp32=keep_fp32,
                        calibration=[item.fields for item in lines], alpha=alpha, precision=precision)
@@ -191,7 +190,7 @@ class Predictor:
             raise InputError(start + err.index, err.reason) from err
 
     def predict_file(self, path: str | os.PathLike, progress: bool = False) -> list[dict[str, Any]]:
-        """:meth:`predict` of the inputs of a file (:func:`~graphmatch.engine.input_files.read_input_file`:
+        """:meth:`predict` of the inputs of a file (:meth:`Task.read_inputs <graphmatch.tasks.base.Task.read_inputs>`:
         the task's own data files, a header recognised by its column names, or bare inputs; ``-``:
         stdin), each row with its input's ``line`` (and ``gold``, where the file has the label).
 
@@ -200,7 +199,7 @@ class Predictor:
                 task refuses, such as an empty text), or a file without inputs.
         """
         task = self.task
-        lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
+        lines = task.read_inputs(path)
         try:
             rows = self.predict([item.fields for item in lines], progress=progress)
         except InputError as err:
@@ -233,7 +232,7 @@ class Predictor:
     def metrics(self, rows: Sequence[dict[str, Any]]) -> dict[str, float] | None:
         """The task's metrics (as ``evaluate`` reports them) of the rows that carry a ``gold`` among
         the run's labels; ``None`` when none does."""
-        from graphmatch.engine.metrics import compute
+        from graphmatch.metrics import compute
 
         scored = [{**row, "pred": row["label"], "probs": row.get("probabilities")} for row in rows
                   if "gold" in row and self.known_gold(row)]
@@ -277,8 +276,8 @@ def _class_probabilities(out: Any, num_inputs: int, num_classes: int) -> list[li
 
 def read_inputs(path: str | os.PathLike, task: Task) -> list[tuple[str, ...]]:
     """The inputs (the task's fields) of a ``predict --input`` file
-    (:func:`~graphmatch.engine.input_files.read_input_file`)."""
-    return [item.fields for item in read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)]
+    (:meth:`Task.read_inputs <graphmatch.tasks.base.Task.read_inputs>`)."""
+    return [item.fields for item in task.read_inputs(path)]
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike | None) -> None:

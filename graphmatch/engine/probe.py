@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
-from graphmatch.engine.input_files import name_of, read_input_file
-from graphmatch.engine.metrics import bio_spans, compute
+from graphmatch.io.input_files import name_of
+from graphmatch.metrics import bio_spans, compute
 from graphmatch.tasks.base import InputError, Task
 
 #: the dev inputs that ``train`` probes for ``summary.md``
@@ -180,14 +180,14 @@ def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | Non
 
     task, model = load(run)
     check_probed(task, str(run))
-    lines = read_input_file(path, task.input_columns(), task.input_fields, task.dataset_fields)
+    lines = task.read_inputs(path)
     lines = lines[:limit] if limit else lines
     for item in lines:
         if item.gold is None:
             raise ValueError(f"{name_of(path)}:{item.line}: the probe needs every input's gold label")
     texts, chars = None, None
     if seen is not None:
-        texts = entity_texts(read_input_file(seen, task.input_columns(), task.input_fields, task.dataset_fields))
+        texts = entity_texts(task.read_inputs(seen))
         chars = [characters(item.fields[0], item.gold.split()) for item in lines]
     try:
         graphs, _ = Predictor(task, model).encode([item.fields for item in lines])

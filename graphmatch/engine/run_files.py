@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from graphmatch.datafiles import file_digest, write_atomically
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import file_digest
 from graphmatch.tasks.base import Task
 
 #: path and sha256 of the run's other input files

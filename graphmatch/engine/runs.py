@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from graphmatch.datafiles import write_atomically
 from graphmatch.engine.provenance import describe
+from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipe import Recipe
 
 

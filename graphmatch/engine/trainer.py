@@ -17,10 +17,10 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, ModelSummary, TQDMProgressBar
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from graphmatch.datafiles import write_atomically
 from graphmatch.engine.checkpoint import refused_global, unreadable
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.precision import cpu_precision
+from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipe import Recipe, Train, typed
 
 
@@ -60,7 +60,7 @@ def damaged_checkpoint(path: Path, err: Exception) -> ValueError:
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning's torch checkpoint writer through :func:`~graphmatch.datafiles.write_atomically`,
+    """Lightning's torch checkpoint writer through :func:`~graphmatch.io.atomic.write_atomically`,
     so a crash never leaves a truncated checkpoint under the real name; a full disk is one line
     (:class:`~graphmatch.engine.disk_full.DiskFull`) and a checkpoint that cannot be read too."""
 

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from graphmatch.ragged_np import ranges
+from graphmatch.utils.ragged_np import ranges
 
 #: how many dropped candidates :attr:`BranchSelection.dropped` keeps
 DROPPED_SAMPLE = 40

@@ -1,9 +1,9 @@
 """Deprecated: ``graphmatch.graphs.kbert_core`` moved into the package :mod:`graphmatch.graphs.kbert`
 (records, folding, finders, layout, rules, core); this path goes in the next release."""
 
-from graphmatch.graphs.moved import moved
+from graphmatch.utils.deprecated import reexport
 
-__getattr__, __all__ = moved(__name__, (
+__getattr__, __all__ = reexport(__name__, (
     "graphmatch.graphs.kbert.records",
     "graphmatch.graphs.kbert.folding",
     "graphmatch.graphs.kbert.finders",

@@ -35,7 +35,7 @@ from graphmatch.graphs.let_core import (
     parse_segmenters,
     sememe_vocabulary,
 )
-from graphmatch.ragged import group_pairs
+from graphmatch.utils.ragged import group_pairs
 
 #: version of the lattice pair graphs (this module, let_core) this builder writes: bump it whenever
 #: they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)

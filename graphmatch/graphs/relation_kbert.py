@@ -72,8 +72,8 @@ from graphmatch.graphs.relation import (
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.knowledge.noun_reading import NounReadings
-from graphmatch.ragged_np import ptr
 from graphmatch.text import WordPieceTokenizer
+from graphmatch.utils.ragged_np import ptr
 
 #: version of the relation sentence trees this builder writes: bump it whenever they change
 FORMAT_VERSION = 1

@@ -6,7 +6,7 @@ modules), so that importing one module of the package does not load the others."
 
 from __future__ import annotations
 
-from graphmatch.lazy_exports import lazy_exports
+from graphmatch.utils.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {

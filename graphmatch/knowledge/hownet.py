@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 
-from graphmatch.datafiles import locate
+from graphmatch.io.datafiles import locate
 
 SENSE_FILE = "hownet/SE-WRL-SAT_Word_Sense_Sememe_File.txt"
 WORD_FILE = "hownet/sememe_prediction_hownet.txt"

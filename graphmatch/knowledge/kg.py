@@ -9,7 +9,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphmatch.datafiles import decode_lines, locate, resolve_path
+from graphmatch.io.datafiles import locate, resolve_path
+from graphmatch.io.text_files import decode_lines
 from graphmatch.knowledge.trie import Trie
 from graphmatch.knowledge.wordnet import packaged_graph
 from graphmatch.text.segmenters import Span
@@ -21,7 +22,7 @@ BUILTIN_KGS = {"hownet": "kbert/kgs/HowNet.spo", "medical": "kbert/kgs/Medical.s
 
 def builtin_kg_path(name: str, root: str | os.PathLike | None = None) -> Path:
     """The ``.spo`` file of a name in :data:`BUILTIN_KGS` (K-BERT's are located, or downloaded,
-    with :func:`graphmatch.datafiles.locate`)."""
+    with :func:`graphmatch.io.datafiles.locate`)."""
     return packaged_graph(root) if name == "wordnet" else locate(BUILTIN_KGS[name], root)
 
 

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphmatch.datafiles import locate
+from graphmatch.io.datafiles import locate
 
 
 class SememeVectors(NamedTuple):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmatch import datafiles
+from graphmatch.io import datafiles
+from graphmatch.io.atomic import write_atomically
 
 _END = ""  # key marking the end of a word; never a character of a word
 
@@ -126,7 +127,7 @@ class FlatTrie:
             return
         self._build(words)
         if path is not None:
-            datafiles.write_atomically(path, self._write)
+            write_atomically(path, self._write)
 
     @staticmethod
     def _cache_path(words: list[str], cache_dir: str | os.PathLike | bool | None) -> Path | None:

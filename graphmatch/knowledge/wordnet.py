@@ -36,7 +36,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphmatch.datafiles import CACHE_DIR, data_roots, decode_utf8, write_atomically
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import CACHE_DIR, data_roots
+from graphmatch.io.text_files import decode_utf8
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 #: the default graph (``type,hypernym``), gzip-compressed, and WordNet's licence and noun exceptions

@@ -5,7 +5,7 @@ that ``graphmatch.models.choices`` can be read without torch."""
 
 from __future__ import annotations
 
-from graphmatch.lazy_exports import lazy_exports
+from graphmatch.utils.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {"AttBLSTM": "att_blstm", "EntityAttentionBiLSTM": "entity_attention", "KBert": "kbert",

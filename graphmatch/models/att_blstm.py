@@ -11,7 +11,7 @@ from graphmatch.models.choices import Init, RnnDropoutOn
 from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.inits import glorot_linear_, uniform_embedding_
-from graphmatch.ragged import batch_vector
+from graphmatch.utils.ragged import batch_vector
 
 
 class AttBLSTM(torch.nn.Module):

@@ -11,7 +11,7 @@ from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.inits import glorot_linear_, glorot_normal_, uniform_embedding_
-from graphmatch.ragged import batch_vector
+from graphmatch.utils.ragged import batch_vector
 
 
 class EntityAttentionBiLSTM(torch.nn.Module):

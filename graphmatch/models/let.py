@@ -65,7 +65,7 @@ from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
 from graphmatch.nn.sagt import SaGT
 from graphmatch.nn.sememe_attention import SememeAttention
-from graphmatch.ragged import batch_vector
+from graphmatch.utils.ragged import batch_vector
 
 
 @dataclass

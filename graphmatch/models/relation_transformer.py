@@ -13,7 +13,7 @@ from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.entity_start import EntityStartHead
-from graphmatch.ragged import batch_vector
+from graphmatch.utils.ragged import batch_vector
 
 HEADS = ("entity_start", "entity_attention")
 

@@ -5,7 +5,7 @@ The layers are imported when first named (``graphmatch.nn.SaGT``, or from their 
 
 from __future__ import annotations
 
-from graphmatch.lazy_exports import lazy_exports
+from graphmatch.utils.lazy_exports import lazy_exports
 
 #: each public name and the module that defines it
 _WHERE = {

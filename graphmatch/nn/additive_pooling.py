@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+from torch_geometric.index import ptr2index
 from torch_geometric.nn.aggr import Aggregation
 from torch_geometric.utils import softmax
 
 from graphmatch.nn.inits import check_init, glorot_normal_
-from graphmatch.ragged import ptr_to_index
 
 
 class AdditiveAttentionPooling(Aggregation):
@@ -122,7 +122,7 @@ class AdditiveAttentionPooling(Aggregation):
             u = self.key_lin(key)
             if query is not None:
                 if index is None:
-                    index = ptr_to_index(ptr, x.size(0)) if ptr is not None else x.new_zeros(
+                    index = ptr2index(ptr, x.size(0)) if ptr is not None else x.new_zeros(
                         x.size(0), dtype=torch.long)
                 if query.size(0) != dim_size:
                     raise ValueError(

@@ -7,7 +7,7 @@ from torch import Tensor, nn
 
 from graphmatch.nn.choices import UPDATES
 from graphmatch.nn.mdgat_conv import MDGATConv
-from graphmatch.ragged import ragged_arange
+from graphmatch.utils.ragged import ragged_arange
 
 
 def expand_to_senses(edge_index: Tensor, sense_word: Tensor, num_words: int) -> Tensor:

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from graphmatch.nn.mdgat_conv import MDGATConv
-from graphmatch.ragged import group_pairs
+from graphmatch.utils.ragged import group_pairs
 
 
 def group_edges(group: Tensor, num_groups: int | None = None) -> Tensor:

@@ -22,6 +22,7 @@ values and doc. The engine checks a recipe against them when it is read
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.errors import InputError  # the interface's error for an input a task refuses
+from graphmatch.io.input_files import InputLine, read_input_file
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 from graphmatch.tasks.recipe import Recipe
 
@@ -76,10 +78,30 @@ class Task(TaskKeys, abc.ABC):
     Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
     dataclasses of :func:`graphmatch.recipe_keys.key` fields; a ``limit: SampleLimits`` data key
     lets the engine cut the splits) and may list ``renamed`` keys (old names still accepted for one
-    release). ``metrics`` (names in :mod:`graphmatch.engine.metrics`, or ``(name, options)`` pairs
+    release). ``metrics`` (names in :mod:`graphmatch.metrics`, or ``(name, options)`` pairs
     such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
     checkpoint; higher is better) are fixed by the configuration: a subclass whose metrics depend on
     it sets them in ``__init__``.
+
+    **Required** (abstract; a task is these eight methods):
+
+    * data: :meth:`datasets`, :meth:`label_names`, :meth:`encode`;
+    * model: :meth:`build_model`, :meth:`loss`, :meth:`decode`;
+    * checkpoint: :meth:`get_extra_state`, :meth:`set_extra_state`.
+
+    **Optional hooks**, each with a default, grouped by purpose (as Lightning documents
+    ``LightningModule``'s hooks):
+
+    * inputs a user gives (``predict``, ``evaluate --input``, ``probe``): :meth:`read_inputs`,
+      :meth:`input_columns`, :meth:`input_fields`, :meth:`dataset_fields`,
+      :meth:`encode_for_prediction`, :meth:`encode_many`, :meth:`encode_with_text`;
+    * training: :meth:`init_weights`, :meth:`training_batch`, :meth:`training_labels`,
+      :meth:`class_weights`, :meth:`penalty`, :meth:`encoder_parameters`, :meth:`encoder_layers`;
+    * evaluation: ``metrics``, ``monitor``, :meth:`negative_labels`, :meth:`report`;
+    * run folder: :meth:`store_run_files`, :meth:`from_run_folder`, :meth:`upgrade_state_dict`,
+      :meth:`environment`, :meth:`input_files`;
+    * outputs: :meth:`write_predictions`, :meth:`explain`, :meth:`branch_kg`,
+      :meth:`probe_batch`.
     """
 
     metrics: Sequence[str | tuple[str, dict[str, Any]]] = ("accuracy",)
@@ -169,14 +191,26 @@ class Task(TaskKeys, abc.ABC):
 
     def negative_labels(self) -> list[str]:
         """The labels that mean "nothing to find" (a relation corpus' ``no_relation``), which the
-        metrics that take ``negative`` leave out (:func:`graphmatch.engine.metrics.compute`);
+        metrics that take ``negative`` leave out (:func:`graphmatch.metrics.compute`);
         default none."""
         return []
 
     def input_columns(self) -> tuple[str, ...]:
         """The columns of the task's own data files, in their order (``label``/``relation``: the gold);
-        ``predict --input`` knows a header by them (:mod:`graphmatch.engine.input_files`)."""
+        ``predict --input`` knows a header by them (:mod:`graphmatch.io.input_files`)."""
         return ("text_a", "text_b", "label")
+
+    def read_inputs(self, path: str | os.PathLike) -> list[InputLine]:
+        """The inputs of a file ``predict --input``, ``--calibrate`` and ``probe`` read (``-``:
+        stdin), each with its line and gold label: by default the task's own data files or bare
+        inputs (:func:`~graphmatch.io.input_files.read_input_file` with :meth:`input_columns`,
+        :meth:`input_fields` and :meth:`dataset_fields`). A family whose corpora have a format of
+        their own reads it here (the relation family's SemEval files).
+
+        Raises:
+            ValueError: ``file:line`` and what is wrong with the line, or a file without inputs.
+        """
+        return read_input_file(path, self.input_columns(), self.input_fields, self.dataset_fields)
 
     def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """The input columns of a line of the task's own data files as :meth:`input_fields` takes

@@ -22,11 +22,12 @@ from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
 from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
 from graphmatch.data.labels import positive_label
-from graphmatch.datafiles import locate
+from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs, mask_matched_words
-from graphmatch.graphs.kbert.corpus import InputError, TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder, collated_coverage
 from graphmatch.graphs.kbert.options import TreeOptions
+from graphmatch.io.datafiles import locate
 from graphmatch.knowledge import resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits

@@ -21,9 +21,9 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
-from graphmatch.datafiles import resolve_path
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.graphs.let_options import LatticeOptions
+from graphmatch.io.datafiles import resolve_path
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.tasks.base import Task, register

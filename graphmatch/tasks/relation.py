@@ -40,12 +40,14 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
-from graphmatch.datafiles import resolve_path
+from graphmatch.data.semeval_inputs import read_relation_inputs
 from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import RelationGraphBuilder, split_input_line, tokens_of
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.graphs.relation_options import RelationOptions
+from graphmatch.io.datafiles import resolve_path
+from graphmatch.io.input_files import InputLine
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
@@ -352,6 +354,9 @@ class RelationTask(RelationKeys, Task):
     def input_columns(self) -> tuple[str, ...]:
         """The relation corpora's columns (a SemEval file is recognised by its own layout)."""
         return ("head", "tail", "relation", "sentence")
+
+    def read_inputs(self, path: str | os.PathLike) -> list[InputLine]:
+        return read_relation_inputs(path, self.input_columns(), self.input_fields, self.dataset_fields)
 
     def input_fields(self, fields: list[str]) -> tuple[str, ...]:
         """A marked sentence, ``ID<TAB>"sentence"`` or ``head<TAB>tail<TAB>sentence`` (one :meth:`encode` text)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmatch.checkpoints import Pretrained
-from graphmatch.datafiles import file_digest
+from graphmatch.io.datafiles import file_digest
 
 
 class SentenceEmbedder:

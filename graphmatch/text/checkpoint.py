@@ -1,5 +1,5 @@
 """The tokenizer of a checkpoint, without importing torch: its folder (a packaged short name such
-as ``minilm``: :func:`graphmatch.datafiles.packaged_checkpoint`), and the rule that tells a
+as ``minilm``: :func:`graphmatch.checkpoints.packaged.packaged_checkpoint`), and the rule that tells a
 Chinese character vocabulary from an English word-piece one.
 
 ``tokenization="auto"`` reads the vocabulary and takes word pieces when under half of its
@@ -15,7 +15,7 @@ import os
 import unicodedata
 from pathlib import Path
 
-from graphmatch.datafiles import SHORT_NAMES, packaged_checkpoint
+from graphmatch.checkpoints.packaged import SHORT_NAMES, packaged_checkpoint
 from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
 from graphmatch.text.tokenizer import CharTokenizer
 from graphmatch.text.wordpiece import WordPieceTokenizer

@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from graphmatch.datafiles import CACHE_DIR, write_atomically
+from graphmatch.io.atomic import write_atomically
+from graphmatch.io.datafiles import CACHE_DIR
 from graphmatch.text.mapped_files import mapped_npz_array
 
 #: bump when the tables' layout changes

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from graphmatch.ragged_np import ptr
 from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 from graphmatch.text.wordpiece import Pieces
+from graphmatch.utils.ragged_np import ptr
 
 _META = "\u2581"
 #: the checkpoint's names of BERT's special tokens, looked up in ``special_tokens_map.json``

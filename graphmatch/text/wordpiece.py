@@ -21,9 +21,9 @@ from typing import NamedTuple
 import numpy as np
 from tokenizers import BertWordPieceTokenizer
 
-from graphmatch.ragged_np import ptr
 from graphmatch.text.segmenters import Span
 from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
+from graphmatch.utils.ragged_np import ptr
 
 
 class Pieces(NamedTuple):

@@ -121,7 +121,7 @@ def test_a_bumped_builder_version_keys_a_new_cache(samples, tokenizer, tmp_path,
 
 
 def test_the_key_holds_the_inputs_sha256(samples, shared_data, tmp_path):
-    from graphmatch.datafiles import sha256
+    from graphmatch.io.datafiles import sha256
 
     ds = _kbert(samples, shared_data, tmp_path)
     inputs = ds.cache_key()["inputs"]
@@ -218,7 +218,7 @@ def test_planted_pre_transform_and_pre_filter_files_are_never_loaded(make, tmp_p
 def test_a_planted_data_file_with_a_matching_manifest_is_never_unpickled(make, tmp_path, capfd):
     """A crafted ``data.pt`` recorded in a crafted manifest is read with ``weights_only=True``
     alone (PyG's ``fs.torch_load`` would retry without it): it fails to load and is rebuilt."""
-    from graphmatch.datafiles import sha256
+    from graphmatch.io.datafiles import sha256
 
     ds = make(tmp_path / "cache")
     expected, folder, data = _graphs(ds), Path(ds.processed_dir), Path(ds.processed_paths[0])

@@ -14,7 +14,7 @@ import toy_task  # noqa: F401 - registers the toy task (a run folder's task impo
 from engine_helpers import HERE, TOY
 
 from graphmatch.engine import evaluate
-from graphmatch.engine.metrics import accuracy
+from graphmatch.metrics import accuracy
 
 REPO = HERE.parents[1]
 

@@ -13,12 +13,12 @@ import torch
 import toy_task
 from engine_helpers import TOY, TOY_QUICK, Crash, Recorder
 
-from graphmatch.datafiles import DataFileMissing
 from graphmatch.engine import evaluate, load, predict, resolve, train
 from graphmatch.engine.checkpoint import META, read_checkpoint
-from graphmatch.engine.metrics import accuracy
 from graphmatch.engine.runner import build_trainer
 from graphmatch.engine.runs import read_yaml
+from graphmatch.io.datafiles import DataFileMissing
+from graphmatch.metrics import accuracy
 
 
 def read_json(path: Path) -> dict:

@@ -16,7 +16,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.nn import global_mean_pool
 from torch_geometric.utils import scatter
 
-from graphmatch import datafiles
+from graphmatch.io import datafiles
 from graphmatch.recipe_keys import key
 from graphmatch.tasks.base import SampleLimits, Task, register
 

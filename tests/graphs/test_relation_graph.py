@@ -16,8 +16,8 @@ from graphmatch.graphs.relation import (
     with_markers,
 )
 from graphmatch.graphs.relation_markup import MarkedSentence, locate_entities, parse_markup
-from graphmatch.ragged import batch_vector
 from graphmatch.text.vocab import Vocab
+from graphmatch.utils.ragged import batch_vector
 
 SENT = "The <e1>Big Dog</e1> bit the <e2>man</e2>, sadly."
 

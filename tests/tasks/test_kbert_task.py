@@ -339,7 +339,7 @@ def test_head_and_pooling_reach_the_model(tmp_path, shared_data):
 def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys):
     """Labels that are not 0/1 need data.positive_label for F1; a pair model refuses single sentences."""
     from graphmatch.cli.main import main
-    from graphmatch.engine.metrics import f1
+    from graphmatch.metrics import f1
 
     pairs = _pair_folder(tmp_path / "pairs", ("same", "diff"))
     common = [*TINY, f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}", f"data.dataset={pairs}",
@@ -355,7 +355,7 @@ def test_pair_labels_positive_class_and_data_kind(tmp_path, shared_data, capsys)
     assert metrics["test"]["f1"] == pytest.approx(f1(predictions, positive="same"))
     assert any(r["gold"] == "same" for r in predictions)
     from graphmatch.engine import load
-    from graphmatch.engine.metrics import compute
+    from graphmatch.metrics import compute
 
     assert load(run)[0].positive_label == "same"
     sure = [{"pred": "same", "gold": "same"}, {"pred": "diff", "gold": "same"}, {"pred": "diff", "gold": "diff"}]

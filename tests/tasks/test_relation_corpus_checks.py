@@ -149,7 +149,7 @@ def test_a_run_reports_both_pr_areas_the_unknown_share_of_each_split_and_nested_
     vocabulary: always 0, and not printed); the sentences whose entities nest."""
     from pathlib import Path
 
-    from graphmatch.engine.metrics import pr_auc_top1
+    from graphmatch.metrics import pr_auc_top1
 
     samples = Path(__file__).resolve().parents[2] / "datasets" / "samples" / "relation_zh"
     lines = {name: (samples / f"{name}.tsv").read_text(encoding="utf-8").splitlines()

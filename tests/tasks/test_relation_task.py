@@ -12,7 +12,7 @@ from graphmatch.cli.main import main as cli
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import read_semeval_file
 from graphmatch.engine import load, resolve
-from graphmatch.engine.metrics import semeval2010
+from graphmatch.metrics import semeval2010
 from graphmatch.tasks.base import get_task
 from graphmatch.viz.attention import draw_token_attention
 

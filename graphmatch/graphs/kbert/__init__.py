@@ -22,7 +22,7 @@ the NumPy modules (``core``, ``rules``) load without torch, as ``graphmatch insp
 
 from __future__ import annotations
 
-from graphmatch.lazy_exports import lazy_exports
+from graphmatch.utils.lazy_exports import lazy_exports
 
 #: version of the sentence trees this package's builders write: bump it whenever they change
 #: (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)

@@ -124,8 +124,8 @@ from graphmatch.graphs.kbert.records import (
 )
 from graphmatch.knowledge import FlatTrie, KnowledgeGraph
 from graphmatch.knowledge.noun_reading import NounReadings
-from graphmatch.ragged_np import ptr, ranges
 from graphmatch.text import CharTokenizer, Pieces, SentencePieceTokenizer, WordPieceTokenizer
+from graphmatch.utils.ragged_np import ptr, ranges
 
 
 class TreeCore:

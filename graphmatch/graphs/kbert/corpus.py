@@ -20,7 +20,7 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from tqdm.auto import tqdm
 
-from graphmatch import ragged
+from graphmatch.utils import ragged
 from graphmatch.errors import InputError
 from graphmatch.graphs.kbert.graph import SentenceTreeBuilder
 from graphmatch.graphs.kbert.records import ENTITY_EDGE, NODE_TYPES, WORD_EDGE, Coverage, Trees

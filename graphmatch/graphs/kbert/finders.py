@@ -20,8 +20,8 @@ from graphmatch.graphs.kbert.records import (
 )
 from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import Lemmatizer
-from graphmatch.ragged_np import ptr
 from graphmatch.text import Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
+from graphmatch.utils.ragged_np import ptr
 
 if TYPE_CHECKING:
     from graphmatch.graphs.kbert.core import TreeCore

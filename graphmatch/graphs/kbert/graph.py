@@ -68,7 +68,7 @@ from graphmatch.graphs.kbert.core import TreeCore
 from graphmatch.graphs.kbert.folding import fold
 from graphmatch.graphs.kbert.one import OneTree
 from graphmatch.graphs.kbert.records import IGNORE_INDEX, SPECIAL_TAGS, WORD_EDGE, Trees
-from graphmatch.ragged import batch_vector, group_pairs
+from graphmatch.utils.ragged import batch_vector, group_pairs
 
 
 class SentenceTreeBuilder(TreeCore):

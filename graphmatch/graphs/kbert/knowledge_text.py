@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphmatch.graphs.kbert.rules import tree_size
-from graphmatch.ragged_np import ptr
+from graphmatch.utils.ragged_np import ptr
 
 if TYPE_CHECKING:
     from graphmatch.graphs.kbert.core import TreeCore

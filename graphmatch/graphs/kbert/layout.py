@@ -10,7 +10,7 @@ from graphmatch.graphs.kbert.records import (
     _Layout,
     _Template,
 )
-from graphmatch.ragged_np import ptr
+from graphmatch.utils.ragged_np import ptr
 
 
 def _template(parts: list[tuple[str, int, int]]) -> _Template:

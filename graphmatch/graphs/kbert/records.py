@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from graphmatch.ragged_np import ptr
+from graphmatch.utils.ragged_np import ptr
 
 #: the tags K-BERT's reference never splits (``brain/config.py: NEVER_SPLIT_TAG``)
 SPECIAL_TAGS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[ENT]", "[SUB]", "[PRE]", "[OBJ]")

@@ -1,12 +1,14 @@
 """``predict --input`` reads the task's own data files (issue 31): a header row is known by the
 task's column names and never scored, the gold label is taken by name, every row keeps its line;
-a file without a header still works; bad lines are one error naming ``file:line``."""
+a file without a header still works; bad lines are one error naming ``file:line``. The relation
+family's files go through its own reader (``Task.read_inputs``), which knows SemEval files."""
 
 from __future__ import annotations
 
 import pytest
 
-from graphmatch.engine.input_files import read_input_file
+from graphmatch.data.semeval_inputs import read_relation_inputs
+from graphmatch.io.input_files import read_input_file
 
 CLASSIFICATION = ("label", "text_a")
 PAIR = ("text_a", "text_b", "label")
@@ -35,7 +37,8 @@ def relation(fields):  # RelationTask.input_fields
 def read(tmp_path, text, columns, bare, name="in.tsv"):
     path = tmp_path / name
     path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
-    return [(item.fields, item.line, item.gold) for item in read_input_file(path, columns, bare)]
+    reader = read_relation_inputs if columns == RELATION else read_input_file  # each family's Task.read_inputs
+    return [(item.fields, item.line, item.gold) for item in reader(path, columns, bare)]
 
 
 def test_kbert_classification_file_with_its_header(tmp_path):
@@ -80,6 +83,26 @@ def test_semeval_file_as_the_organisers_wrote_it(tmp_path):
                    (('8002\t"A <e1>b</e1> c <e2>d</e2>."',), 5, "Other")]
     unlabelled = read(tmp_path, '1\t"<e1>a</e1> <e2>b</e2>"\n2\t"<e1>c</e1> <e2>d</e2>"\n', RELATION, relation)
     assert [g for *_, g in unlabelled] == [None, None]
+    after_blanks = read(tmp_path, "\n\n" + text, RELATION, relation)
+    assert [(line, gold) for _, line, gold in after_blanks] == [(3, "Content-Container(e2,e1)"), (7, "Other")]
+
+
+def test_semeval_from_stdin(monkeypatch):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'\n8001\t"<e1>a</e1> <e2>b</e2>"\nOther\n')))
+    got = read_relation_inputs("-", RELATION, relation)
+    assert [(item.fields, item.line, item.gold) for item in got] == [(('8001\t"<e1>a</e1> <e2>b</e2>"',), 2, "Other")]
+
+
+def test_only_the_relation_family_knows_semeval_files(tmp_path):
+    """The generic reader takes a SemEval file's lines as bare inputs: the format is the family's."""
+    path = tmp_path / "in.tsv"
+    path.write_text('8001\t"<e1>a</e1> <e2>b</e2>"\nOther\n', encoding="utf-8")
+    got = read_input_file(path, RELATION, relation)
+    assert [(item.fields, item.gold) for item in got] == [(('8001\t"<e1>a</e1> <e2>b</e2>"',), None),
+                                                          (("Other",), None)]
 
 
 def test_jsonl_by_column_name(tmp_path):

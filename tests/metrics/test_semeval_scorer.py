@@ -11,7 +11,7 @@ import pytest
 
 from graphmatch.cli.main import main
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
-from graphmatch.engine.semeval import score_files, semeval_official_score, semeval_scores
+from graphmatch.metrics.semeval import score_files, semeval_official_score, semeval_scores
 
 OFFICIAL = re.compile(r"macro-averaged F1 = ([0-9.]+)%")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmatch.engine.metrics import accuracy, bio_spans, compute, f1, macro_f1, ner_f1, semeval2010
+from graphmatch.metrics import accuracy, bio_spans, compute, f1, macro_f1, ner_f1, semeval2010
 
 
 def rows(pred: list, gold: list, **extra: list) -> list[dict]:
@@ -78,7 +78,7 @@ def test_macro_f1_does_not_depend_on_the_hash_seed():
     import subprocess
     import sys
 
-    code = ("from graphmatch.engine.metrics import macro_f1, relation_f1\n"
+    code = ("from graphmatch.metrics import macro_f1, relation_f1\n"
             "import random\n"
             "rnd = random.Random(0)\n"
             "labels = [f'relation-{i}' for i in range(40)] + ['Other']\n"

@@ -3,9 +3,9 @@ from itertools import pairwise
 
 import pytest
 
+from graphmatch import metrics
 from graphmatch.data.relation_formats import NEGATIVE_LABELS
-from graphmatch.engine import metrics
-from graphmatch.engine.metrics import METRICS, macro_f1
+from graphmatch.metrics import METRICS, macro_f1
 
 # the relation task's negative labels (Task.negative_labels), which the engine gives these metrics
 compute = partial(metrics.compute, negative=NEGATIVE_LABELS)

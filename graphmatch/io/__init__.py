@@ -1,0 +1,1 @@
+"""Files in and out, for every layer: users' input files (:mod:`~graphmatch.io.input_files`)."""

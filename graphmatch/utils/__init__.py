@@ -1,0 +1,4 @@
+"""Small helpers every layer may use: ragged arrays in NumPy (:mod:`~graphmatch.utils.ragged_np`,
+no torch) and torch (:mod:`~graphmatch.utils.ragged`), packages whose names import on first use
+(:mod:`~graphmatch.utils.lazy_exports`) and old module paths kept for one release
+(:mod:`~graphmatch.utils.deprecated`)."""

@@ -1,0 +1,46 @@
+"""Old module paths kept for one release: the old module warns once, on import, and is the new one."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def moved_message(old: str, new: str) -> str:
+    """The warning an old path gives; it starts with ``old``, which ``pyproject.toml``'s pytest
+    ``filterwarnings`` turns into an error, so that the project never imports an old path itself."""
+    return f"{old} is moved to {new}; the old path goes in the next release"
+
+
+def moved(old: str, new: str) -> None:
+    """Warn that module ``old`` is now ``new`` (a ``DeprecationWarning``) and make ``old`` that
+    module: ``import old`` gives ``new`` itself, so a name patched on one is patched on both.
+    Called at the top level of the old module, with ``__name__``."""
+    warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=3)
+    sys.modules[old] = importlib.import_module(new)
+
+
+def split(old: str, where: str) -> None:
+    """Warn that module ``old`` is split (``where`` says into which modules), for a module whose
+    names now live in several: the old module then re-exports them itself."""
+    warnings.warn(moved_message(old, where), DeprecationWarning, stacklevel=3)
+
+
+def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[Callable[[str], Any], list[str]]:
+    """Warn that module ``old`` moved into the modules ``new`` (a ``DeprecationWarning``) and return
+    the old module's ``__getattr__`` and ``__all__``, for a module whose names (private ones too) now
+    live in several: a name is looked up in ``new``, in order, and kept in ``namespace`` (its ``globals()``)."""
+    warnings.warn(moved_message(old, " / ".join(new)), DeprecationWarning, stacklevel=3)
+    modules = [importlib.import_module(name) for name in new]
+
+    def __getattr__(name: str) -> Any:
+        for module in modules:
+            if hasattr(module, name):
+                namespace[name] = value = getattr(module, name)
+                return value
+        raise AttributeError(f"module {old!r} has no attribute {name!r}")
+
+    return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})

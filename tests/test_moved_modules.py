@@ -1,0 +1,97 @@
+"""Old module paths keep working for one release: importing one gives one ``DeprecationWarning``
+naming the new path, and its names are the new modules' own; the project itself imports none."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: old module -> the module that is now what it was
+MOVED = {
+    "graphmatch.engine.metrics": "graphmatch.metrics",
+    "graphmatch.engine.semeval": "graphmatch.metrics.semeval",
+    "graphmatch.engine.input_files": "graphmatch.io.input_files",
+    "graphmatch.e5_q4": "graphmatch.checkpoints.e5_q4",
+    "graphmatch.ragged": "graphmatch.utils.ragged",
+    "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
+    "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
+}
+#: old module split in several -> {name: the module it now lives in}
+SPLIT = {"graphmatch.datafiles": {
+    "locate": "graphmatch.io.datafiles", "REGISTRY": "graphmatch.io.datafiles",
+    "resolve_path": "graphmatch.io.datafiles",
+    "iter_lines": "graphmatch.io.text_files", "read_text": "graphmatch.io.text_files",
+    "write_atomically": "graphmatch.io.atomic", "packaged_checkpoint": "graphmatch.checkpoints.packaged",
+    "SHORT_NAMES": "graphmatch.checkpoints.packaged",
+}}
+
+
+def _import_fresh(old: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[str]]:
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    with pytest.warns(DeprecationWarning) as record:
+        module = importlib.import_module(old)
+    # the new module's own imports (torch's) may warn too: only graphmatch's warnings count
+    return module, [str(w.message) for w in record
+                    if issubclass(w.category, DeprecationWarning) and str(w.message).startswith("graphmatch.")]
+
+
+@pytest.mark.parametrize("old, new", MOVED.items())
+def test_an_old_path_warns_once_and_is_the_new_module(old, new, monkeypatch):
+    module, messages = _import_fresh(old, monkeypatch)
+    assert messages == [f"{old} is moved to {new}; the old path goes in the next release"]
+    assert module is importlib.import_module(new)
+
+
+@pytest.mark.parametrize("old", SPLIT)
+def test_a_split_module_warns_once_and_gives_the_new_names(old, monkeypatch):
+    module, messages = _import_fresh(old, monkeypatch)
+    assert len(messages) == 1 and messages[0].startswith(f"{old} is moved to ")
+    for name, new in SPLIT[old].items():
+        assert getattr(module, name) is getattr(importlib.import_module(new), name), name
+
+
+def old_imports(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """``file:line: module`` (relative to ``root``) for every import of an old path in ``paths``."""
+    old = tuple(MOVED) + tuple(SPLIT)
+    out = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            out += [f"{path.relative_to(root)}:{node.lineno}: {n}" for n in names if n in old]
+    return out
+
+
+def test_the_project_imports_no_old_path():
+    shims = {ROOT / "graphmatch" / Path(*m.split(".")[1:]).with_suffix(".py") for m in (*MOVED, *SPLIT)}
+    paths = [p for folder in ("graphmatch", "tests", "benchmarks") for p in sorted((ROOT / folder).rglob("*.py"))
+             if p not in shims and p != Path(__file__).resolve()]
+    assert old_imports(paths) == []
+
+
+def test_the_old_path_check_can_fail(tmp_path):
+    (tmp_path / "x.py").write_text("from graphmatch.engine import metrics\n"
+                                   "def f():\n    import graphmatch.engine.semeval\n", encoding="utf-8")
+    assert old_imports([tmp_path / "x.py"], tmp_path) == ["x.py:1: graphmatch.engine.metrics",
+                                                          "x.py:3: graphmatch.engine.semeval"]
+
+
+def test_pytest_turns_an_old_path_into_an_error():
+    """``pyproject.toml``'s ``filterwarnings`` makes the warning an error in the suite."""
+    import warnings
+
+    from graphmatch.utils.deprecated import moved_message
+
+    with pytest.raises(DeprecationWarning, match=re.escape("graphmatch.engine.metrics is moved to")):
+        warnings.warn(moved_message("graphmatch.engine.metrics", "graphmatch.metrics"), DeprecationWarning,
+                      stacklevel=1)
