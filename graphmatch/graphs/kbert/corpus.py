@@ -20,10 +20,10 @@ from torch import Tensor
 from torch_geometric.data import HeteroData
 from tqdm.auto import tqdm
 
-from graphmatch.utils import ragged
 from graphmatch.errors import InputError
 from graphmatch.graphs.kbert.graph import SentenceTreeBuilder
 from graphmatch.graphs.kbert.records import ENTITY_EDGE, NODE_TYPES, WORD_EDGE, Coverage, Trees
+from graphmatch.utils import ragged
 
 Slices = dict[Any, Any]
 
