@@ -105,7 +105,7 @@ class KBert(nn.Module):
     uer_heads: ClassVar[dict[str, str]] = {}
 
     def __new__(cls, *args: Any, **kwargs: Any) -> KBert:
-        if cls is KBert and (args or kwargs):  # the one place the head is chosen (a copy or pickle makes its class again)
+        if cls is KBert and (args or kwargs):  # the one place the head is chosen
             given = _SIGNATURE.bind(None, *args, **kwargs).arguments
             if given.get("pair_encoding", "joint") == "separate":
                 cls = KBertPairMatch
