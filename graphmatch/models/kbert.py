@@ -1,5 +1,9 @@
-r"""K-BERT: a mask-transformer over the sentence tree, with a sentence (pair) classification head
-or a token tagging head.
+r"""K-BERT: a mask-transformer over the sentence tree (the body, :class:`KBert`) with one of three
+heads, each a subclass: :class:`KBertSequence` (sentence and joint-pair classification),
+:class:`KBertTagger` (token tagging, NER) and :class:`KBertPairMatch` (a pair's texts read apart,
+matched by their cosine). ``KBert(encoder, num_labels, tagging=..., pair_encoding=...)`` makes the
+subclass those arguments name; every head keeps the parameter names of the one-class model
+(``output_layer``, ``classifier``, ``match``), so checkpoints load unchanged.
 
 `"K-BERT: Enabling Language Representation with Knowledge Graph"
 <https://arxiv.org/abs/1909.07606>`_ (Liu et al., AAAI 2020). The input graph
@@ -9,6 +13,9 @@ visibility on the batch's device (:func:`graphmatch.graphs.kbert.dense_inputs`);
 """
 
 from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
@@ -92,6 +99,20 @@ class KBert(nn.Module):
     #: and may hold unused: the pretraining heads (a tagger keeps them)
     checkpoint_keys_unused_ok = {"uer": ("target.*",)}
 
+    #: one row of logits per real token (tagging) rather than per input
+    tagging: ClassVar[bool] = False
+    #: the head's layers -> the official code's (UER) names (``head="uer"``, :meth:`uer_names`)
+    uer_heads: ClassVar[dict[str, str]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> KBert:
+        if cls is KBert and (args or kwargs):  # the one place the head is chosen
+            given = _SIGNATURE.bind(None, *args, **kwargs).arguments
+            if given.get("pair_encoding", "joint") == "separate":
+                cls = KBertPairMatch
+            else:
+                cls = KBertTagger if given.get("tagging", False) else KBertSequence
+        return super().__new__(cls)
+
     def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
                  dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer",
                  pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1,
@@ -106,7 +127,6 @@ class KBert(nn.Module):
                              f"match_label={match_label}")
         self.encoder = encoder
         self.num_labels = num_labels
-        self.tagging = tagging
         self.pooling = pooling
         self.head = head
         self.visible_matrix = visible_matrix
@@ -115,24 +135,34 @@ class KBert(nn.Module):
         self.cls_id = cls_id
         self.match_label = match_label
         self.dropout: nn.Module = nn.Dropout(dropout) if head == "bert_pooler" else nn.Identity()
-        #: UER's ``output_layer_1`` (classification with ``head="uer"``)
-        self.output_layer = nn.Linear(encoder.hidden_size, encoder.hidden_size) \
-            if head == "uer" and not tagging and not separate else None
-        self.classifier = None if separate else nn.Linear(encoder.hidden_size, num_labels)
-        self.match = CosineMatchHead() if separate else None
+        self.output_layer: nn.Linear | None = None
+        self.classifier: nn.Linear | None = None
+        self.match: CosineMatchHead | None = None
+        self.build_head()
         #: the marks of the branch tokens (``None`` without them: K-BERT's model)
         self.branch_marking = BranchMarking(encoder.hidden_size, encoder.num_layers, encoder.num_heads,
                                             branch_embedding, branch_bias) \
             if branch_embedding or branch_bias else None
         self.reset_parameters()
 
+    def build_head(self) -> None:
+        """The head's layers (each subclass its own)."""
+        raise NotImplementedError("KBert(...) makes a head's subclass: KBertSequence, KBertTagger or KBertPairMatch")
+
+    def logits(self, hidden: Tensor, token_mask: Tensor, second: Tensor | None) -> Tensor:
+        """The head: the encoder's states ``[B, L, F]`` → logits (``second``: text b's tokens, :meth:`prepare`)."""
+        raise NotImplementedError
+
+    def prepare(self, input_ids: Tensor, pos: Tensor, seg: Tensor, token_mask: Tensor, visible: Tensor
+                ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor | None]:
+        """The encoder's inputs as the head reads them (default as they are, no second text)."""
+        return input_ids, pos, seg, visible, None
+
     def reset_parameters(self) -> None:
         """``head="uer"``: PyTorch's default initialisation of the output layers, as K-BERT's scripts
         (they create the layers after initialising the encoder); ``"bert_pooler"``: BERT's
         normal(0, 0.02) weights and zero bias."""
-        if self.match is not None:
-            self.match.reset_parameters()
-        elif self.head == "uer":
+        if self.head == "uer":
             for layer in (self.output_layer, self.classifier):
                 if layer is not None:
                     layer.reset_parameters()
@@ -187,29 +217,12 @@ class KBert(nn.Module):
                 raise ValueError("the branch marks (branch_embedding, branch_bias) need branch, the injected tokens")
             marks = {"marking": self.branch_marking, "branch": branch}
         pos, visible = self.attention_inputs(pos, token_mask, visible)
-        if self.match is not None:
-            b, input_ids, pos, visible = self.separated(input_ids, pos, token_mask, visible)
-            seg = torch.zeros_like(seg)
+        input_ids, pos, seg, visible, second = self.prepare(input_ids, pos, seg, token_mask, visible)
         hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights,
                               **marks)
         hidden, weights = hidden if return_attention_weights else (hidden, None)
-        if self.match is not None:
-            z = self.match(self.pool(hidden, token_mask & ~b), self.pool(hidden, b))
-            logits = torch.stack([-z, z] if self.match_label else [z, -z], dim=1) / 2
-        elif self.tagging:
-            logits = self.classifier(self.dropout(hidden[token_mask]))
-        elif self.output_layer is not None:
-            logits = self.classifier(torch.tanh(self.output_layer(self.pool(hidden, token_mask))))
-        else:
-            logits = self.classifier(self.dropout(self.encoder.pool(self.pool(hidden, token_mask))))
+        logits = self.logits(hidden, token_mask, second)
         return (logits, weights) if return_attention_weights else logits
-
-    @torch.no_grad()
-    def match_cosine(self, batch) -> Tensor:
-        """``pair_encoding="separate"``: the cosine of each pair's two text vectors, ``[B]``."""
-        logits = self(batch)
-        z = logits[:, self.match_label] - logits[:, 1 - self.match_label]
-        return z / self.match.log_scale.exp() + self.match.threshold
 
     def pool(self, hidden: Tensor, token_mask: Tensor) -> Tensor:
         """``[B, L, F]`` → ``[B, F]``: the first or last token of ``token_mask``, or the mean / max
@@ -237,10 +250,8 @@ class KBert(nn.Module):
             raise ValueError("the official K-BERT code's checkpoints load into the mask-transformer encoder "
                              "(K-BERT's 'ours' backend)")
         names = {f"encoder.{ours}": name for ours, name in uer_names(self.encoder.config.num_hidden_layers).items()}
-        if self.head == "uer" and self.match is None:
-            heads = {"classifier": "output_layer"} if self.tagging else \
-                {"output_layer": "output_layer_1", "classifier": "output_layer_2"}
-            for ours, name in heads.items():
+        if self.head == "uer":
+            for ours, name in self.uer_heads.items():
                 for p in ("weight", "bias"):
                     names[f"{ours}.{p}"] = f"{name}.{p}"
         return names
@@ -263,3 +274,68 @@ class KBert(nn.Module):
         if log:
             report.log()
         return report
+
+
+_SIGNATURE = inspect.signature(KBert.__init__)
+
+
+class KBertSequence(KBert):
+    r"""K-BERT with a sequence head: one label per input (a sentence, or a pair read jointly).
+    ``head="uer"``: :math:`\mathbf{z} = \mathbf{W}_c \tanh(\mathbf{W}_1 \mathbf{v} + \mathbf{b}_1) + \mathbf{b}_c`;
+    ``"bert_pooler"``: the encoder's pooler and dropout before :math:`\mathbf{W}_c` (:class:`KBert`)."""
+
+    uer_heads = {"output_layer": "output_layer_1", "classifier": "output_layer_2"}
+
+    def build_head(self) -> None:
+        hidden = self.encoder.hidden_size
+        #: UER's ``output_layer_1`` (``head="uer"``)
+        self.output_layer = nn.Linear(hidden, hidden) if self.head == "uer" else None
+        self.classifier = nn.Linear(hidden, self.num_labels)
+
+    def logits(self, hidden: Tensor, token_mask: Tensor, second: Tensor | None) -> Tensor:
+        v = self.pool(hidden, token_mask)
+        if self.output_layer is not None:
+            return self.classifier(torch.tanh(self.output_layer(v)))
+        return self.classifier(self.dropout(self.encoder.pool(v)))
+
+
+class KBertTagger(KBert):
+    r"""K-BERT with a token head: :math:`\mathbf{z}_i = \mathbf{W}_c \mathbf{h}_i + \mathbf{b}_c` for
+    every real token, ``[N_token, C]`` in the batch's token-node order."""
+
+    tagging = True
+    uer_heads = {"classifier": "output_layer"}
+
+    def build_head(self) -> None:
+        self.classifier = nn.Linear(self.encoder.hidden_size, self.num_labels)
+
+    def logits(self, hidden: Tensor, token_mask: Tensor, second: Tensor | None) -> Tensor:
+        return self.classifier(self.dropout(hidden[token_mask]))
+
+
+class KBertPairMatch(KBert):
+    r"""K-BERT with a pair-matching head (``pair_encoding="separate"``): each text read alone and
+    pooled, :math:`z = s\,(\cos(\mathbf{u}, \mathbf{v}) - t)`, logits :math:`\mp z/2` (:class:`KBert`)."""
+
+    def build_head(self) -> None:
+        self.match = CosineMatchHead()
+
+    def reset_parameters(self) -> None:
+        self.match.reset_parameters()
+
+    def prepare(self, input_ids: Tensor, pos: Tensor, seg: Tensor, token_mask: Tensor, visible: Tensor
+                ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor | None]:
+        """Each text read alone (:meth:`separated`), one segment."""
+        b, input_ids, pos, visible = self.separated(input_ids, pos, token_mask, visible)
+        return input_ids, pos, torch.zeros_like(seg), visible, b
+
+    def logits(self, hidden: Tensor, token_mask: Tensor, second: Tensor | None) -> Tensor:
+        z = self.match(self.pool(hidden, token_mask & ~second), self.pool(hidden, second))
+        return torch.stack([-z, z] if self.match_label else [z, -z], dim=1) / 2
+
+    @torch.no_grad()
+    def match_cosine(self, batch) -> Tensor:
+        """The cosine of each pair's two text vectors, ``[B]``."""
+        logits = self(batch)
+        z = logits[:, self.match_label] - logits[:, 1 - self.match_label]
+        return z / self.match.log_scale.exp() + self.match.threshold

@@ -5,14 +5,20 @@ Recipe keys: :class:`~graphmatch.tasks.kbert_keys.KBertData` and
 every key, its default and allowed values: ``docs/recipes.md``). Ablations: ``data.kg: null`` (no knowledge),
 ``model.visible_matrix: false`` (full attention over the injected sequence),
 ``model.soft_positions: false`` (hard positions 0..L-1).
+
+One class per kind of data, chosen once from ``data.dataset`` when the task is made
+(:func:`~graphmatch.data.kbert.dataset_kind`): ``KBertTask(config)`` is the class :data:`KINDS_OF_TASK`
+holds for that kind, :class:`KBertClassificationTask`, :class:`KBertPairTask` or :class:`KBertNERTask`;
+recipes and run folders keep saying ``task: kbert``. :class:`KBertTask` holds what they share: the
+vocabulary, the trees, the encoder and the checkpoint.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -34,32 +40,60 @@ from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
+from graphmatch.tasks.recipe import Recipe
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
+T = TypeVar("T", bound="KBertTask")
+
+#: the kind of data (:func:`~graphmatch.data.kbert.dataset_kind`) -> its task class (filled by :func:`kind`)
+KINDS_OF_TASK: dict[str, type[KBertTask]] = {}
+
+
+def kind(name: str) -> Callable[[type[T]], type[T]]:
+    """Class decorator: the K-BERT task of data of kind ``name``."""
+
+    def add(cls: type[T]) -> type[T]:
+        cls.kind = name
+        KINDS_OF_TASK[name] = cls
+        return cls
+
+    return add
+
 
 @register
 class KBertTask(KBertKeys, Task):
-    """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets."""
+    """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets: what the three
+    share. ``KBertTask(config)`` makes the class of the data's kind (:meth:`kind_of`)."""
+
+    #: the kind of data this class reads (set by :func:`kind`)
+    kind: ClassVar[str]
+    #: the dataset's columns, in file order
+    columns: ClassVar[tuple[str, ...]] = ("label", "text_a")
+    #: how the data are named in messages
+    described: ClassVar[str] = "a single-sentence"
+
+    def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
+        if cls is KBertTask and config is not None:  # the one place the kind is chosen
+            data = Recipe.of(config, cls).data
+            cls = cls.kind_of(dataset_kind(data.dataset, data.root))
+        return super().__new__(cls)
+
+    @staticmethod
+    def kind_of(name: str) -> type[KBertTask]:
+        """The task class of data of kind ``name`` (a one-line error naming the registered kinds)."""
+        if name not in KINDS_OF_TASK:
+            raise ValueError(f"data.dataset: K-BERT has no task for {name!r} data; registered: "
+                             f"{', '.join(sorted(KINDS_OF_TASK))}")
+        return KINDS_OF_TASK[name]
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        m, d = self.model, self.data
+        m = self.model
         # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
         self.pretrained = resolve_checkpoint(m.pretrained) if m.pretrained is not None else None
-        self.kind = dataset_kind(d.dataset, d.root)
-        if self.kind == "ner":
-            self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
-        elif self.kind == "pair":  # F1 of the positive class (data.positive_label, else "1")
-            positive = None if d.positive_label is None else str(d.positive_label)
-            self.metrics = ("accuracy", "f1" if positive is None else ("f1", {"positive": positive}))
-            self.monitor = "accuracy"
-        else:
-            self.metrics, self.monitor = ("accuracy",), "accuracy"
-        if m.pair_encoding == "separate" and self.kind != "pair":
-            raise ValueError(f"model.pair_encoding: separate reads the two texts of a pair apart; {d.dataset} is "
-                             f"{'an NER' if self.kind == 'ner' else 'a single-sentence'} dataset (use joint)")
+        self.check_pair_encoding()
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._vocab_tokenization: tuple[str, bool] | None = None  # vocab_tokenization(): read once
         self._tree_options: TreeOptions | None = None
@@ -67,6 +101,12 @@ class KBertTask(KBertKeys, Task):
         self._builder: SentenceTreeBuilder | None = None
         self._selection: BranchSelection | None = None
         self._mask_id: int | None = None  # the vocabulary's mask token (data.entity_mask)
+
+    def check_pair_encoding(self) -> None:
+        """``model.pair_encoding: separate`` reads a pair's two texts apart: only pairs have them."""
+        if self.model.pair_encoding == "separate":
+            raise ValueError(f"model.pair_encoding: separate reads the two texts of a pair apart; {self.data.dataset} "
+                             f"is {self.described} dataset (use joint)")
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
@@ -91,14 +131,18 @@ class KBertTask(KBertKeys, Task):
         ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error. The vocabulary
         is read once per task (every split and the builder ask)."""
         if self._vocab_tokenization is None:
-            kind = tokenization_of(self.vocab_path(), self.data.tokenization, tagging=self.kind == "ner")
-            if kind in ("wordpiece", "sentencepiece") and self.kind == "ner":
-                what = "word-piece" if kind == "wordpiece" else "SentencePiece"
-                raise ValueError(f"data.tokenization: {self.vocab_path()} is a {what} vocabulary, and K-BERT NER "
-                                 f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
+            kind = self.checked_tokenization(tokenization_of(self.vocab_path(), self.data.tokenization,
+                                                             tagging=self.tags_tokens))
             lowercase = WordPieceTokenizer.lowercase_of(self.pretrained.folder) if self.pretrained is not None else True
             self._vocab_tokenization = kind, lowercase
         return self._vocab_tokenization
+
+    #: one label per token (NER) rather than per input
+    tags_tokens: ClassVar[bool] = False
+
+    def checked_tokenization(self, tokenization: str) -> str:
+        """The vocabulary's tokenization, after checking that this kind of data can use it (any)."""
+        return tokenization
 
     def selection(self) -> BranchSelection | None:
         """``data.select``'s branch selection (one for all splits: each text is embedded once), or
@@ -178,19 +222,14 @@ class KBertTask(KBertKeys, Task):
         self.labels = self._checked(state["labels"])
 
     def _checked(self, labels: list[str]) -> list[str]:
-        """``labels``, after checking that a pair dataset's positive class is one of them."""
-        if self.kind == "pair":
-            positive_label(labels, self.data.positive_label)
+        """``labels``, after the checks of this kind of data (a pair dataset's positive class is one of them)."""
         return list(labels)
 
     @property
     def positive_label(self) -> str | None:
         """The class whose probability rows carry as ``score``: the positive class of pairs, class
         ``"1"`` of a classification with one, else None."""
-        labels = self.label_names()
-        if self.kind == "pair":
-            return positive_label(labels, self.data.positive_label)
-        return "1" if self.kind == "classification" and "1" in labels else None
+        return None
 
     def builder(self, keep_text: bool = False) -> SentenceTreeBuilder:
         """The sentence-tree builder of this configuration (the one the datasets use)."""
@@ -220,9 +259,7 @@ class KBertTask(KBertKeys, Task):
         args = (d["input_ids"], d["pos"], d["seg"])
         out, weights = model.forward_dense(*args, real, d["visible"], return_attention_weights=True, branch=branch)
         cut = d["visible"] & ~branch.unsqueeze(1) & ~branch.unsqueeze(2)
-        out_cut = model.forward_dense(*args, real & ~branch, cut, branch=branch)
-        if model.tagging:  # one row per real token: the cut model's rows go to the trunk tokens
-            out_cut = out.clone().index_put_(((~branch)[real].nonzero().squeeze(1),), out_cut)
+        out_cut = self.cut_rows(out, model.forward_dense(*args, real & ~branch, cut, branch=branch), branch, real)
         if not all(isinstance(w, torch.Tensor) for w in weights):
             weights = None  # the sparse attention path keeps no dense weights
         word = batch["word"]
@@ -233,21 +270,28 @@ class KBertTask(KBertKeys, Task):
         return {"out": out, "out_cut": out_cut, "branch": branch, "token_mask": real, "visible": d["visible"],
                 "weights": weights, "spans": spans}
 
+    @staticmethod
+    def cut_rows(out: torch.Tensor, out_cut: torch.Tensor, branch: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+        """The output of the model without its branches, as :meth:`probe_batch` returns it (one row per input)."""
+        return out_cut
+
     def input_columns(self) -> tuple[str, ...]:
         """The dataset files' columns: ``label, text_a`` (classification), ``text_a, text_b, label``
         (pairs), ``text_a, label`` (NER)."""
-        return {"pair": ("text_a", "text_b", "label"), "ner": ("text_a", "label")}.get(self.kind, ("label", "text_a"))
+        return self.columns
 
     def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
-        """An NER file's space-separated characters joined into the text (as its dataset reads them)."""
-        return tuple(field.replace(" ", "") for field in fields) if self.kind == "ner" else tuple(fields)
+        """A row's fields as its dataset reads them."""
+        return tuple(fields)
+
+    #: the text columns of one input, as messages name them
+    input_texts: ClassVar[tuple[str, ...]] = ("the text",)
 
     def input_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
         """Two columns (text_a, text_b) for a pair model, else one (the text)."""
-        expected = 2 if self.kind == "pair" else 1
-        if len(fields) != expected:
+        if len(fields) != len(self.input_texts):
             raise ValueError(f"{len(fields)} columns; this {self.kind} model takes "
-                             f"{'2 (text_a, text_b)' if expected == 2 else '1 (the text)'}")
+                             f"{len(self.input_texts)} ({', '.join(self.input_texts)})")
         return tuple(fields)
 
     def encode_for_prediction(self, text: str, text_b: str | None = None) -> tuple[HeteroData, dict[str, Any]]:
@@ -273,22 +317,25 @@ class KBertTask(KBertKeys, Task):
             except ValueError as err:
                 raise InputError(i, str(err)) from err
         texts_a = [text for text, _ in inputs]
-        texts_b = [text_b for _, text_b in inputs] if self.kind == "pair" else None
+        texts_b = self.second_texts([text_b for _, text_b in inputs])
         data, slices = TreeCorpusBuilder(self.builder(keep_text=True))(texts_a, texts_b)
         texts = data["entity"].text if "text" in data["entity"] else [[] for _ in texts_a]
         for store in data.node_stores:
             if "text" in store:
                 del store["text"]
                 del slices[store._key]["text"]
-        if self.kind == "ner":
-            data.num_chars = torch.tensor([len(text) for text in texts_a])
-            slices["num_chars"] = torch.arange(len(texts_a) + 1)
+        self.add_lengths(data, texts_a, slices)
         return CollatedGraphs(data, slices), [{"entities": list(entities)} for entities in texts]
 
+    def second_texts(self, texts_b: list[str | None]) -> list[str | None] | None:
+        """What the corpus builder gets as the second texts (pairs: ``texts_b``; default none)."""
+        return None
+
+    def add_lengths(self, data: HeteroData, texts: Sequence[str], slices: dict[str, Any] | None = None) -> None:
+        """What decoding needs of the inputs besides their graphs (NER: each text's length; default nothing)."""
+
     def _check_pair(self, text_b: str | None) -> None:
-        if self.kind == "pair" and text_b is None:
-            raise ValueError("this K-BERT model classifies sentence pairs: give text_b too")
-        if self.kind != "pair" and text_b is not None:
+        if text_b is not None:
             raise ValueError(f"this K-BERT model ({self.kind}) takes one text, not a pair")
 
     def encode_with_text(self, text: str, text_b: str | None = None) -> HeteroData:
@@ -297,8 +344,7 @@ class KBertTask(KBertKeys, Task):
     def encode(self, text: str, text_b: str | None = None, keep_text: bool = False) -> HeteroData:
         self._check_pair(text_b)
         data = self.builder(keep_text)(text, text_b)
-        if self.kind == "ner":
-            data.num_chars = torch.tensor([len(text)])
+        self.add_lengths(data, [text])
         return data
 
     # ---------------------------------------------------------------- model
@@ -339,17 +385,14 @@ class KBertTask(KBertKeys, Task):
 
             encoder = MaskTransformerEncoder(config)
         labels = self.label_names()
-        pair: dict[str, Any] = {}
-        if m.pair_encoding == "separate":
-            if len(labels) != 2:
-                raise ValueError(f"model.pair_encoding: separate tells a match from a mismatch; {self.data.dataset} "
-                                 f"has {len(labels)} labels ({', '.join(labels)})")
-            tokenizer = tokenizer_for(self.vocab_path(), *self.vocab_tokenization())
-            pair = dict(pair_encoding="separate", match_label=labels.index(self.positive_label),
-                        sep_id=tokenizer.sep_id, cls_id=tokenizer.cls_id)
-        return KBert(encoder, len(labels), tagging=self.kind == "ner", pooling=m.pooling,
+        return KBert(encoder, len(labels), tagging=self.tags_tokens, pooling=m.pooling,
                      dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
-                     head=m.head, branch_embedding=m.branch_embedding, branch_bias=m.branch_bias, **pair)
+                     head=m.head, branch_embedding=m.branch_embedding, branch_bias=m.branch_bias,
+                     **self.pair_model_args())
+
+    def pair_model_args(self) -> dict[str, Any]:
+        """The model's arguments for reading a pair's texts apart (none but for pairs)."""
+        return {}
 
     def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         return list(model.encoder.parameters())
@@ -362,8 +405,6 @@ class KBertTask(KBertKeys, Task):
         """Weights of ``model.pretrained`` (a local HF BERT folder or ``minilm``) into the encoder,
         strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error; for NER
         with ``model.tag_prior``, the tag layer's bias from the training tags (:meth:`tag_log_prior`)."""
-        if self.kind == "ner" and self.model.tag_prior:
-            model.init_output_bias(self.tag_log_prior())
         if self.pretrained is not None:
             ckpt = self.pretrained.checkpoint()
             if ckpt.format == "uer" and _has_uer_head(model, ckpt.state):
@@ -402,17 +443,6 @@ class KBertTask(KBertKeys, Task):
         model.train(was_training)
         return torch.cat(cos), torch.cat(match)
 
-    def tag_log_prior(self) -> torch.Tensor:
-        """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.
-
-        Starting the tagger from this bias keeps a model trained from scratch from collapsing: with
-        a zero bias the quickest way to the tag prior (``O`` is 89 % of MSRA's tags) is to map every
-        token to one state, after which no token-specific gradient reaches the encoder and it
-        predicts ``O`` everywhere (``docs/kbert.md``, *NER*)."""
-        y = self.train_split().label_ids()  # every training token of the split at once
-        counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double() + 1.0
-        return (counts / counts.sum()).log().float()
-
     # ---------------------------------------------------------- loss, decode
     def training_batch(self, batch: Batch) -> Batch:
         """``data.entity_mask``: the trunk tokens of matched words (with a kept branch) masked at
@@ -430,14 +460,9 @@ class KBertTask(KBertKeys, Task):
         """Cross-entropy, weighted per label as ``model.class_weight`` says (NER: per tag)."""
         out = fp32_logits(out)  # fp32 under mixed precision
         weight = self.class_weights()
-        weight = None if weight is None else weight.to(out)
-        if self.kind == "ner":
-            return F.cross_entropy(out, batch["token"].y, weight=weight, ignore_index=IGNORE_INDEX)
-        return F.cross_entropy(out, batch.y, weight=weight)
+        return F.cross_entropy(out, batch.y, weight=None if weight is None else weight.to(out))
 
     def decode(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
-        if self.kind == "ner":
-            return self._decode_tags(out, batch)
         labels = self.label_names()
         probs = out.detach().float().softmax(-1)
         best, pred = probs.max(-1)
@@ -453,7 +478,130 @@ class KBertTask(KBertKeys, Task):
             rows.append(row)
         return rows
 
-    def _decode_tags(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
+
+def _has_uer_head(model: KBert, state: dict[str, torch.Tensor]) -> bool:
+    """Whether ``state`` holds the model's head under the official code's names, shapes included."""
+    if model.head != "uer":
+        return False
+    own = model.state_dict()
+    head = {ours: name for ours, name in model.uer_names().items() if not ours.startswith("encoder.")}
+    return bool(head) and all(name in state and state[name].shape == own[ours].shape for ours, name in head.items())
+
+
+@kind("classification")
+class KBertClassificationTask(KBertTask):
+    """K-BERT sentence classification: one label per text, ``score`` the probability of class ``"1"``
+    where there is one."""
+
+    @property
+    def positive_label(self) -> str | None:
+        return "1" if "1" in self.label_names() else None
+
+
+@kind("pair")
+class KBertPairTask(KBertTask):
+    """K-BERT sentence-pair classification: two texts per input, joint (one tree) or read apart by a
+    cosine head (``model.pair_encoding: separate``); F1 of the positive class (``data.positive_label``,
+    else ``"1"``) beside accuracy."""
+
+    columns = ("text_a", "text_b", "label")
+    input_texts = ("text_a", "text_b")
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        positive = None if self.data.positive_label is None else str(self.data.positive_label)
+        self.metrics = ("accuracy", "f1" if positive is None else ("f1", {"positive": positive}))
+
+    def check_pair_encoding(self) -> None:
+        """Either encoding reads pairs."""
+
+    def _checked(self, labels: list[str]) -> list[str]:
+        positive_label(labels, self.data.positive_label)
+        return list(labels)
+
+    @property
+    def positive_label(self) -> str | None:
+        return positive_label(self.label_names(), self.data.positive_label)
+
+    def second_texts(self, texts_b: list[str | None]) -> list[str | None] | None:
+        return texts_b
+
+    def _check_pair(self, text_b: str | None) -> None:
+        if text_b is None:
+            raise ValueError("this K-BERT model classifies sentence pairs: give text_b too")
+
+    def pair_model_args(self) -> dict[str, Any]:
+        """``model.pair_encoding: separate``: the label that means a match and the tokens that part the texts."""
+        if self.model.pair_encoding != "separate":
+            return {}
+        labels = self.label_names()
+        if len(labels) != 2:
+            raise ValueError(f"model.pair_encoding: separate tells a match from a mismatch; {self.data.dataset} "
+                             f"has {len(labels)} labels ({', '.join(labels)})")
+        tokenizer = tokenizer_for(self.vocab_path(), *self.vocab_tokenization())
+        return dict(pair_encoding="separate", match_label=labels.index(self.positive_label),
+                    sep_id=tokenizer.sep_id, cls_id=tokenizer.cls_id)
+
+
+@kind("ner")
+class KBertNERTask(KBertTask):
+    """K-BERT NER: one tag per character (branch tokens untagged), scored by entity F1."""
+
+    columns = ("text_a", "label")
+    described = "an NER"
+    tags_tokens = True
+    metrics = ("ner_f1", "accuracy")
+    monitor = "ner_f1"
+
+    def checked_tokenization(self, tokenization: str) -> str:
+        """Characters only: word pieces are a one-line error."""
+        if tokenization in ("wordpiece", "sentencepiece"):
+            what = "word-piece" if tokenization == "wordpiece" else "SentencePiece"
+            raise ValueError(f"data.tokenization: {self.vocab_path()} is a {what} vocabulary, and K-BERT NER "
+                             f"({self.data.dataset}) tags characters; use a character vocabulary for NER")
+        return tokenization
+
+    @staticmethod
+    def cut_rows(out: torch.Tensor, out_cut: torch.Tensor, branch: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+        """One row per real token: the cut model's rows go to the trunk tokens."""
+        return out.clone().index_put_(((~branch)[real].nonzero().squeeze(1),), out_cut)
+
+    def dataset_fields(self, fields: Sequence[str]) -> tuple[str, ...]:
+        """An NER file's space-separated characters joined into the text (as its dataset reads them)."""
+        return tuple(field.replace(" ", "") for field in fields)
+
+    def add_lengths(self, data: HeteroData, texts: Sequence[str], slices: dict[str, Any] | None = None) -> None:
+        """Each text's length in characters (``num_chars``: decoding tags every one)."""
+        data.num_chars = torch.tensor([len(text) for text in texts])
+        if slices is not None:
+            slices["num_chars"] = torch.arange(len(texts) + 1)
+
+    def init_weights(self, model: torch.nn.Module) -> None:
+        """As :meth:`KBertTask.init_weights`, the tag layer's bias first from the training tags with
+        ``model.tag_prior`` (:meth:`tag_log_prior`)."""
+        if self.model.tag_prior:
+            model.init_output_bias(self.tag_log_prior())
+        super().init_weights(model)
+
+    def tag_log_prior(self) -> torch.Tensor:
+        """Log frequency of each tag over the training tokens (add-one smoothed), ``[num_tags]``.
+
+        Starting the tagger from this bias keeps a model trained from scratch from collapsing: with
+        a zero bias the quickest way to the tag prior (``O`` is 89 % of MSRA's tags) is to map every
+        token to one state, after which no token-specific gradient reaches the encoder and it
+        predicts ``O`` everywhere (``docs/kbert.md``, *NER*)."""
+        y = self.train_split().label_ids()  # every training token of the split at once
+        counts = torch.bincount(y[y >= 0], minlength=len(self.label_names())).double() + 1.0
+        return (counts / counts.sum()).log().float()
+
+    def loss(self, out: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Cross-entropy over the tagged tokens, weighted per tag as ``model.class_weight`` says."""
+        out = fp32_logits(out)  # fp32 under mixed precision
+        weight = self.class_weights()
+        return F.cross_entropy(out, batch["token"].y, weight=None if weight is None else weight.to(out),
+                               ignore_index=IGNORE_INDEX)
+
+    def decode(self, out: torch.Tensor, batch: Batch) -> list[dict[str, Any]]:
         """Tags of the original characters: branch tokens are skipped, a character cut by
         truncation (or whitespace) is predicted ``O``."""
         labels = self.label_names()
@@ -477,14 +625,3 @@ class KBertTask(KBertKeys, Task):
         return [{"pred": [labels[t] for t in p.tolist()],
                  "gold": [labels[t] for t in g.tolist()] if g is not None else None,
                  "prob": float(c)} for p, g, c in zip(preds, golds, mean_conf.tolist(), strict=True)]
-
-
-def _has_uer_head(model: KBert, state: dict[str, torch.Tensor]) -> bool:
-    """Whether ``state`` holds the model's head under the official code's names, shapes included."""
-    if model.head != "uer":
-        return False
-    own = model.state_dict()
-    head = {ours: name for ours, name in model.uer_names().items() if not ours.startswith("encoder.")}
-    return bool(head) and all(name in state and state[name].shape == own[ours].shape for ours, name in head.items())
-
-

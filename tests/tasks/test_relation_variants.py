@@ -2,17 +2,22 @@
 branches on the encoder kind, and neither carries the other's attributes."""
 
 import ast
+import importlib
 import inspect
 import pickle
+import sys
 
-import graphmatch.tasks.relation as base_module
-import graphmatch.tasks.relation_bilstm as bilstm_module
-import graphmatch.tasks.relation_transformer as transformer_module
+import pytest
+
+import graphmatch.tasks.relation.base as base_module
+import graphmatch.tasks.relation.bilstm as bilstm_module
+import graphmatch.tasks.relation.transformer as transformer_module
 from graphmatch.engine import resolve
 from graphmatch.tasks.base import Task, get_task
-from graphmatch.tasks.relation import RelationTask
-from graphmatch.tasks.relation_bilstm import BiLSTMRelationTask
-from graphmatch.tasks.relation_transformer import TransformerRelationTask
+from graphmatch.tasks.relation import VARIANTS, RelationTask
+from graphmatch.tasks.relation.bilstm import BiLSTMRelationTask
+from graphmatch.tasks.relation.transformer import TransformerRelationTask
+from graphmatch.tasks.relation_keys import MODELS
 
 KINDS = {"BILSTM_MODELS", "TRANSFORMER_MODELS", "transformer"}
 
@@ -28,11 +33,11 @@ def test_the_variant_is_chosen_once_from_the_model_name(tmp_path):
 
 
 def test_no_relation_task_branches_on_the_encoder_kind():
-    """Only :meth:`RelationTask.variant` names the model lists; nothing reads a ``transformer`` flag."""
+    """Only the registry names the model lists; nothing reads a ``transformer`` flag."""
     for module in (base_module, bilstm_module, transformer_module):
         tree = ast.parse(inspect.getsource(module))
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-            for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name != "variant"):
+            for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
                 names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
                 names |= {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
                 assert not names & KINDS, f"{module.__name__}.{cls.name}.{fn.name} reads {names & KINDS}"
@@ -49,3 +54,40 @@ def test_each_variant_has_only_its_own_attributes(tmp_path):
         assert not hasattr(transformer, name), name
     assert transformer.tokenization == "pieces" and transformer.pretrained is not None
     assert transformer.token_vocab() is None and transformer.vocabulary_state() == {}
+
+
+def test_the_base_imports_none_of_its_variants():
+    """``relation.base`` imports no variant module (not even inside a function): each variant's
+    module registers itself, and the package imports them all."""
+    tree = ast.parse(inspect.getsource(base_module))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    variants = {bilstm_module.__name__, transformer_module.__name__, "graphmatch.tasks.relation"}
+    assert not imported & variants and not any(m.startswith("graphmatch.tasks.relation_") and m != "graphmatch"
+                                                 ".tasks.relation_keys" for m in imported)
+
+
+def test_the_registry_holds_every_model_name():
+    assert set(VARIANTS) == set(MODELS)
+    assert {VARIANTS[n] for n in BiLSTMRelationTask.model_names} == {BiLSTMRelationTask}
+    assert {VARIANTS[n] for n in TransformerRelationTask.model_names} == {TransformerRelationTask}
+
+
+def test_an_unknown_variant_is_one_line_naming_the_registered_ones():
+    with pytest.raises(ValueError) as err:
+        RelationTask.variant_of("lstm_crf")
+    message = str(err.value)
+    assert "\n" not in message and "'lstm_crf'" in message
+    assert all(name in message for name in MODELS)
+
+
+@pytest.mark.parametrize(("old", "new", "name"), [
+    ("graphmatch.tasks.relation_bilstm", "graphmatch.tasks.relation.bilstm", "BiLSTMRelationTask"),
+    ("graphmatch.tasks.relation_transformer", "graphmatch.tasks.relation.transformer", "TransformerRelationTask"),
+])
+def test_old_import_paths_warn_once_and_work(old, new, name):
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")) as caught:
+        module = importlib.import_module(old)
+    assert len([w for w in caught if issubclass(w.category, DeprecationWarning)]) == 1
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)

@@ -16,10 +16,11 @@ SemEval labels, in the official ``ID<TAB>LABEL`` format (``<stem>.semeval.txt``,
 ``<stem>.semeval_key.txt`` from the gold labels) for
 ``perl semeval2010_task8_scorer-v1.2.pl PROPOSED KEY``.
 
-One class per variant, chosen once from ``model.name`` when the task is made
-(``RelationTask(config)`` is a :class:`~graphmatch.tasks.relation_bilstm.BiLSTMRelationTask` or a
-:class:`~graphmatch.tasks.relation_transformer.TransformerRelationTask`); this module holds what
-they share: the data, labels, metrics, loss, decoding and outputs.
+One class per variant, chosen once from ``model.name`` when the task is made: ``RelationTask(config)``
+is the class :data:`VARIANTS` holds for that name (:class:`~graphmatch.tasks.relation.bilstm.BiLSTMRelationTask`
+or :class:`~graphmatch.tasks.relation.transformer.TransformerRelationTask`, each registered by its own
+module with :func:`variant`). This module imports none of them; it holds what they share: the data,
+labels, metrics, loss, decoding and outputs.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ import abc
 import dataclasses
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -53,14 +54,7 @@ from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.knowledge_selection import selection_lines
 from graphmatch.tasks.recipe import Recipe
-from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
-    BILSTM_MODELS,
-    MODELS,
-    TRANSFORMER_MODELS,
-    RelationData,
-    RelationKeys,
-    RelationModel,
-)
+from graphmatch.tasks.relation_keys import RelationData, RelationKeys, RelationModel  # noqa: F401 - re-exported
 from graphmatch.text.vocab import Vocab
 
 #: digits each label's probability keeps in a row's ``probs``
@@ -68,27 +62,44 @@ PROBS_DIGITS = 6
 #: percent of unknown training tokens above which a run warns
 UNKNOWN_WARNING = 5
 
+R = TypeVar("R", bound="RelationTask")
+
+
+#: ``model.name`` -> the task class of that variant (filled by :func:`variant` in each variant's module)
+VARIANTS: dict[str, type[RelationTask]] = {}
+
+
+def variant(*names: str) -> Callable[[type[R]], type[R]]:
+    """Class decorator: the relation task of the models ``names`` (their ``model.name``)."""
+
+    def add(cls: type[R]) -> type[R]:
+        for name in names:
+            VARIANTS[name] = cls
+        cls.model_names = names
+        return cls
+
+    return add
+
 
 @register
 class RelationTask(RelationKeys, Task):
     """Relation classification over relation sentence graphs: what the BiLSTM and the transformer
-    variants share. ``RelationTask(config)`` makes the variant ``model.name`` names (:meth:`variant`)."""
+    variants share. ``RelationTask(config)`` makes the variant ``model.name`` names (:meth:`variant_of`)."""
+
+    #: the ``model.name`` values of a variant (set by :func:`variant`)
+    model_names: tuple[str, ...] = ()
 
     def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
         if cls is RelationTask and config is not None:  # the one place the variant is chosen
-            cls = cls.variant(Recipe.of(config, cls).model.name)
+            cls = cls.variant_of(Recipe.of(config, cls).model.name)
         return super().__new__(cls)
 
     @staticmethod
-    def variant(name: str) -> type[RelationTask]:
-        """The task class of ``model.name``: a transformer's, or a BiLSTM's."""
-        if name in TRANSFORMER_MODELS:
-            from graphmatch.tasks.relation_transformer import TransformerRelationTask
-
-            return TransformerRelationTask
-        from graphmatch.tasks.relation_bilstm import BiLSTMRelationTask
-
-        return BiLSTMRelationTask
+    def variant_of(name: str) -> type[RelationTask]:
+        """The task class registered for ``model.name`` (a one-line error naming the registered ones)."""
+        if name not in VARIANTS:
+            raise ValueError(f"model.name: unknown relation model {name!r}; registered: {', '.join(sorted(VARIANTS))}")
+        return VARIANTS[name]
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -430,14 +441,15 @@ class RelationTask(RelationKeys, Task):
     def explain(self, model: torch.nn.Module, data: HeteroData) -> dict[str, Any]:
         """Attention over the tokens (and, for the entity-aware models, over the latent types),
         as the arguments of :func:`graphmatch.viz.attention.draw_token_attention`."""
-        if self.model.name == "transformer_entity_start":
-            raise ValueError("the entity_start head has no attention to draw; --explain needs an attention model")
         batch = data if isinstance(data, Batch) else Batch.from_data_list([data])
         if batch.num_graphs != 1:
             raise ValueError(f"explain draws one sentence, got a batch of {batch.num_graphs}")
         model.eval()
         with torch.no_grad():
             logits, att = model(batch, return_attention=True)
+        if "token" not in att:
+            raise ValueError(f"model.name={self.model.name} has no attention to draw; --explain needs an "
+                             "attention model")
         prob, pred = torch.softmax(logits[0], -1).max(-1)
         ent = batch["token", "in", "entity"].edge_index
         return {

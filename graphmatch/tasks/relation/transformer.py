@@ -1,0 +1,128 @@
+"""The relation task of the pretrained transformers (an entity-start or an entity-aware attention
+head): the checkpoint's word pieces (with the entity markers it may add), optionally K-BERT
+branches from ``data.kg``, the encoder trained at ``optim.encoder_lr`` layer by layer, and the L2
+term over the head only."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
+from graphmatch.data.relation import relation_builder
+from graphmatch.data.relation_pieces import relation_pieces
+from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
+from graphmatch.nn.pretrained import layer_groups, load_checkpoint
+from graphmatch.tasks.knowledge_selection import branch_selection
+from graphmatch.tasks.relation.base import RelationTask, variant
+from graphmatch.tasks.relation_keys import TRANSFORMER_MODELS
+
+
+@variant(*TRANSFORMER_MODELS)
+class TransformerRelationTask(RelationTask):
+    """Relation classification with a pretrained transformer over its word pieces."""
+
+    def __init__(self, config: dict[str, Any]):
+        super().__init__(config)
+        # the checkpoint, resolved once (a folder, minilm, a hub id or a run's stored encoder)
+        self.pretrained = resolve_checkpoint(self.model.pretrained)
+        self._pieces: WordPieces | None = None
+        self._trees: dict[bool, RelationGraphBuilder] = {}
+        self._selection: BranchSelection | None = None
+
+    @property
+    def tokenization(self) -> str:
+        return "pieces"
+
+    def tokenizer_folder(self) -> Path | None:
+        return self.pretrained_dir()
+
+    def vocabulary_name(self, training: bool = False) -> str:
+        return f"model.pretrained={self.model.pretrained}'s vocabulary"
+
+    def unk_id(self) -> int:
+        return self.pieces().tokenizer.unk_token_id
+
+    def pieces(self) -> WordPieces:
+        if self._pieces is None:
+            self._pieces = relation_pieces(self.pretrained_dir())  # e5-small: the markers as 4 added tokens
+        return self._pieces
+
+    def pretrained_dir(self) -> Path:
+        """The folder of the transformer's config and tokenizer."""
+        return self.pretrained.folder
+
+    def selection(self) -> BranchSelection | None:
+        """``data.select``'s branch selection over the checkpoint's own mean-pooled embeddings (one
+        for every split and :meth:`builder`: each text is embedded once), ``None`` for ``by: none``."""
+        if self._selection is None and self.data.kg is not None:
+            self._selection = branch_selection(self.data.select, self.pretrained, self.recipe.train.progress)
+        return self._selection
+
+    def builder(self, keep_text: bool = True) -> RelationGraphBuilder:
+        options = self.builder_options()
+        if self.data.kg is None:
+            return relation_builder(options, None, self.pieces(), keep_text=keep_text)
+        if keep_text not in self._trees:  # made once: its K-Query memoises lemmas and values
+            self._trees[keep_text] = relation_builder(options, None, self.pieces(), keep_text, self.knowledge_graph(),
+                                                      self.selection())
+        return self._trees[keep_text]
+
+    # ---------------------------------------------------------------- model
+    def build_model(self) -> torch.nn.Module:
+        from transformers import BertModel
+
+        from graphmatch.models.relation_transformer import RelationTransformer
+
+        m = self.model
+        # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
+        encoder = BertModel(self.pretrained.bert_config(vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
+        return RelationTransformer(
+            encoder, len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
+            num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim, latent_types=m.latent_types,
+            attention_size=m.attention_size, hidden_channels=m.head_hidden, pack=m.pack,
+            pad_id=self.pieces().tokenizer.pad_token_id or 0, branch_embedding=m.branch_embedding,
+            branch_bias=m.branch_bias,
+        )
+
+    def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """The head's parameters (not the encoder's)."""
+        return [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
+
+    def encoder_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """The pretrained encoder's parameters (trained at ``optim.encoder_lr``)."""
+        return list(model.encoder.parameters())
+
+    def encoder_layers(self, model: torch.nn.Module) -> list[list[torch.nn.Parameter]]:
+        """The transformer's embeddings and layers, bottom to top (``optim.layer_decay``)."""
+        return layer_groups(model.encoder.embeddings, model.encoder.encoder.layer)
+
+    def init_weights(self, model: torch.nn.Module) -> None:
+        """The pretrained weights, strictly; the word-embedding table grown for the markers the
+        tokenizer added (:func:`grown_embeddings`)."""
+        # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
+        ckpt, rows = self.pretrained.checkpoint(), model.encoder.config.vocab_size
+        ckpt, added = grown_embeddings(ckpt, rows, model.encoder.config.initializer_range)
+        load_checkpoint(model.encoder, ckpt)
+        if added:
+            print(f"pretrained: {added} embedding rows added for the entity markers "
+                  f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)
+
+
+def grown_embeddings(ckpt: Checkpoint, rows: int, std: float) -> tuple[Checkpoint, int]:
+    """``ckpt`` with its word-embedding table grown to ``rows`` (tokens the tokenizer added, e.g. the
+    entity markers of a SentencePiece checkpoint): each new row the mean of the checkpoint's rows plus
+    normal noise of ``std``, so that the markers start apart and among the pretrained embeddings.
+    Returns the checkpoint (``ckpt`` itself when nothing is added) and the rows added."""
+    name = "embeddings.word_embeddings.weight"
+    table = ckpt.state.get(name)
+    if table is None or table.shape[0] >= rows:
+        return ckpt, 0
+    added = rows - table.shape[0]
+    new = table.mean(0, keepdim=True) + std * torch.randn(added, table.shape[1], dtype=table.dtype)
+    return dataclasses.replace(ckpt, state={**ckpt.state, name: torch.cat([table, new])}), added
