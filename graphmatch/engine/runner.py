@@ -109,7 +109,10 @@ def _train_one(
     else:
         run_folder.check_free(run_dir)
     setup = fitting.prepare(recipe, fresh=ckpt is None)
+    if ckpt is not None and not resume_dir and fitting.load_weights_only(setup, ckpt):
+        ckpt = None  # a best.ckpt: its weights, then a new training
     run_folder.open_folder(run_dir, recipe)  # once data, model and pretrained weights are ready
     if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
         run_folder.close_folder(run_dir)
+        run_folder.drop_last(run_dir, recipe.train.keep_last)
     return run_dir

@@ -333,6 +333,8 @@ class KBertTask(KBertKeys, Task):
             from graphmatch.nn.mask_transformer import MaskTransformerEncoder
 
             encoder = MaskTransformerEncoder(config)
+        words = encoder.bert.embeddings.word_embeddings if m.backend == "hf" else encoder.embeddings.word
+        words.weight.requires_grad_(not m.freeze_word_embeddings)  # left out of the optimiser when frozen
         labels = self.label_names()
         pair: dict[str, Any] = {}
         if m.pair_encoding == "separate":
