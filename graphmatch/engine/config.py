@@ -47,7 +47,8 @@ ENGINE_RENAMED = (
 TOP_LEVEL = ("task", "name", "description", "base", "data", "model", "optim", "train")
 SECTIONS = ("data", "model", "optim", "train")
 #: keys that may differ between an interrupted run and its resumption
-RUNTIME_KEYS = {("train", "resume"), ("train", "progress"), ("train", "num_workers"), ("train", "threads")}
+RUNTIME_KEYS = {("train", "resume"), ("train", "progress"), ("train", "num_workers"), ("train", "threads"),
+                ("train", "keep_last")}
 
 
 class _Loader(yaml.SafeLoader):

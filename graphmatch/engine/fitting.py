@@ -17,6 +17,7 @@ import torch
 from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import runs
+from graphmatch.engine.checkpoint import check_state_dict, model_state, read_checkpoint
 from graphmatch.engine.config import sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.disk_full import disk_full_said
@@ -112,6 +113,22 @@ def prepare(recipe: Recipe, *, fresh: bool) -> Setup:
     for line in report:
         print(line, file=sys.stderr)
     return Setup(recipe, task, dict(datasets), splits, model, TaskModule(task, model, recipe), monitor, report)
+
+
+def load_weights_only(setup: Setup, ckpt: Path) -> bool:
+    """Load the weights of ``ckpt`` into the setup's model when it holds weights only (a
+    ``best.ckpt``: no optimiser state to continue from), saying on stderr that training starts
+    again from them with a fresh optimiser and schedule; ``False`` (nothing loaded) for a
+    resumable checkpoint (``last.ckpt``), which Lightning restores whole."""
+    saved = read_checkpoint(ckpt)
+    if "optimizer_states" in saved:
+        return False
+    state = setup.task.upgrade_state_dict(setup.model, model_state(saved))
+    check_state_dict(setup.model, state, str(ckpt))
+    setup.model.load_state_dict(state)
+    print(f"{ckpt} holds the weights only (no optimiser state): training starts from them, with a fresh "
+          "optimiser and schedule", file=sys.stderr)
+    return True
 
 
 def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:

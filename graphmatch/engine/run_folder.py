@@ -294,6 +294,13 @@ def open_folder(run_dir: Path, recipe: Recipe | Mapping[str, Any], seeds: Sequen
         write_json(run_dir / "seeds.json", {"seeds": list(seeds)})
 
 
+def drop_last(run_dir: Path, keep_last: bool) -> None:
+    """Remove a complete run's ``last.ckpt`` (rank 0), unless ``train.keep_last``: only a resumption
+    reads it, and it holds the optimiser's state besides the weights (``best.ckpt`` holds the weights)."""
+    if env_rank() == 0 and not keep_last and is_complete(run_dir):
+        (run_dir / "last.ckpt").unlink(missing_ok=True)
+
+
 def close_folder(run_dir: Path) -> None:
     """Write the ``COMPLETE`` marker (rank 0): every file of the run is in place."""
     if env_rank() == 0:

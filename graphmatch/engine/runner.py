@@ -112,9 +112,12 @@ def _train_one(
     setup = fitting.prepare(recipe, fresh=ckpt is None)
     if ckpt is not None and env_rank() == 0:
         warn_changed_inputs(setup.task, Path(ckpt).parent, setup.datasets)
+    if ckpt is not None and not resume_dir and fitting.load_weights_only(setup, ckpt):
+        ckpt = None  # a best.ckpt: its weights, then a new training
     run_folder.open_folder(run_dir, recipe)  # once data, model and pretrained weights are ready
     if env_rank() == 0:
         write_inputs(setup.task, run_dir, setup.datasets)
     if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
         run_folder.close_folder(run_dir)
+        run_folder.drop_last(run_dir, recipe.train.keep_last)
     return run_dir

@@ -5,7 +5,8 @@ complete, is :mod:`graphmatch.engine.run_folder`'s policy.
 Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
 
     config.yaml              resolved configuration (written first)
-    best.ckpt, last.ckpt     best-on-dev and latest checkpoints
+    best.ckpt, last.ckpt     best-on-dev weights; latest checkpoint (removed on completion
+                             unless ``train.keep_last``)
     predictions_dev.jsonl    rows of the selected checkpoint (+ any official formats of the task)
     predictions_test.jsonl
     metrics.json             dev and test figures of the selected checkpoint, and what made

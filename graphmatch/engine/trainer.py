@@ -54,8 +54,8 @@ def damaged_checkpoint(path: Path, err: Exception) -> ValueError:
     message = f"{path} cannot be read: it is truncated or damaged ({type(err).__name__}: {reason})"
     best = path.with_name("best.ckpt")
     if path.name == "last.ckpt" and best.is_file():
-        message += (f"; its best.ckpt is there: evaluate it with: graphmatch evaluate {path.parent}, or continue "
-                    f"training from it into a new folder with: graphmatch train --resume {best} --out NEW_FOLDER")
+        message += (f"; its best.ckpt is there: evaluate it with: graphmatch evaluate {path.parent}, or train again "
+                    f"from its weights into a new folder with: graphmatch train --resume {best} --out NEW_FOLDER")
     return ValueError(message)
 
 
@@ -219,6 +219,7 @@ def build_trainer(
             save_top_k=1,
             auto_insert_metric_name=False,
             enable_version_counter=False,
+            save_weights_only=True,  # what evaluate / predict read; a run resumes from last.ckpt
         )
         # Lightning's save_last only writes when a new best is saved; a run resumes from the latest
         # state, so last.ckpt has its own callback, listed after `select` so it stores its updated state

@@ -384,6 +384,8 @@ class KBertTask(KBertKeys, Task):
             from graphmatch.nn.mask_transformer import MaskTransformerEncoder
 
             encoder = MaskTransformerEncoder(config)
+        words = encoder.bert.embeddings.word_embeddings if m.backend == "hf" else encoder.embeddings.word
+        words.weight.requires_grad_(not m.freeze_word_embeddings)  # left out of the optimiser when frozen
         labels = self.label_names()
         return KBert(encoder, len(labels), tagging=self.tags_tokens, pooling=m.pooling,
                      dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,

@@ -91,6 +91,8 @@ class KBertModel:
                                         "token (needs data.kg)")
     branch_bias: bool = key(False, "a learned scalar per layer and head (zero at first) added to the attention "
                                    "logits between trunk and branch tokens (needs data.kg)")
+    freeze_word_embeddings: bool = key(False, "keep the encoder's word-embedding table as loaded (not trained: no "
+                                             "gradient, no optimiser state; e5's is 96 M of its 117 M weights)")
 
 
 @register_keys

@@ -81,6 +81,8 @@ class Train:
     monitor: str | None = key(None, "the dev metric that selects the checkpoint (higher is better); null = the "
                                     "task's default")
     bucket: bool = key(False, "training batches of samples of similar size (token nodes): less padding")
+    keep_last: bool = key(False, "keep last.ckpt (weights and optimiser state) once the run completes; it is "
+                                 "removed then by default (best.ckpt holds the weights only)")
 
 
 

@@ -93,7 +93,7 @@ class Batches(pl.Callback):
 
 
 def test_training_uses_bucketed_batches_and_resumes_exactly(tmp_path: Path) -> None:
-    sets = ["train.bucket=true", "model.dropout=0.3", "train.val_every_steps=3"]
+    sets = ["train.bucket=true", "model.dropout=0.3", "train.val_every_steps=3", "train.keep_last=true"]
     batches = Batches()
     straight = train(TOY, sets, tmp_path / "straight", callbacks=[batches])
     assert len(batches.seen) == 32

@@ -156,9 +156,9 @@ def test_resuming_from_a_truncated_last_ckpt_is_one_line_offering_best(tmp_path:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"graphmatch train: error: {last} cannot be read: it is truncated or "
                                                "damaged (")
-    assert err[0].endswith(f"; its best.ckpt is there: evaluate it with: graphmatch evaluate {run}, or continue "
-                           f"training from it into a new folder with: graphmatch train --resume {run}/best.ckpt --out "
-                           "NEW_FOLDER")
+    assert err[0].endswith(f"; its best.ckpt is there: evaluate it with: graphmatch evaluate {run}, or train "
+                           f"again from its weights into a new folder with: graphmatch train --resume "
+                           f"{run}/best.ckpt --out NEW_FOLDER")
     assert main(["evaluate", str(run)]) == 0  # what the line offers works
     assert main(["train", "--resume", str(run / "best.ckpt"), "--out", str(tmp_path / "new")]) == 0
     assert (tmp_path / "new" / "COMPLETE").is_file()

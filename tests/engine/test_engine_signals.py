@@ -22,7 +22,7 @@ from graphmatch.engine.checkpoint import read_checkpoint
 from graphmatch.engine.signals import TrainingStopped
 
 ROOT = HERE.parents[1]
-SETS = ["model.dropout=0.3", "train.epochs=3", "train.threads=1"]
+SETS = ["model.dropout=0.3", "train.epochs=3", "train.threads=1", "train.keep_last=true"]  # last.ckpt compared too
 
 
 def read_json(path: Path) -> dict:

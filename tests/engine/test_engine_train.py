@@ -34,7 +34,6 @@ def test_run_folder(trained_run) -> None:
     for name in (
         "config.yaml",
         "best.ckpt",
-        "last.ckpt",
         "metrics.json",
         "predictions_dev.jsonl",
         "predictions_test.jsonl",
@@ -45,7 +44,9 @@ def test_run_folder(trained_run) -> None:
     ):
         assert (run_dir / name).is_file(), name
     assert not list(run_dir.glob(".*")), "temporary files left behind"
-    assert read_checkpoint(run_dir / "last.ckpt")["global_step"] == 32  # the latest state, not the best
+    assert not (run_dir / "last.ckpt").exists()  # removed once complete (train.keep_last: false)
+    best = read_checkpoint(run_dir / "best.ckpt")
+    assert "optimizer_states" not in best and "callbacks" not in best  # the weights (and graphmatch's entry) only
     assert read_yaml(run_dir / "config.yaml") == resolve(TOY)
     metrics = read_json(run_dir / "metrics.json")
     assert metrics["epochs"] == 4 and metrics["steps"] == 4 * 8  # 128 samples / 16
@@ -123,7 +124,7 @@ def test_trainer_options() -> None:
 )
 def test_resumed_run_equals_uninterrupted(tmp_path: Path, every: list[str]) -> None:
     # dropout: the resumed run must continue the random stream
-    sets = ["model.dropout=0.3", "train.epochs=4", *every]
+    sets = ["model.dropout=0.3", "train.epochs=4", "train.keep_last=true", *every]
     straight = train(TOY, sets, tmp_path / "straight")
     broken = tmp_path / "broken"
     with pytest.raises(RuntimeError, match="simulated crash"):
@@ -136,7 +137,7 @@ def test_resumed_run_equals_uninterrupted(tmp_path: Path, every: list[str]) -> N
     best_step = read_checkpoint(broken / "best.ckpt")["global_step"]
     assert so_far == next(h["dev"] for h in read_json(straight / "history.json") if h["step"] == best_step)
     with pytest.raises(ValueError, match="differs from the run's configuration in model.dropout"):
-        train(TOY, ["train.epochs=4", *every], resume=broken)
+        train(TOY, ["train.epochs=4", "train.keep_last=true", *every], resume=broken)
     assert train(resume=broken) == broken
     a, b = read_json(straight / "metrics.json"), read_json(broken / "metrics.json")
     for key in ("dev", "test", "best_step", "epochs", "steps"):
@@ -270,3 +271,34 @@ def test_a_run_folder_of_the_previous_release_still_loads(tmp_path: Path, recwar
     assert task.data.limit.train == 64
     assert train(resume=run) == run  # complete: nothing to do, but its configuration was read
     assert not [w for w in recwarn if "deprecated" in str(w.message)]  # a stored configuration is not the user's
+
+
+class _FirstWeights(pl.Callback):
+    """The head's weights when training starts."""
+
+    def on_train_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        self.head = module.model.head.weight.detach().clone()
+
+
+def test_keep_last_and_training_again_from_a_weights_only_best(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    kept = train(TOY_QUICK, ["train.keep_last=true"], tmp_path / "kept")
+    assert "optimizer_states" in read_checkpoint(kept / "last.ckpt")  # resumable, kept on request
+    best = read_checkpoint(kept / "best.ckpt")
+    assert "optimizer_states" not in best
+    assert evaluate(kept, "dev") == pytest.approx(read_json(kept / "metrics.json")["dev"])  # best.ckpt, as before
+    capsys.readouterr()
+    first = _FirstWeights()
+    again = train(None, ["train.keep_last=false"], tmp_path / "again", resume=kept / "best.ckpt", callbacks=[first])
+    assert "holds the weights only (no optimiser state): training starts from them" in capsys.readouterr().err
+    assert torch.equal(first.head, best["state_dict"]["model.head.weight"])  # from best's weights, at step 0
+    assert read_json(again / "metrics.json")["steps"] == read_json(kept / "metrics.json")["steps"]
+    assert not (again / "last.ckpt").exists() and (again / "COMPLETE").is_file()  # keep_last: a runtime key
+
+
+def test_keep_last_bad_value_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphmatch.cli.main import main
+
+    assert main(["train", str(TOY_QUICK), "--out", str(tmp_path / "run"), "--set", "train.keep_last=sometimes"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "train.keep_last" in err[0], err

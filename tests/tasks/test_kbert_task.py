@@ -480,3 +480,38 @@ def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_
     assert not torch.allclose(plain.loss(out, batch), want)
     with pytest.raises(ValueError, match="model.class_weight"):
         _config(tmp_path, shared_data, recipe, ["model.class_weight=inverse"])
+
+
+@pytest.mark.parametrize("backend", ["ours", "hf"])
+def test_frozen_word_embeddings_get_no_gradient_and_no_optimiser_state(tmp_path, shared_data, backend):
+    from graphmatch.engine.module import TaskModule
+    from graphmatch.engine.optim import build_optimizer
+    from graphmatch.tasks.recipe import Recipe
+
+    limits = ["data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", f"model.backend={backend}"]
+    for frozen in (True, False):
+        config = _config(tmp_path, shared_data, extra=[*limits, f"model.freeze_word_embeddings={frozen}"])
+        task = _task(config)
+        data, model = task.datasets(), task.build_model().train()
+        words = model.encoder.bert.embeddings.word_embeddings if backend == "hf" else model.encoder.embeddings.word
+        groups = TaskModule(task, model, Recipe.of(config)).param_groups()
+        optimizer = build_optimizer(groups, Recipe.of(config).optim)
+        before = words.weight.detach().clone()
+        encoder = [p.detach().clone() for p in model.encoder.parameters()]
+        batch = Batch.from_data_list([data["train"][i] for i in range(4)])
+        task.loss(model(batch), batch).backward()
+        optimizer.step()
+        in_optimiser = any(p is words.weight for g in groups for p in g["params"])
+        assert in_optimiser is (words.weight in optimizer.state) is (not frozen)
+        assert (words.weight.grad is None) is frozen and torch.equal(words.weight, before) is frozen
+        assert any(not torch.equal(p, q) for p, q in zip(model.encoder.parameters(), encoder, strict=True))
+
+
+def test_freeze_word_embeddings_bad_value_is_one_line(tmp_path, shared_data, capsys):
+    from graphmatch.cli.main import main
+
+    code = main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(tmp_path / "run"), "--set",
+                 "model.freeze_word_embeddings=maybe"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "model.freeze_word_embeddings" in err[0], err
+    assert not (tmp_path / "run").exists()
