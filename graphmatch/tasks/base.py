@@ -247,6 +247,13 @@ class Task(TaskKeys, abc.ABC):
         default none."""
         return {}
 
+    def user_files(self) -> dict[str, str]:
+        """Which of :meth:`input_files` a user gave by path, each with the recipe key that names it
+        (e.g. ``{"kg": "data.kg"}`` for a ``.spo`` file, not a built-in name): the run folder keeps a
+        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.run_files`);
+        default none."""
+        return {}
+
     def init_weights(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """What a fresh model starts from before training, never a restored one (optional): the
         pretrained encoder ``model.pretrained`` names, word vectors, a tag layer's prior."""

@@ -27,7 +27,7 @@ from graphmatch.datafiles import locate
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inputs, mask_matched_words
 from graphmatch.graphs.kbert_corpus import InputError, TreeCorpusBuilder, collated_coverage
-from graphmatch.knowledge import resolve_kg
+from graphmatch.knowledge import BUILTIN_KGS, resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
@@ -44,21 +44,12 @@ class KBertTask(KBertKeys, Task):
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
-        m, d = self.model, self.data
+        m = self.model
         # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
         self.pretrained = resolve_checkpoint(m.pretrained) if m.pretrained is not None else None
-        self.kind = dataset_kind(d.dataset, d.root)
-        if self.kind == "ner":
-            self.metrics, self.monitor = ("ner_f1", "accuracy"), "ner_f1"
-        elif self.kind == "pair":  # F1 of the positive class (data.positive_label, else "1")
-            positive = None if d.positive_label is None else str(d.positive_label)
-            self.metrics = ("accuracy", "f1" if positive is None else ("f1", {"positive": positive}))
-            self.monitor = "accuracy"
-        else:
-            self.metrics, self.monitor = ("accuracy",), "accuracy"
-        if m.pair_encoding == "separate" and self.kind != "pair":
-            raise ValueError(f"model.pair_encoding: separate reads the two texts of a pair apart; {d.dataset} is "
-                             f"{'an NER' if self.kind == 'ner' else 'a single-sentence'} dataset (use joint)")
+        #: ``classification``, ``pair`` or ``ner``: a checkpoint's (:meth:`set_extra_state`), else read from
+        #: the training file's header on first use (:attr:`kind`), so that prediction needs no dataset
+        self._kind: str | None = None
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._vocab_tokenization: tuple[str, bool] | None = None  # vocab_tokenization(): read once
         self._tree_options: TreeOptions | None = None
@@ -66,6 +57,33 @@ class KBertTask(KBertKeys, Task):
         self._builder: SentenceTreeBuilder | None = None
         self._selection: BranchSelection | None = None
         self._mask_id: int | None = None  # the vocabulary's mask token (data.entity_mask)
+
+    @property
+    def kind(self) -> str:
+        """The data's kind: the checkpoint's, else the dataset's (:func:`~graphmatch.data.kbert.dataset_kind`)."""
+        if self._kind is None:
+            self._set_kind(dataset_kind(self.data.dataset, self.data.root))
+        return self._kind
+
+    def _set_kind(self, kind: str) -> None:
+        if self.model.pair_encoding == "separate" and kind != "pair":
+            raise ValueError(f"model.pair_encoding: separate reads the two texts of a pair apart; {self.data.dataset} "
+                             f"is {'an NER' if kind == 'ner' else 'a single-sentence'} dataset (use joint)")
+        self._kind = kind
+
+    @property
+    def metrics(self) -> tuple[Any, ...]:
+        """NER: entity F1; pairs: accuracy and the F1 of the positive class (data.positive_label, else "1")."""
+        if self.kind == "ner":
+            return ("ner_f1", "accuracy")
+        if self.kind == "pair":
+            positive = self.data.positive_label
+            return ("accuracy", "f1" if positive is None else ("f1", {"positive": str(positive)}))
+        return ("accuracy",)
+
+    @property
+    def monitor(self) -> str:
+        return "ner_f1" if self.kind == "ner" else "accuracy"
 
     # ----------------------------------------------------------------- data
     def vocab_path(self) -> Path:
@@ -171,6 +189,8 @@ class KBertTask(KBertKeys, Task):
         return {"labels": self.label_names(), "kind": self.kind}
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
+        if self._kind is None and state.get("kind") is not None:  # restored: the data folder is not read
+            self._set_kind(state["kind"])
         if state.get("kind", self.kind) != self.kind:
             raise ValueError(f"the checkpoint holds a model of {state['kind']} data; data.dataset="
                              f"{self.data.dataset!r} is {self.kind} data: evaluate it on {state['kind']} data")
@@ -204,6 +224,12 @@ class KBertTask(KBertKeys, Task):
         """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
         kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
+
+    def user_files(self) -> dict[str, str]:
+        """A ``.spo`` file given as ``data.kg`` (not a built-in name) and a ``data.vocab`` file."""
+        kg = self.data.kg
+        own_kg = kg is not None and str(kg).lower() not in ("none", "null", "", *BUILTIN_KGS)
+        return {**({"kg": "data.kg"} if own_kg else {}), **({"vocab": "data.vocab"} if self.data.vocab else {})}
 
     def knowledge_graph(self) -> str | None:
         """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""
