@@ -42,6 +42,8 @@ from graphmatch.text.wordpiece import WordPieceTokenizer
 class KBertTask(KBertKeys, Task):
     """K-BERT (Liu et al., AAAI 2020) on its classification, pair and NER datasets."""
 
+    DESCRIBED_KEYS = ("data.dataset", "data.kg", "model.pretrained", "model.hidden_size", "model.num_layers")
+
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         m = self.model
@@ -224,6 +226,12 @@ class KBertTask(KBertKeys, Task):
         """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
         kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
+
+    def used(self) -> str:
+        """The encoder (pretrained, or its size from scratch), the knowledge graph and the dataset."""
+        m, d = self.model, self.data
+        encoder = m.pretrained or f"from scratch ({m.num_layers} layers, hidden {m.hidden_size})"
+        return f"K-BERT, encoder {encoder}, knowledge {d.kg or 'none'}; data: {d.dataset}"
 
     def user_files(self) -> dict[str, str]:
         """A ``.spo`` file given as ``data.kg`` (not a built-in name) and a ``data.vocab`` file."""

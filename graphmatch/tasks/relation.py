@@ -72,6 +72,9 @@ class RelationTask(RelationKeys, Task):
     """Relation classification over relation sentence graphs: what the BiLSTM and the transformer
     variants share. ``RelationTask(config)`` makes the variant ``model.name`` names (:meth:`variant`)."""
 
+    DESCRIBED_KEYS = ("data.train_file", "data.dev_file", "data.test_file", "data.kg", "model.name",
+                      "model.pretrained", "model.word_vectors")
+
     def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
         if cls is RelationTask and config is not None:  # the one place the variant is chosen
             cls = cls.variant(Recipe.of(config, cls).model.name)
@@ -282,7 +285,7 @@ class RelationTask(RelationKeys, Task):
         matched almost nothing of the training split (another language); with ``data.select``,
         the candidate branches each split kept
         (:func:`~graphmatch.tasks.knowledge_selection.selection_lines`)."""
-        lines = []
+        lines = [f"warning: {line}" for line in [self.optimiser_warning()] if line]
         if self.data.max_length == "auto":
             lines.append(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence")
         lines += self.unknown_lines(getattr(datasets["train"], "unknown", None))
@@ -297,6 +300,26 @@ class RelationTask(RelationKeys, Task):
                 if warning is not None:
                     lines.append(f"warning: {warning}")
         return lines + selection_lines(self.data.select.by, datasets)
+
+    def optimiser_warning(self) -> str | None:
+        """One line when a transformer model trains with a BiLSTM's optimiser (a BiLSTM recipe whose
+        ``model.name`` was switched): no ``optim.encoder_lr`` or no warm-up, saying what to set."""
+        o, m = self.recipe.optim, self.model
+        if m.name not in TRANSFORMER_MODELS or (o.encoder_lr is not None and o.warmup > 0):
+            return None
+        what = [f"{o.optimizer}, lr {o.lr:g}", *(["no optim.encoder_lr"] if o.encoder_lr is None else []),
+                *(["no warm-up"] if o.warmup == 0 else []), *([f"model.l2 {m.l2:g}"] if m.l2 else [])]
+        return (f"model.name={m.name} trains with a BiLSTM's optimiser ({', '.join(what)}): set optim.optimizer=adamw "
+                "optim.encoder_lr=5e-5 optim.warmup=0.1 optim.schedule=linear model.l2=0, or start from "
+                "relation/zh_e5_entity_start (Chinese) or relation/semeval_minilm_entity_start")
+
+    def used(self) -> str:
+        """The model (with its pretrained encoder or word vectors) and the data files."""
+        m, d = self.model, self.data
+        encoder = m.pretrained or m.word_vectors
+        files = [f for f in (d.train_file, d.dev_file, d.test_file) if f]
+        return (f"{m.name}" + (f" over {encoder}" if encoder else "") + "; data: "
+                + (", ".join(str(f) for f in files) if files else "SemEval-2010 Task 8"))
 
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built
