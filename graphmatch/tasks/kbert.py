@@ -20,7 +20,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
-from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
+from graphmatch.data.kbert import KINDS, check_files, dataset_kind, tree_builder
 from graphmatch.data.kbert_options import TreeOptions
 from graphmatch.data.labels import positive_label
 from graphmatch.datafiles import locate
@@ -154,6 +154,10 @@ class KBertTask(KBertKeys, Task):
         return self._train
 
     def datasets(self) -> dict[str, Dataset]:
+        """The three splits; a dataset folder's files are all checked first, before any graph is
+        built (:func:`~graphmatch.data.kbert.check_files`)."""
+        limits = {split: self.data.limit.count(split) for split in ("train", "dev", "test")}
+        check_files(self.data.dataset, self.kind, self.data.root, limits)
         train = self.train_split()
         if self.labels is not None and list(train.labels) != self.labels:
             raise ValueError(f"the labels of the data ({list(train.labels)}) differ from the checkpoint's "

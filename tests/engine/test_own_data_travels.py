@@ -96,3 +96,19 @@ def test_a_moved_run_predicts_after_its_data_is_deleted(trained, capsys, monkeyp
     code, out, err = _predict(capsys, str(moved), TEXT)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"looked for its copy {copy} and for the original {own / 'mydata' / 'my.spo'}" in err
+
+
+def test_every_bad_dataset_file_is_named_before_any_graph_is_built(tmp_path, capsys):
+    data = tmp_path / "mydata"
+    _own_data(data)
+    (data / "dev.tsv").unlink()
+    (data / "test.tsv").write_text("label\ttext_a\n1\t好\t多了一列\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    capsys.readouterr()
+    assert main(["train", "kbert/chnsenticorp_hownet_quick", "--out", str(tmp_path / "run"), "--set", *TINY,
+                 f"data.dataset={data}", f"data.kg={data / 'my.spo'}", f"data.vocab={data / 'vocab.txt'}",
+                 f"data.cache_dir={cache}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "holds no dev.tsv" in err
+    assert f"{data / 'test.tsv'}:2: expected 2 tab-separated fields (label, text_a), got 3" in err
+    assert not (tmp_path / "run").exists() and not list(cache.rglob("*.pt"))  # no graph was built
