@@ -156,6 +156,10 @@ class KBertTask(KBertKeys, Task):
     def datasets(self) -> dict[str, Dataset]:
         """The three splits; a dataset folder's files are all checked first, before any graph is
         built (:func:`~graphmatch.data.kbert.check_files`)."""
+        data_kind = dataset_kind(self.data.dataset, self.data.root)
+        if data_kind != self.kind:  # a checkpoint's kind (set_extra_state) against the data's
+            raise ValueError(f"the checkpoint holds a model of {self.kind} data; data.dataset={self.data.dataset!r} "
+                             f"is {data_kind} data: evaluate it on {self.kind} data")
         limits = {split: self.data.limit.count(split) for split in ("train", "dev", "test")}
         check_files(self.data.dataset, self.kind, self.data.root, limits)
         train = self.train_split()
