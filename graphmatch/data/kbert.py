@@ -358,6 +358,41 @@ def dataset_kind(name: str, root: str | os.PathLike | None = None) -> str:
         len(first[columns["text_a"]].split(" ")) == len(first[columns["label"]].split(" ")) else "classification"
 
 
+def check_files(name: str, kind: str, root: str | os.PathLike | None = None,
+                limits: dict[str, int | None] | None = None) -> None:
+    """Check a dataset folder's three files before any graph is built: each there, readable, with
+    the columns of ``kind`` in its header and that many fields on each data line (the first
+    ``limits[split]`` lines). Every problem found is named in one ValueError (a built-in name is
+    not read here).
+
+    Raises:
+        ValueError: ``file:line`` and what is wrong, for every file, joined by ``; ``.
+    """
+    if name in DATASETS:
+        return
+    problems = []
+    for split in SPLITS:
+        try:
+            path = source_file(name, split, root)
+            columns, lines = read_header(path, KINDS[kind].required)
+            limit, seen = (limits or {}).get(split), 0
+            for n, line in enumerate(lines, 2):
+                if limit is not None and seen >= limit:
+                    break
+                if not line.strip():
+                    continue
+                seen += 1
+                if len(line.split("\t")) != len(columns):
+                    raise ValueError(f"{path}:{n}: expected {len(columns)} tab-separated fields "
+                                     f"({', '.join(columns)}), got {len(line.split(chr(9)))}")
+            if seen == 0:
+                raise ValueError(f"{path}: no data lines")
+        except (OSError, ValueError) as err:
+            problems.append(str(err).removeprefix(f"dataset {name!r} is neither one of {', '.join(DATASETS)} "))
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
 def source_file(name: str, split: str, root: str | os.PathLike | None = None) -> Path:
     """The TSV of ``split`` for a built-in dataset name or a folder of ``{split}.tsv`` files."""
     if name in DATASETS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import check_state_dict, model_state, read_checkpoint
-from graphmatch.engine.config import sample_limit, task_class
+from graphmatch.engine.config import diff, resolve, sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.module import TaskModule
@@ -183,6 +184,22 @@ def never_evaluated(splits: Mapping[str, IndexedDataset], trainer: pl.Trainer) -
             "missing?)")
 
 
+def as_described(recipe: Recipe, task: Task) -> bool:
+    """Whether the recipe's ``description`` still describes the run: none of the keys it speaks of
+    (:attr:`Task.DESCRIBED_KEYS <graphmatch.tasks.base.Task.DESCRIBED_KEYS>`, else every ``data`` and
+    ``model`` key) differs from the named recipe's own (a user's own recipe file: yes, as it was written)."""
+    try:
+        with warnings.catch_warnings():  # its old keys were named once already
+            warnings.simplefilter("ignore")
+            own = resolve(f"{recipe.task}/{recipe.name}")  # a packaged recipe's name
+    except (OSError, ValueError, KeyError):
+        return True
+    if own.get("description") != recipe.description:
+        return True
+    described = task.DESCRIBED_KEYS or ("data.", "model.")
+    return not any(k in described if task.DESCRIBED_KEYS else k.startswith(described) for k in diff(own, recipe.config))
+
+
 def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: float,
                   history: list[dict[str, Any]], selected: Mapping[str, int]) -> dict[str, Any]:
     """The files of a finished run (rank 0) from the selected checkpoint's evaluations."""
@@ -207,13 +224,19 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
         "provenance": provenance(cache_keys(setup.datasets), environment=task.environment(),
                                  precision=precision_record(recipe.train.precision, trainer.precision)),
     }
+    labels = task.label_names()
+    negatives = [label for label in task.negative_labels() if label in labels]
+    if negatives:  # the share of no-relation predictions against gold, the relations never predicted
+        metrics["negative_share"] = {"labels": negatives, "relations": len(labels) - len(negatives), "splits": {
+            split: runs.negative_share(module.rows[split], negatives, labels)
+            for split in ("dev", "test") if module.rows.get(split)}}
     for split in ("dev", "test"):
         if split in module.rows:
             runs.write_predictions(task, run_dir, split, module.rows[split])
     runs.write_json(run_dir / "history.json", history)
     runs.plot_curve({recipe.name: history}, monitor, run_dir / "curve.png", {recipe.name: metrics["best_step"]})
     runs.write_json(run_dir / "metrics.json", metrics)
-    runs.write_summary(run_dir, recipe, metrics, setup.report)
+    runs.write_summary(run_dir, recipe, metrics, setup.report, used=task.used(), described=as_described(recipe, task))
     if task.branch_kg() is not None and len(splits.get("dev") or ()):  # does the model read its branches?
         from graphmatch.engine.probe import SUMMARY_INPUTS, probe_graphs, report
 
@@ -221,5 +244,6 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
         figures = probe_graphs(task, module.model, [dev[i] for i in range(min(SUMMARY_INPUTS, len(dev)))])
         probed = report(figures, f"Knowledge probe (the dev split's first {figures['inputs']} inputs, "
                                  "`graphmatch probe`)")
-        runs.write_summary(run_dir, recipe, metrics, setup.report, extra=["", probed])
+        runs.write_summary(run_dir, recipe, metrics, setup.report, extra=["", probed], used=task.used(),
+                           described=as_described(recipe, task))
     return metrics

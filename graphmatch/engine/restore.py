@@ -19,6 +19,7 @@ from graphmatch.engine.arguments import check_output, check_precision
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
 from graphmatch.engine.config import check_run_overrides, diff, resolve, task_class
 from graphmatch.engine.precision import autocast, inference_precision, to_fp32
+from graphmatch.engine.run_files import check_run_inputs, stored_inputs
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipe import Recipe
@@ -60,6 +61,7 @@ def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
         raise ValueError(
             f"the labels of the data ({task.label_names()}) differ from the checkpoint's ({meta['label_names']})"
         )
+    check_run_inputs(task, run_dir)
     return task, data
 
 
@@ -81,7 +83,8 @@ def load(run_or_ckpt: str | os.PathLike) -> tuple[Task, torch.nn.Module]:
     path = checkpoint_of(run_or_ckpt)
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
-    task, _ = _restore(meta, resolve(meta["config"], stored=True), with_data=False, run_dir=path.parent)
+    config = resolve(stored_inputs(meta["config"], path.parent), stored=True)  # the run's copies of user files
+    task, _ = _restore(meta, config, with_data=False, run_dir=path.parent)
     return task, _model_from(ckpt, task, path)
 
 
@@ -122,7 +125,7 @@ def evaluate(
     ckpt = read_checkpoint(path)
     meta = ckpt[META]
     check_run_overrides(overrides, meta["config"].get("task"))
-    config = resolve(meta["config"], overrides, stored=True)
+    config = resolve(stored_inputs(meta["config"], path.parent), overrides, stored=True)
     changed = [k for k in diff(resolve(meta["config"], stored=True), config) if k.startswith("model.")]
     if changed:
         raise ValueError(f"model keys cannot change when evaluating a checkpoint: {', '.join(changed)}")

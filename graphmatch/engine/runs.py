@@ -194,23 +194,49 @@ def _made_by(record: Mapping[str, Any] | None) -> list[str]:
     return [f"Made by {describe(record)}.", "", f"Processed-data caches: {keys}.", ""]
 
 
+def negative_share(rows: Sequence[Mapping[str, Any]], negatives: Sequence[str],
+                   labels: Sequence[str]) -> dict[str, Any]:
+    """How much of a split was predicted as a negative (no-relation) label against its gold share,
+    in percent, and the relations (labels but ``negatives``) never predicted."""
+    n = max(len(rows), 1)
+    predicted = {r["pred"] for r in rows}
+    return {"predicted": 100 * sum(r["pred"] in negatives for r in rows) / n,
+            "gold": 100 * sum(r.get("gold") in negatives for r in rows) / n,
+            "never_predicted": [label for label in labels if label not in negatives and label not in predicted]}
+
+
+def negative_lines(shares: Mapping[str, Mapping[str, Any]], negatives: Sequence[str], relations: int) -> list[str]:
+    """One ``summary.md`` line per split of :func:`negative_share`."""
+    return [f"{split}: {share['predicted']:.1f} % predicted {'/'.join(negatives)} against {share['gold']:.1f} % "
+            f"gold; {len(share['never_predicted'])} of {relations} relations never predicted"
+            + (f" ({', '.join(share['never_predicted'])})" if share["never_predicted"] else "")
+            for split, share in shares.items()]
+
+
 def write_summary(run_dir: Path, recipe: Recipe, metrics: Mapping[str, Any],
-                  notes: Sequence[str] = (), extra: Sequence[str] = ()) -> None:
-    """``summary.md``: recipe, selected checkpoint, dev/test table, time, curve, and the task's
-    ``notes`` on its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each; ``extra``
-    lines at the end (the knowledge probe, :mod:`graphmatch.engine.probe`)."""
+                  notes: Sequence[str] = (), extra: Sequence[str] = (), used: str = "",
+                  described: bool = True) -> None:
+    """``summary.md``: recipe, what the run really used (``used``, :meth:`Task.used
+    <graphmatch.tasks.base.Task.used>`; the recipe's description only where ``described``: no data or
+    model key of the recipe was changed), selected checkpoint, dev/test table, the share of
+    negative predictions (``metrics["negative_share"]``), time, curve, and the task's ``notes`` on
+    its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each; ``extra`` lines at the end
+    (the knowledge probe, :mod:`graphmatch.engine.probe`)."""
     t = recipe.train
+    share = metrics.get("negative_share") or {}
     lines = [
         f"# {recipe.name} ({recipe.task}), seed {t.seed}",
         "",
-        recipe.description,
-        "",
+        *([recipe.description, ""] if described and recipe.description else []),
+        *([f"Model and data: {used}", ""] if used else []),
         f"- checkpoint selected on dev `{metrics['monitor']}`: step {metrics['best_step']} "
         f"(epoch {metrics['best_epoch']}); test evaluated once, with that checkpoint",
         f"- trained {metrics['epochs']} epoch(s), {metrics['steps']} steps, {metrics['time_s']:.1f} s "
         f"on {metrics['device']}",
         f"- batch size {t.batch_size}, optimizer {recipe.optim.optimizer}, lr {recipe.optim.lr}",
         *(f"- {note}" for note in notes),
+        *(f"- negative predictions, {line}" for line in negative_lines(share.get("splits", {}), share.get("labels", []),
+                                                                        share.get("relations", 0))),
         "",
         *_table({"dev": metrics["dev"], "test": metrics.get("test") or {}}, lambda v: "–" if v is None else f"{v:.2f}"),
         "",

@@ -111,6 +111,9 @@ class Task(TaskKeys, abc.ABC):
     pretrained: Pretrained | None = None
     #: the run folder's copy of the encoder's config and tokenizer files (:meth:`store_run_files`)
     ENCODER_DIR: ClassVar[str] = "pretrained"
+    #: the recipe keys a recipe's ``description`` speaks of (model, encoder, data): a run that changes
+    #: one gets no description in its ``summary.md``, only :meth:`used`; empty: every data and model key
+    DESCRIBED_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Recipe | Mapping[str, Any]):
         #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipe.Recipe`): ``recipe.train.progress``, ...
@@ -278,6 +281,18 @@ class Task(TaskKeys, abc.ABC):
 
     def input_files(self) -> dict[str, str]:
         """Input files besides the datasets whose identity a run records (e.g. ``{"kg": path}``);
+        default none."""
+        return {}
+
+    def used(self) -> str:
+        """One line naming the model, its encoder and the data the run really used (from the resolved
+        configuration), for the run's ``summary.md``; default: none."""
+        return ""
+
+    def user_files(self) -> dict[str, str]:
+        """Which of :meth:`input_files` a user gave by path, each with the recipe key that names it
+        (e.g. ``{"kg": "data.kg"}`` for a ``.spo`` file, not a built-in name): the run folder keeps a
+        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.run_files`);
         default none."""
         return {}
 

@@ -15,6 +15,7 @@ vocabulary, the trees, the encoder and the checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +27,7 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
-from graphmatch.data.kbert import KINDS, dataset_kind, tree_builder
+from graphmatch.data.kbert import KINDS, check_files, dataset_kind, tree_builder
 from graphmatch.data.labels import positive_label
 from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -34,7 +35,7 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inp
 from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder, collated_coverage
 from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.io.datafiles import locate
-from graphmatch.knowledge import resolve_kg
+from graphmatch.knowledge import BUILTIN_KGS, resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
@@ -77,7 +78,8 @@ class KBertTask(KBertKeys, Task):
     def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
         if cls is KBertTask and config is not None:  # the one place the kind is chosen
             data = Recipe.of(config, cls).data
-            cls = cls.kind_of(dataset_kind(data.dataset, data.root))
+            with contextlib.suppress(ValueError, OSError):  # no data to read (a moved run): the checkpoint says
+                cls = cls.kind_of(dataset_kind(data.dataset, data.root))
         return super().__new__(cls)
 
     @staticmethod
@@ -88,12 +90,15 @@ class KBertTask(KBertKeys, Task):
                              f"{', '.join(sorted(KINDS_OF_TASK))}")
         return KINDS_OF_TASK[name]
 
+    DESCRIBED_KEYS = ("data.dataset", "data.kg", "model.pretrained", "model.hidden_size", "model.num_layers")
+
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         m = self.model
         # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
         self.pretrained = resolve_checkpoint(m.pretrained) if m.pretrained is not None else None
-        self.check_pair_encoding()
+        if type(self) is not KBertTask:  # else once a checkpoint names the kind (_become)
+            self.check_pair_encoding()
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
         self._vocab_tokenization: tuple[str, bool] | None = None  # vocab_tokenization(): read once
         self._tree_options: TreeOptions | None = None
@@ -179,6 +184,14 @@ class KBertTask(KBertKeys, Task):
         return self._train
 
     def datasets(self) -> dict[str, Dataset]:
+        """The three splits; a dataset folder's files are all checked first, before any graph is
+        built (:func:`~graphmatch.data.kbert.check_files`)."""
+        data_kind = dataset_kind(self.data.dataset, self.data.root)  # the data's own error when they are gone
+        if type(self) is KBertTask:
+            self._become(data_kind)
+        self.check_kind(data_kind, "data.dataset")
+        limits = {split: self.data.limit.count(split) for split in ("train", "dev", "test")}
+        check_files(self.data.dataset, self.kind, self.data.root, limits)
         train = self.train_split()
         if self.labels is not None and list(train.labels) != self.labels:
             raise ValueError(f"the labels of the data ({list(train.labels)}) differ from the checkpoint's "
@@ -215,10 +228,22 @@ class KBertTask(KBertKeys, Task):
     def get_extra_state(self) -> dict[str, Any]:
         return {"labels": self.label_names(), "kind": self.kind}
 
+    def check_kind(self, kind: str, where: str) -> None:
+        """A one-line error when ``kind`` (the data's or a checkpoint's) is not this task's."""
+        if kind != self.kind:
+            model, data = (kind, self.kind) if where == "the checkpoint" else (self.kind, kind)
+            raise ValueError(f"the checkpoint holds a model of {model} data; data.dataset={self.data.dataset!r} is "
+                             f"{data} data: evaluate it on {model} data")
+
+    def _become(self, kind: str) -> None:
+        """A task made without its data (a moved run) takes the class of ``kind``, then its checks."""
+        self.__class__ = self.kind_of(kind)
+        self.check_pair_encoding()
+
     def set_extra_state(self, state: dict[str, Any]) -> None:
-        if state.get("kind", self.kind) != self.kind:
-            raise ValueError(f"the checkpoint holds a model of {state['kind']} data; data.dataset="
-                             f"{self.data.dataset!r} is {self.kind} data: evaluate it on {state['kind']} data")
+        if type(self) is KBertTask:  # made without its data: the checkpoint says which kind it reads
+            self._become(state["kind"])
+        self.check_kind(state.get("kind", self.kind), "the checkpoint")
         self.labels = self._checked(state["labels"])
 
     def _checked(self, labels: list[str]) -> list[str]:
@@ -244,6 +269,18 @@ class KBertTask(KBertKeys, Task):
         """The knowledge graph and the vocabulary (identified in the run folder by path and sha256)."""
         kg = resolve_kg(self.data.kg, self.data.root)
         return {**({"kg": str(kg)} if kg is not None else {}), "vocab": str(self.vocab_path())}
+
+    def used(self) -> str:
+        """The encoder (pretrained, or its size from scratch), the knowledge graph and the dataset."""
+        m, d = self.model, self.data
+        encoder = m.pretrained or f"from scratch ({m.num_layers} layers, hidden {m.hidden_size})"
+        return f"K-BERT, encoder {encoder}, knowledge {d.kg or 'none'}; data: {d.dataset}"
+
+    def user_files(self) -> dict[str, str]:
+        """A ``.spo`` file given as ``data.kg`` (not a built-in name) and a ``data.vocab`` file."""
+        kg = self.data.kg
+        own_kg = kg is not None and str(kg).lower() not in ("none", "null", "", *BUILTIN_KGS)
+        return {**({"kg": "data.kg"} if own_kg else {}), **({"vocab": "data.vocab"} if self.data.vocab else {})}
 
     def branch_kg(self) -> str | None:
         """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""

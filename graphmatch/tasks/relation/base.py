@@ -89,6 +89,9 @@ class RelationTask(RelationKeys, Task):
     #: the ``model.name`` values of a variant (set by :func:`variant`)
     model_names: tuple[str, ...] = ()
 
+    DESCRIBED_KEYS = ("data.train_file", "data.dev_file", "data.test_file", "data.kg", "model.name",
+                      "model.pretrained", "model.word_vectors")
+
     def __new__(cls, config: Recipe | Mapping[str, Any] | None = None):
         if cls is RelationTask and config is not None:  # the one place the variant is chosen
             cls = cls.variant_of(Recipe.of(config, cls).model.name)
@@ -295,7 +298,7 @@ class RelationTask(RelationKeys, Task):
         matched almost nothing of the training split (another language); with ``data.select``,
         the candidate branches each split kept
         (:func:`~graphmatch.tasks.knowledge_selection.selection_lines`)."""
-        lines = []
+        lines = [f"warning: {line}" for line in [self.optimiser_warning()] if line]
         if self.data.max_length == "auto":
             lines.append(f"data.max_length=auto: {self.max_length()} tokens, the longest training sentence")
         lines += self.unknown_lines(getattr(datasets["train"], "unknown", None))
@@ -310,6 +313,19 @@ class RelationTask(RelationKeys, Task):
                 if warning is not None:
                     lines.append(f"warning: {warning}")
         return lines + selection_lines(self.data.select.by, datasets)
+
+    def optimiser_warning(self) -> str | None:
+        """One line when the model trains with an optimiser meant for another variant (a variant
+        that has one overrides this); ``None`` here."""
+        return None
+
+    def used(self) -> str:
+        """The model (with its pretrained encoder or word vectors) and the data files."""
+        m, d = self.model, self.data
+        encoder = m.pretrained or m.word_vectors
+        files = [f for f in (d.train_file, d.dev_file, d.test_file) if f]
+        return (f"{m.name}" + (f" over {encoder}" if encoder else "") + "; data: "
+                + (", ".join(str(f) for f in files) if files else "SemEval-2010 Task 8"))
 
     def label_names(self) -> list[str]:
         """The labels of a checkpoint (:meth:`set_extra_state`), else of the training split (built

@@ -113,6 +113,18 @@ class TransformerRelationTask(RelationTask):
             print(f"pretrained: {added} embedding rows added for the entity markers "
                   f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)
 
+    def optimiser_warning(self) -> str | None:
+        """One line when the transformer trains with a BiLSTM's optimiser (a BiLSTM recipe whose
+        ``model.name`` was switched): no ``optim.encoder_lr`` or no warm-up, saying what to set."""
+        o, m = self.recipe.optim, self.model
+        if o.encoder_lr is not None and o.warmup > 0:
+            return None
+        what = [f"{o.optimizer}, lr {o.lr:g}", *(["no optim.encoder_lr"] if o.encoder_lr is None else []),
+                *(["no warm-up"] if o.warmup == 0 else []), *([f"model.l2 {m.l2:g}"] if m.l2 else [])]
+        return (f"model.name={m.name} trains with a BiLSTM's optimiser ({', '.join(what)}): set optim.optimizer=adamw "
+                "optim.encoder_lr=5e-5 optim.warmup=0.1 optim.schedule=linear model.l2=0, or start from "
+                "relation/zh_e5_entity_start (Chinese) or relation/semeval_minilm_entity_start")
+
 
 def grown_embeddings(ckpt: Checkpoint, rows: int, std: float) -> tuple[Checkpoint, int]:
     """``ckpt`` with its word-embedding table grown to ``rows`` (tokens the tokenizer added, e.g. the
