@@ -112,6 +112,25 @@ def test_an_explicit_root_without_the_file_falls_back_to_the_env(tmp_path, monke
     assert str(given / "kbert/kgs/Medical.spo") in looked and str(env / "kbert/kgs/Medical.spo") in looked
 
 
+def test_a_root_that_is_not_a_folder_is_an_error_not_a_fall_back(tmp_path, monkeypatch, capsys):
+    """A mistyped ``data.root`` is one line naming it, even where ``$GRAPHMATCH_DATA`` has the file."""
+    from graphmatch.cli.main import main
+
+    (tmp_path / "kbert" / "kgs").mkdir(parents=True)
+    (tmp_path / "kbert" / "kgs" / "HowNet.spo").write_text("a\tb\tc\n")
+    monkeypatch.setenv(datafiles.ENV_VAR, str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: datafiles.locate("kbert/kgs/HowNet.spo", tmp_path / "typo"),
+                 lambda: datafiles.resolve_path("kbert/kgs/x.spo", tmp_path / "typo")):
+        with pytest.raises(FileNotFoundError, match=r"data root .*typo \(data.root, --data-dir\) is not a folder"):
+            call()
+    assert main(["train", "relation/semeval_att_blstm_quick", "--set", f"data.root={tmp_path / 'typo'}",
+                 "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("typo (data.root, --data-dir) is not a folder") and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+
+
 def test_relative_data_paths(tmp_path, monkeypatch):
     """Absolute: as is; relative: the working folder if it is there, else the data roots."""
     root, env, work = tmp_path / "root", tmp_path / "env", tmp_path / "work"

@@ -37,7 +37,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(e.g. 'output.dense'; benchmarks/int8_sensitivity.py ranks them)")
     p.add_argument("--calibrate", metavar="FILE",
                    help="with --quantize: smooth the int8 layers (move each layer's input range into its weights, "
-                        "SmoothQuant), the ranges read from the first 256 inputs of FILE (e.g. the training file)")
+                        "SmoothQuant), the ranges read from the first 256 inputs of FILE (e.g. the training file; "
+                        "a relative FILE not in the working folder is looked up under $GRAPHMATCH_DATA)")
     p.add_argument("--smooth-alpha", type=float, default=None, metavar="A",
                    help="with --calibrate: the share of the range moved, 0 to 1 (default 0.8)")
     p.add_argument("--precision", choices=["auto", "32-true", "bf16-mixed"],
@@ -83,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--input predicts a file: give no text, --show or --explain with it")
     if args.input is None and args.text is None:
         raise ValueError("give a text to predict, or --input FILE")
+    if args.calibrate not in (None, "-"):  # relative: the working folder, then $GRAPHMATCH_DATA, as data files are
+        from graphmatch.datafiles import resolve_path
+
+        args.calibrate = str(resolve_path(args.calibrate, what="--calibrate file"))
     check_predict(args.run, args.input, args.output, args.calibrate)
     check_keep_fp32(args.keep_fp32, args.quantize)
     check_precision(args.precision, args.quantize)

@@ -79,7 +79,11 @@ def data_root(root: str | os.PathLike | None = None) -> Path | None:
 
 
 def data_roots(root: str | os.PathLike | None = None) -> list[Path]:
-    """Every data root searched, in order: ``root`` (if given), then ``$GRAPHMATCH_DATA`` (if set)."""
+    """Every data root searched, in order: ``root`` (if given), then ``$GRAPHMATCH_DATA`` (if set).
+    A ``root`` given that is not a folder is a one-line :class:`FileNotFoundError`, never a silent
+    fall-back to ``$GRAPHMATCH_DATA``."""
+    if root is not None and str(root) != "" and not Path(root).is_dir():
+        raise FileNotFoundError(f"data root {root} (data.root, --data-dir) is not a folder")
     env = os.environ.get(ENV_VAR)
     found = [Path(r) for r in (root, env) if r is not None and str(r) != ""]
     return list(dict.fromkeys(found))

@@ -141,7 +141,7 @@ class ThulacSegmenter(Segmenter):
 
 
 class PkusegSegmenter(Segmenter):
-    """pkuseg with its default model (optional extra: ``pip install graphmatch[pkuseg]``). With
+    """pkuseg with its default model (optional: :data:`INSTALL` says how to install it). With
     ``compact`` (the default) its weights are memory-mapped and its feature dict is replaced by
     memory-mapped tables (:class:`~graphmatch.text.pkuseg_adapter.PkusegAdapter`);
     ``compact=False`` loads both as pkuseg does. The words are the same."""

@@ -181,6 +181,11 @@ def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys,
                 str(train), "--smooth-alpha", "0.5", "--no-progress"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == len(LINES) and all(r["label"] in r["probabilities"] for r in rows)
+    monkeypatch.chdir(tmp_path)  # a relative --calibrate not in the working folder: under $GRAPHMATCH_DATA
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(SAMPLE.parent))
+    assert cli(["predict", str(run), "--input", "in.tsv", "--quantize", "int8", "--calibrate",
+                f"{SAMPLE.name}/train.txt", "--no-progress"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(LINES)
     (tmp_path / "cal.tsv").write_text("fire\tsmoke\tThe fire caused smoke.\nfire\tsmoke\tThe cat sat.\n")
     assert cli(["predict", str(run), "--input", str(tmp_path / "in.tsv"), "--quantize", "int8", "--calibrate",
                 str(tmp_path / "cal.tsv"), "--no-progress"]) == 2  # a calibration input the task refuses
@@ -190,7 +195,8 @@ def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys,
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--calibrate", str(SAMPLE / "train.txt")], "--calibrate smooths the layers of --quantize"),
-    (["--quantize", "int8", "--calibrate", "no_such_file.tsv"], "no_such_file.tsv: no such file or folder"),
+    (["--quantize", "int8", "--calibrate", "no_such_file.tsv"],
+     "--calibrate file no_such_file.tsv not found: looked at"),
     (["--quantize", "int8", "--calibrate", str(SAMPLE / "train.txt"), "--smooth-alpha", "2"],
      "--smooth-alpha must be in [0, 1], got 2"),
     (["--quantize", "int8", "--smooth-alpha", "0.5"], "--smooth-alpha sets the smoothing of --calibrate"),
