@@ -4,6 +4,11 @@ code 2 (the README's promise), or a one-line warning where the run may go on."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -88,7 +93,40 @@ def _truncated_safetensors(tmp_path: Path, shared_data: Path) -> tuple[list[str]
             f"cannot read the weights {weights}: SafetensorError")
 
 
+def stalled_server() -> str:
+    """The address of a local TCP server that accepts connections and never answers (one per
+    process, on a daemon thread)."""
+    global _STALLED
+    if _STALLED is None:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: [held.append(server.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+        _STALLED = f"http://127.0.0.1:{server.getsockname()[1]}"
+    return _STALLED
+
+
+_STALLED: str | None = None
+
+
+def _stalled_hub(tmp_path: Path, shared_data: Path) -> tuple[list[str], str, dict[str, str]]:
+    env = {"HF_ENDPOINT": stalled_server(), "HF_HUB_CACHE": str(tmp_path / "hub"), "GRAPHMATCH_HUB_TIMEOUT": "2"}
+    return (["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, *LIMITS,
+             "model.pretrained=someone/stalled-model", f"data.root={shared_data}",
+             f"data.cache_dir={tmp_path / 'cache'}"],
+            "cannot be downloaded (the hub did not answer within 2 s; GRAPHMATCH_HUB_TIMEOUT sets the limit)", env)
+
+
+def _bad_hub_timeout(tmp_path: Path, shared_data: Path) -> tuple[list[str], str, dict[str, str]]:
+    argv, _, env = _stalled_hub(tmp_path, shared_data)
+    return argv, "GRAPHMATCH_HUB_TIMEOUT='0': give the hub's timeout in seconds, a positive number", {
+        **env, "GRAPHMATCH_HUB_TIMEOUT": "0"}
+
+
 CASES = {
+    "a hub that never answers": _stalled_hub,
+    "GRAPHMATCH_HUB_TIMEOUT=0": _bad_hub_timeout,
     "truncated model.safetensors": _truncated_safetensors,
     "billion laughs recipe": _billion_laughs,
     "billion laughs --set": _billion_laughs_set,
@@ -110,7 +148,13 @@ CASES = {
 def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
-    argv, message = CASES[case](tmp_path, shared_data)
+    argv, message, *env = CASES[case](tmp_path, shared_data)
+    for name, value in (env[0] if env else {}).items():
+        monkeypatch.setenv(name, value)
+        if name == "HF_ENDPOINT":  # read when huggingface_hub is imported
+            import huggingface_hub.constants
+
+            monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", value)
     capsys.readouterr()  # what making the case printed
     start = time.monotonic()
     assert main(argv) == 2
@@ -121,6 +165,7 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
     assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
     assert elapsed < 30, f"{elapsed:.1f} s"
+    assert not (tmp_path / "run" / ".owner.lock").exists()
 
 
 @pytest.mark.parametrize("argv", [["evaluate", "RUN", "--set", "task=relation"],
@@ -266,3 +311,38 @@ def test_an_empty_input_is_refused_before_the_kg_loads(tmp_path: Path, shared_da
     empty.write_text("\n  \n", encoding="utf-8")
     assert main(["inspect", "kbert", "--kg", str(spo), str(empty)]) == 2
     assert capsys.readouterr().err == "graphmatch inspect: error: no input: every line is empty\n"
+
+
+def test_a_hub_that_never_answers_ends_train_within_the_timeout(tmp_path: Path, shared_data: Path) -> None:
+    """A real ``train`` process whose hub endpoint accepts and never answers: one line within the
+    timeout (2 s a request; huggingface_hub's own telemetry look-up waits up to 3 s more), exit 2,
+    no ``.owner.lock``."""
+    argv, message, env = _stalled_hub(tmp_path, shared_data)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, **env, "PYTHONPATH": str(root), "GRAPHMATCH_DATA": str(shared_data)}
+    probe = ("import sys, time; from graphmatch.cli.main import main; import huggingface_hub; "
+             "start = time.monotonic(); status = main(sys.argv[1:]); "
+             "print(f'{time.monotonic() - start:.2f}'); sys.exit(status)")
+    proc = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "'someone/stalled-model'" in lines[0], proc.stderr
+    assert float(proc.stdout.split()[-1]) < 2 * 2 + 3 + 20  # two bounded requests; generous for a loaded machine
+    assert not (tmp_path / "run" / ".owner.lock").exists() and not (tmp_path / "run").exists()
+
+
+def test_hub_requests_get_the_timeout_only_where_they_have_none() -> None:
+    import httpx2
+    from huggingface_hub import get_session
+
+    from graphmatch.checkpoints.hub import bounded_requests
+
+    session = get_session()
+    before = list(session.event_hooks["request"])
+    with bounded_requests(2.5):
+        request = session.build_request("GET", "http://127.0.0.1:9/x", timeout=httpx2.Timeout(None, connect=7))
+        for hook in session.event_hooks["request"]:
+            hook(request)
+    assert request.extensions["timeout"] == {"connect": 7, "read": 2.5, "write": 2.5, "pool": 2.5}
+    assert session.event_hooks["request"] == before
