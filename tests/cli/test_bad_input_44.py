@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphmatch.cli.main import main
@@ -279,22 +280,63 @@ def test_a_checkpoint_refused_for_a_pickle_global_names_it(kbert_run: Path, tmp_
 
 
 def test_train_parses_the_kg_once_for_every_split(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
+    """One parse and one K-Query trie per KG file, shared by the builders of the three splits."""
     from graphmatch.knowledge import KnowledgeGraph
+    from graphmatch.knowledge.trie import FlatTrie
 
     spo = tmp_path / "kg.spo"
     spo.write_text("苹果\t类别\t水果\n酒店\t类别\t住宿\n", encoding="utf-8")
-    parsed = []
+    parsed, tries = [], []
     real = KnowledgeGraph.from_spo.__func__
+    real_trie = FlatTrie.__init__
 
     def counting(cls, paths, on_error="raise"):
         parsed.append(paths)
         return real(cls, paths, on_error)
 
+    def counting_trie(self, words=(), cache_dir=None):
+        words = list(words)
+        tries.append(len(words))
+        real_trie(self, words, cache_dir)
+
     monkeypatch.setattr(KnowledgeGraph, "from_spo", classmethod(counting))
+    monkeypatch.setattr(FlatTrie, "__init__", counting_trie)
     folder = _dataset(tmp_path / "data", "label\ttext_a\n0\t苹果不好\n1\t酒店很好\n0\t不好\n1\t北京很好\n")
     assert main(["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, f"data.dataset={folder}",
                  f"data.kg={spo}", f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]) == 0
     assert len(parsed) == 1
+    assert tries == [2]  # the two subjects, once
+
+
+def test_a_cached_trie_shares_the_strings_of_its_words(tmp_path: Path) -> None:
+    from graphmatch.knowledge.trie import CACHE_MIN_WORDS, FlatTrie
+
+    words = [f"词{i}" for i in range(CACHE_MIN_WORDS)]
+    built = FlatTrie(words, cache_dir=tmp_path)
+    read = FlatTrie(words, cache_dir=tmp_path)
+    assert len(list(tmp_path.iterdir())) == 1 and read.words == built.words == words
+    assert all(a is b for a, b in zip(read.words, words, strict=True))  # the caller's strings, not copies
+    twice = [*words, words[0]]  # a repeated word: the stored words (without it) are read back
+    assert FlatTrie(twice, cache_dir=tmp_path).words == FlatTrie(twice, cache_dir=False).words == words
+    codes = np.array([ord(c) for c in "x词12y"])
+    assert FlatTrie(words, cache_dir=tmp_path).longest(codes, np.full(5, 5))[0].tolist() == [0, 3, 0, 0, 0]
+
+
+def test_make_big_kg_writes_a_cn_dbpedia_shaped_graph(tmp_path: Path) -> None:
+    from benchmark_scripts import load
+
+    from graphmatch.knowledge import KnowledgeGraph
+
+    out = tmp_path / "big.spo"
+    load("make_big_kg").main(["--triples", "5000", "--out", str(out), "--seed", "3"])
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5000
+    subjects, predicates, objects = zip(*(line.split("\t") for line in lines), strict=True)
+    assert all(2 <= len(s) <= 12 and all("\u4e00" <= c <= "\u9fff" for c in s) for s in subjects)
+    assert len(set(subjects)) > 4000 and 5 <= len(set(predicates)) <= 10
+    counts = sorted((objects.count(o) for o in set(objects)), reverse=True)
+    assert counts[0] > 20 * counts[len(counts) // 2]  # a long tail of objects
+    assert len(KnowledgeGraph.from_spo(out)) == len(set(subjects))
 
 
 def test_an_empty_input_is_refused_before_the_kg_loads(tmp_path: Path, shared_data: Path, capsys,
