@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.input is None and args.text is None:
         raise ValueError("give a text to predict, or --input FILE")
     if args.calibrate not in (None, "-"):  # relative: the working folder, then $GRAPHMATCH_DATA, as data files are
-        from graphmatch.datafiles import resolve_path
+        from graphmatch.io.datafiles import resolve_path
 
         args.calibrate = str(resolve_path(args.calibrate, what="--calibrate file"))
     check_predict(args.run, args.input, args.output, args.calibrate)

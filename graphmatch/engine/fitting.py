@@ -27,7 +27,7 @@ from graphmatch.engine.precision import precision_record
 from graphmatch.engine.provenance import provenance
 from graphmatch.engine.run_callbacks import EpochLines, EvaluateLastStep
 from graphmatch.engine.run_files import store_run_files
-from graphmatch.engine.signals import StopOnSignal
+from graphmatch.engine.signals import SignalStop, StopOnSignal, TrainingStopped
 from graphmatch.engine.trainer import build_trainer, progress_bars
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipe import Recipe
@@ -154,6 +154,19 @@ def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[C
         trainer.fit(module, datamodule=data, ckpt_path=ckpt)
     if trainer.interrupted:
         raise runs.RunError(f"training was interrupted; continue with: graphmatch train --resume {run_dir}")
+    try:
+        if stop.received is not None:  # after the last dev evaluation, before fit returned
+            raise SignalStop(stop.received)
+        return _evaluate_selected(setup, run_dir, trainer, data)
+    except SignalStop as signalled:  # last.ckpt holds the last step: --resume evaluates and writes the results
+        raise TrainingStopped(signalled.signum, max(trainer.current_epoch, 1), trainer.global_step, run_dir,
+                              phase="results") from None
+
+
+def _evaluate_selected(setup: Setup, run_dir: Path, trainer: pl.Trainer,
+                       data: GraphDataModule) -> dict[str, Any] | None:
+    """Evaluate dev and test with the checkpoint selected on dev and write the run's results."""
+    module, splits = setup.module, setup.splits
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
     if not best:
         raise runs.RunError(f"no checkpoint was selected: dev was never evaluated: {never_evaluated(splits, trainer)}")

@@ -23,7 +23,7 @@ from graphmatch.engine import fitting, run_folder, runs
 from graphmatch.engine.restore import evaluate, load, predict, predict_graph
 from graphmatch.engine.run_files import warn_changed_inputs, write_inputs
 from graphmatch.engine.run_folder import env_rank
-from graphmatch.engine.signals import TrainingStopped
+from graphmatch.engine.signals import SignalStop, TrainingStopped, stop_signals
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 from graphmatch.tasks.recipe import Recipe
 
@@ -65,18 +65,37 @@ def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Pat
     recipe = plan.recipe
     check_accelerator(recipe.train)
     quiet(recipe.train.progress)
-    base, claim = run_folder.claim_folder(recipe, plan.run_dir, resume=plan.resume_dir)  # before any build
-    with cpu_threads(recipe.train):
-        try:
-            if plan.seeds == 1 and not run_folder.has_seeds(base):
-                return _train_one(recipe, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
-            return _train_seeds(recipe, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
-        except TrainingStopped as stopped:
-            stopped.run_dir = base  # a several-seed run resumes from its base folder
-            raise
-        finally:
-            if claim is not None:
-                claim.release()
+    with stop_signals() as latch:  # SIGTERM / SIGINT anywhere: one line, the claim given back
+        base, claim = run_folder.claim_folder(recipe, plan.run_dir, resume=plan.resume_dir)  # before any build
+        with cpu_threads(recipe.train):
+            try:
+                latch.arm()
+                if plan.seeds == 1 and not run_folder.has_seeds(base):
+                    return _train_one(recipe, base, ckpt=plan.ckpt, resume_dir=plan.resume_dir, callbacks=callbacks)
+                return _train_seeds(recipe, base, plan.seeds, resume_dir=plan.resume_dir, callbacks=callbacks)
+            except SignalStop as stop:  # outside Lightning's fit: the data and model were being prepared
+                raise _stopped_preparing(stop.signum, plan, base) from None
+            except TrainingStopped as stopped:
+                stopped.run_dir = base  # a several-seed run resumes from its base folder
+                raise
+            finally:
+                latch.defer()  # a signal now cannot cut the release short
+                if claim is not None:
+                    claim.release()
+
+
+def _stopped_preparing(signum: int, plan: run_folder.Plan, base: Path) -> TrainingStopped:
+    """The stop of a run before its training went on, leaving ``base`` resumable: a folder that
+    saved nothing gets its ``config.yaml`` (and ``seeds.json``), so that ``--resume`` starts it
+    again; a run continued from a checkpoint into a folder without ``last.ckpt`` is resumed from
+    that checkpoint again."""
+    continued = plan.ckpt is not None and not (base / "last.ckpt").is_file()
+    unsaved = not (base / "config.yaml").is_file() or run_folder.nothing_saved(base)
+    if plan.ckpt is None and env_rank() == 0 and unsaved:
+        seeds = plan.seeds > 1 or run_folder.has_seeds(base)
+        first = plan.recipe.train.seed
+        run_folder.open_folder(base, plan.recipe, seeds=list(range(first, first + plan.seeds)) if seeds else None)
+    return TrainingStopped(signum, 0, 0, base, phase="build", ckpt=plan.ckpt if continued else None)
 
 
 def _train_seeds(
@@ -117,7 +136,12 @@ def _train_one(
     run_folder.open_folder(run_dir, recipe)  # once data, model and pretrained weights are ready
     if env_rank() == 0:
         write_inputs(setup.task, run_dir, setup.datasets)
-    if fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks) is not None:
-        run_folder.close_folder(run_dir)
+    metrics = fitting.fit(setup, run_dir, ckpt=ckpt, callbacks=callbacks)
+    if metrics is not None:
+        try:
+            run_folder.close_folder(run_dir)
+        except SignalStop as signalled:  # the results are written: --resume writes them again, or finds it complete
+            raise TrainingStopped(signalled.signum, metrics["epochs"], metrics["steps"], run_dir,
+                                  phase="results") from None
         run_folder.drop_last(run_dir, recipe.train.keep_last)
     return run_dir

@@ -16,6 +16,13 @@ Where the checkpoint is taken decides what ``--resume`` does first:
 * during the evaluation after the last step, or after that step: no new checkpoint (Lightning
   cannot resume into that evaluation); ``--resume`` trains again from the ``last.ckpt`` already
   saved, and the line says from which step.
+
+Outside Lightning's fit loop (while the data and model are built, and after the last dev
+evaluation, while the selected checkpoint is evaluated and the results are written) there is no
+step to finish: :func:`stop_signals`, which :func:`graphmatch.engine.train` holds for the whole
+run, makes a stop signal raise :class:`SignalStop` at once, which the engine turns into a
+:class:`TrainingStopped` whose line says how the run goes on; the folder's claim is always given
+back.
 """
 
 from __future__ import annotations
@@ -37,14 +44,28 @@ from graphmatch.engine.checkpoint import rng_states, set_rng_states
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-class TrainingStopped(Exception):
-    """Training stopped on a signal after saving a resumable checkpoint in ``run_dir``."""
+class SignalStop(BaseException):
+    """A stop signal outside the fit loop (raised by the handler of :func:`stop_signals`; a
+    ``BaseException``, as ``KeyboardInterrupt`` is, so that no ``except Exception`` takes it)."""
 
-    def __init__(self, signum: int, epoch: int, step: int, run_dir: Path, resumes_at: int | None = None):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class TrainingStopped(Exception):
+    """Training stopped on a signal after saving a resumable checkpoint in ``run_dir``; or, with
+    ``phase``, outside the fit loop: ``"build"`` (while the data and model were prepared) or
+    ``"results"`` (after the last dev evaluation). ``ckpt``: the checkpoint a run continued from
+    into ``run_dir``, when the line must name it again (``run_dir`` holds no ``last.ckpt``)."""
+
+    def __init__(self, signum: int, epoch: int, step: int, run_dir: Path, resumes_at: int | None = None, *,
+                 phase: str | None = None, ckpt: Path | None = None):
         super().__init__()
         self.signum, self.epoch, self.step, self.run_dir = signum, epoch, step, run_dir
         #: the step ``last.ckpt`` holds when no checkpoint was saved on stopping (0: none yet)
         self.resumes_at = resumes_at
+        self.phase, self.ckpt = phase, ckpt
 
     @property
     def exit_status(self) -> int:
@@ -53,6 +74,13 @@ class TrainingStopped(Exception):
 
     def __str__(self) -> str:
         name = signal.Signals(self.signum).name
+        if self.phase == "build":
+            again = f"--resume {self.ckpt} --out {self.run_dir}" if self.ckpt else f"--resume {self.run_dir}"
+            return f"stopped by {name} while preparing the data and model; resume with: graphmatch train {again}"
+        if self.phase == "results":
+            return (f"stopped by {name} at epoch {self.epoch} step {self.step}, after the last dev evaluation; resume "
+                    f"with: graphmatch train --resume {self.run_dir} (it evaluates the selected checkpoint again and "
+                    "writes the results)")
         if self.resumes_at is None:
             return (f"stopped by {name} at epoch {self.epoch} step {self.step}; resume with: graphmatch train "
                     f"--resume {self.run_dir}")
@@ -60,6 +88,58 @@ class TrainingStopped(Exception):
                  "was saved yet")
         return (f"stopped by {name} at epoch {self.epoch} step {self.step}, at the last dev evaluation; resume with: "
                 f"graphmatch train --resume {self.run_dir} (it trains again {since})")
+
+
+class SignalLatch:
+    """What :func:`stop_signals` received: the first stop signal (later ones are ignored while the
+    run stops). While :attr:`deferred`, the signal is only recorded; :meth:`arm` raises it then."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.deferred = True
+        self._raised = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.received is not None:
+            return
+        self.received = signum
+        if not self.deferred:
+            self._raise()
+
+    def _raise(self) -> None:
+        assert self.received is not None
+        self._raised = True
+        raise SignalStop(self.received)
+
+    def arm(self) -> None:
+        """From now on a stop signal raises :class:`SignalStop` at once (one received while
+        deferred is raised now)."""
+        self.deferred = False
+        if self.received is not None and not self._raised:
+            self._raise()
+
+    def defer(self) -> None:
+        """From now on a stop signal is only recorded (while the folder's claim is given back)."""
+        self.deferred = True
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[SignalLatch]:
+    """While the block runs, the signals of :data:`STOP_SIGNALS` go to a :class:`SignalLatch`,
+    deferred until :meth:`SignalLatch.arm` (main thread only; the previous handlers come back
+    afterwards). :class:`StopOnSignal` takes them over inside Lightning's fit."""
+    latch = SignalLatch()
+    if threading.current_thread() is not threading.main_thread():
+        yield latch
+        return
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s in STOP_SIGNALS:
+        signal.signal(s, latch.handler)
+    try:
+        yield latch
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def validation_follows(trainer: pl.Trainer) -> bool:

@@ -123,7 +123,7 @@ class FlatTrie:
     def __init__(self, words: Iterable[str] = (), cache_dir: str | os.PathLike | bool | None = None):
         words = list(words)
         path = self._cache_path(words, cache_dir)
-        if path is not None and path.is_file() and self._read(path):
+        if path is not None and path.is_file() and self._read(path, words):
             return
         self._build(words)
         if path is not None:
@@ -146,8 +146,10 @@ class FlatTrie:
                      root_children=self._root[top], text=np.array("".join(self.words)),
                      lengths=np.fromiter(map(len, self.words), dtype=np.int64, count=len(self.words)))
 
-    def _read(self, path: Path) -> bool:
-        """The compiled arrays of ``path``; False (the trie is built again) for a damaged file."""
+    def _read(self, path: Path, given: list[str] | None = None) -> bool:
+        """The compiled arrays of ``path``; False (the trie is built again) for a damaged file.
+        The words are ``given`` (their strings shared with the caller's: a KG's subjects) when
+        they are the stored ones, as they are when none repeats."""
         try:
             with np.load(path, allow_pickle=False) as z:
                 arrays = {name: z[name] for name in (*_ARRAYS, "root_codes", "root_children", "text", "lengths")}
@@ -157,7 +159,12 @@ class FlatTrie:
             setattr(self, name, arrays[name])
         self._root = np.full(_CODES, -1, dtype=np.int64)
         self._root[arrays["root_codes"]] = arrays["root_children"]
-        text, ends = str(arrays["text"]), np.cumsum(arrays["lengths"]).tolist()
+        text, lengths = str(arrays["text"]), arrays["lengths"]
+        if given is not None and len(given) == len(lengths) and "".join(given) == text and np.array_equal(
+                np.fromiter(map(len, given), dtype=np.int64, count=len(given)), lengths):
+            self.words = given
+            return True
+        ends = np.cumsum(lengths).tolist()
         self.words = [text[lo:hi] for lo, hi in zip([0, *ends[:-1]], ends, strict=True)] if ends else []
         return True
 

@@ -4,9 +4,15 @@ code 2 (the README's promise), or a one-line warning where the run may go on."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphmatch.cli.main import main
@@ -88,7 +94,40 @@ def _truncated_safetensors(tmp_path: Path, shared_data: Path) -> tuple[list[str]
             f"cannot read the weights {weights}: SafetensorError")
 
 
+def stalled_server() -> str:
+    """The address of a local TCP server that accepts connections and never answers (one per
+    process, on a daemon thread)."""
+    global _STALLED
+    if _STALLED is None:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: [held.append(server.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+        _STALLED = f"http://127.0.0.1:{server.getsockname()[1]}"
+    return _STALLED
+
+
+_STALLED: str | None = None
+
+
+def _stalled_hub(tmp_path: Path, shared_data: Path) -> tuple[list[str], str, dict[str, str]]:
+    env = {"HF_ENDPOINT": stalled_server(), "HF_HUB_CACHE": str(tmp_path / "hub"), "GRAPHMATCH_HUB_TIMEOUT": "2"}
+    return (["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, *LIMITS,
+             "model.pretrained=someone/stalled-model", f"data.root={shared_data}",
+             f"data.cache_dir={tmp_path / 'cache'}"],
+            "cannot be downloaded (the hub did not answer within 2 s; GRAPHMATCH_HUB_TIMEOUT sets the limit)", env)
+
+
+def _bad_hub_timeout(tmp_path: Path, shared_data: Path) -> tuple[list[str], str, dict[str, str]]:
+    argv, _, env = _stalled_hub(tmp_path, shared_data)
+    return argv, "GRAPHMATCH_HUB_TIMEOUT='0': give the hub's timeout in seconds, a positive number", {
+        **env, "GRAPHMATCH_HUB_TIMEOUT": "0"}
+
+
 CASES = {
+    "a hub that never answers": _stalled_hub,
+    "GRAPHMATCH_HUB_TIMEOUT=0": _bad_hub_timeout,
     "truncated model.safetensors": _truncated_safetensors,
     "billion laughs recipe": _billion_laughs,
     "billion laughs --set": _billion_laughs_set,
@@ -110,7 +149,13 @@ CASES = {
 def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
-    argv, message = CASES[case](tmp_path, shared_data)
+    argv, message, *env = CASES[case](tmp_path, shared_data)
+    for name, value in (env[0] if env else {}).items():
+        monkeypatch.setenv(name, value)
+        if name == "HF_ENDPOINT":  # read when huggingface_hub is imported
+            import huggingface_hub.constants
+
+            monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", value)
     capsys.readouterr()  # what making the case printed
     start = time.monotonic()
     assert main(argv) == 2
@@ -121,6 +166,7 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
     assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
     assert elapsed < 30, f"{elapsed:.1f} s"
+    assert not (tmp_path / "run" / ".owner.lock").exists()
 
 
 @pytest.mark.parametrize("argv", [["evaluate", "RUN", "--set", "task=relation"],
@@ -234,22 +280,63 @@ def test_a_checkpoint_refused_for_a_pickle_global_names_it(kbert_run: Path, tmp_
 
 
 def test_train_parses_the_kg_once_for_every_split(tmp_path: Path, shared_data: Path, monkeypatch) -> None:
+    """One parse and one K-Query trie per KG file, shared by the builders of the three splits."""
     from graphmatch.knowledge import KnowledgeGraph
+    from graphmatch.knowledge.trie import FlatTrie
 
     spo = tmp_path / "kg.spo"
     spo.write_text("苹果\t类别\t水果\n酒店\t类别\t住宿\n", encoding="utf-8")
-    parsed = []
+    parsed, tries = [], []
     real = KnowledgeGraph.from_spo.__func__
+    real_trie = FlatTrie.__init__
 
     def counting(cls, paths, on_error="raise"):
         parsed.append(paths)
         return real(cls, paths, on_error)
 
+    def counting_trie(self, words=(), cache_dir=None):
+        words = list(words)
+        tries.append(len(words))
+        real_trie(self, words, cache_dir)
+
     monkeypatch.setattr(KnowledgeGraph, "from_spo", classmethod(counting))
+    monkeypatch.setattr(FlatTrie, "__init__", counting_trie)
     folder = _dataset(tmp_path / "data", "label\ttext_a\n0\t苹果不好\n1\t酒店很好\n0\t不好\n1\t北京很好\n")
     assert main(["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, f"data.dataset={folder}",
                  f"data.kg={spo}", f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]) == 0
     assert len(parsed) == 1
+    assert tries == [2]  # the two subjects, once
+
+
+def test_a_cached_trie_shares_the_strings_of_its_words(tmp_path: Path) -> None:
+    from graphmatch.knowledge.trie import CACHE_MIN_WORDS, FlatTrie
+
+    words = [f"词{i}" for i in range(CACHE_MIN_WORDS)]
+    built = FlatTrie(words, cache_dir=tmp_path)
+    read = FlatTrie(words, cache_dir=tmp_path)
+    assert len(list(tmp_path.iterdir())) == 1 and read.words == built.words == words
+    assert all(a is b for a, b in zip(read.words, words, strict=True))  # the caller's strings, not copies
+    twice = [*words, words[0]]  # a repeated word: the stored words (without it) are read back
+    assert FlatTrie(twice, cache_dir=tmp_path).words == FlatTrie(twice, cache_dir=False).words == words
+    codes = np.array([ord(c) for c in "x词12y"])
+    assert FlatTrie(words, cache_dir=tmp_path).longest(codes, np.full(5, 5))[0].tolist() == [0, 3, 0, 0, 0]
+
+
+def test_make_big_kg_writes_a_cn_dbpedia_shaped_graph(tmp_path: Path) -> None:
+    from benchmark_scripts import load
+
+    from graphmatch.knowledge import KnowledgeGraph
+
+    out = tmp_path / "big.spo"
+    load("make_big_kg").main(["--triples", "5000", "--out", str(out), "--seed", "3"])
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5000
+    subjects, predicates, objects = zip(*(line.split("\t") for line in lines), strict=True)
+    assert all(2 <= len(s) <= 12 and all("\u4e00" <= c <= "\u9fff" for c in s) for s in subjects)
+    assert len(set(subjects)) > 4000 and 5 <= len(set(predicates)) <= 10
+    counts = sorted((objects.count(o) for o in set(objects)), reverse=True)
+    assert counts[0] > 20 * counts[len(counts) // 2]  # a long tail of objects
+    assert len(KnowledgeGraph.from_spo(out)) == len(set(subjects))
 
 
 def test_an_empty_input_is_refused_before_the_kg_loads(tmp_path: Path, shared_data: Path, capsys,
@@ -266,3 +353,38 @@ def test_an_empty_input_is_refused_before_the_kg_loads(tmp_path: Path, shared_da
     empty.write_text("\n  \n", encoding="utf-8")
     assert main(["inspect", "kbert", "--kg", str(spo), str(empty)]) == 2
     assert capsys.readouterr().err == "graphmatch inspect: error: no input: every line is empty\n"
+
+
+def test_a_hub_that_never_answers_ends_train_within_the_timeout(tmp_path: Path, shared_data: Path) -> None:
+    """A real ``train`` process whose hub endpoint accepts and never answers: one line within the
+    timeout (2 s a request; huggingface_hub's own telemetry look-up waits up to 3 s more), exit 2,
+    no ``.owner.lock``."""
+    argv, message, env = _stalled_hub(tmp_path, shared_data)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, **env, "PYTHONPATH": str(root), "GRAPHMATCH_DATA": str(shared_data)}
+    probe = ("import sys, time; from graphmatch.cli.main import main; import huggingface_hub; "
+             "start = time.monotonic(); status = main(sys.argv[1:]); "
+             "print(f'{time.monotonic() - start:.2f}'); sys.exit(status)")
+    proc = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "'someone/stalled-model'" in lines[0], proc.stderr
+    assert float(proc.stdout.split()[-1]) < 2 * 2 + 3 + 20  # two bounded requests; generous for a loaded machine
+    assert not (tmp_path / "run" / ".owner.lock").exists() and not (tmp_path / "run").exists()
+
+
+def test_hub_requests_get_the_timeout_only_where_they_have_none() -> None:
+    import httpx2
+    from huggingface_hub import get_session
+
+    from graphmatch.checkpoints.hub import bounded_requests
+
+    session = get_session()
+    before = list(session.event_hooks["request"])
+    with bounded_requests(2.5):
+        request = session.build_request("GET", "http://127.0.0.1:9/x", timeout=httpx2.Timeout(None, connect=7))
+        for hook in session.event_hooks["request"]:
+            hook(request)
+    assert request.extensions["timeout"] == {"connect": 7, "read": 2.5, "write": 2.5, "pool": 2.5}
+    assert session.event_hooks["request"] == before

@@ -168,3 +168,97 @@ def test_a_signal_during_a_slow_dev_evaluation_stops_the_process_within_seconds(
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.strip().splitlines()[-1].startswith("graphmatch train: stopped by SIGTERM at epoch 1 step 8; ")
     assert waited < 8, f"the process went on for {waited:.1f} s after SIGTERM"  # a whole evaluation: 12 s
+
+
+@pytest.mark.parametrize(("moment", "signum"), [("datasets", signal.SIGTERM), ("datasets", signal.SIGINT),
+                                                ("results", signal.SIGTERM), ("results", signal.SIGINT)])
+def test_a_signal_outside_fit_stops_with_the_resume_line_and_no_lock(tmp_path: Path, moment: str, signum: int,
+                                                                     capsys) -> None:
+    """A real process signalled while its graphs are built, or after its last dev evaluation
+    (while the results are written): the "stopped … resume with" line, 128 + the signal's number,
+    no ``.owner.lock``, a folder that ``evaluate`` calls incomplete (refusing it when it saved
+    nothing), and ``--resume`` ends as an uninterrupted run."""
+    import toy_task  # noqa: F401  - the run's task, registered before it is resumed here
+
+    from graphmatch.cli.main import main
+
+    run = tmp_path / "run"
+    name = signal.Signals(signum).name
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "TOY_SIGNAL_AT": moment,
+           "TOY_SIGNAL": name}
+    proc = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY), "--out", str(run),
+                           "--set", *SETS], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 128 + signum, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    if moment == "datasets":
+        assert last == (f"graphmatch train: stopped by {name} while preparing the data and model; resume with: "
+                        f"graphmatch train --resume {run}"), proc.stderr
+        assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]
+    else:
+        assert last == (f"graphmatch train: stopped by {name} at epoch 3 step 24, after the last dev evaluation; "
+                        f"resume with: graphmatch train --resume {run} (it evaluates the selected checkpoint again "
+                        "and writes the results)"), proc.stderr
+        assert read_checkpoint(run / "last.ckpt")["global_step"] == 24 and (run / "best.ckpt").is_file()
+    assert "Traceback" not in proc.stderr
+    assert not (run / ".owner.lock").exists() and not (run / "COMPLETE").exists()
+    capsys.readouterr()
+    assert main(["evaluate", str(run)]) == (2 if moment == "datasets" else 0)  # best.ckpt: evaluated, with a warning
+    assert "is incomplete (interrupted: no COMPLETE marker)" in capsys.readouterr().err
+
+    assert train(resume=run) == run
+    assert (run / "COMPLETE").is_file() and not (run / ".owner.lock").exists()
+    straight = train(TOY, SETS, tmp_path / "straight")
+    for key in ("dev", "test", "best_step", "epochs", "steps"):
+        assert read_json(straight / "metrics.json")[key] == read_json(run / "metrics.json")[key], key
+
+
+class SignalAtFitEnd(pl.Callback):
+    """Sends SIGTERM to this process when Lightning's fit ends (after the last dev evaluation and
+    its checkpoints, before ``fit`` returns)."""
+
+    def on_fit_end(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
+        if trainer.state.fn == "fit":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_signal_as_fit_ends_stops_before_the_results(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with pytest.raises(TrainingStopped) as stopped:
+        train(TOY, SETS, run, callbacks=[SignalAtFitEnd()])
+    assert stopped.value.phase == "results" and stopped.value.step == 24
+    assert "after the last dev evaluation; resume with" in str(stopped.value)
+    assert not (run / ".owner.lock").exists() and not (run / "metrics.json").exists()
+    assert train(resume=run) == run and (run / "COMPLETE").is_file()
+
+
+def test_a_signal_while_claiming_is_raised_once_the_claim_is_held(tmp_path: Path, monkeypatch) -> None:
+    """A signal while the folder is claimed is only recorded, then stops the run, which gives the
+    claim back (a handler raising inside the claim could leave the lock behind)."""
+    from graphmatch.engine import run_folder
+
+    real = run_folder.claim_folder
+
+    def claim_and_signal(*args, **kwargs):
+        claimed = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        assert (claimed[0] / ".owner.lock").is_file()  # not raised yet
+        return claimed
+
+    monkeypatch.setattr(run_folder, "claim_folder", claim_and_signal)
+    run = tmp_path / "run"
+    with pytest.raises(TrainingStopped) as stopped:
+        train(TOY, SETS, run)
+    assert stopped.value.phase == "build" and stopped.value.exit_status == 128 + signal.SIGINT
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]
+
+
+def test_a_run_continued_from_a_checkpoint_and_stopped_while_preparing_names_the_checkpoint(
+        tmp_path: Path, monkeypatch) -> None:
+    done = train(TOY, SETS, tmp_path / "done")
+    monkeypatch.setenv("TOY_SIGNAL_AT", "datasets")
+    new = tmp_path / "new"
+    with pytest.raises(TrainingStopped) as stopped:
+        train(resume=done / "best.ckpt", run_dir=new)
+    assert str(stopped.value) == (f"stopped by SIGTERM while preparing the data and model; resume with: graphmatch "
+                                  f"train --resume {done / 'best.ckpt'} --out {new}")
+    assert not new.exists() or not any(new.iterdir())

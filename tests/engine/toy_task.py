@@ -5,8 +5,10 @@ importable, e.g. on ``PYTHONPATH``)."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -26,6 +28,15 @@ STEP_DELAY = "TOY_STEP_DELAY"
 #: seconds each evaluation batch sleeps, when this environment variable is set (after touching
 #: the file named by ``TOY_EVAL_MARK``, when that is set)
 EVAL_DELAY = "TOY_EVAL_DELAY"
+#: ``datasets`` or ``results``: the process sends itself ``$TOY_SIGNAL`` (``SIGTERM`` unless set)
+#: while its graphs are built, or while a finished run's results are written
+SIGNAL_AT = "TOY_SIGNAL_AT"
+
+
+def signal_self_at(moment: str) -> None:
+    """Send this process the signal :data:`SIGNAL_AT` asks for at ``moment`` (a test's stop)."""
+    if os.environ.get(SIGNAL_AT) == moment:
+        os.kill(os.getpid(), signal.Signals[os.environ.get("TOY_SIGNAL", "SIGTERM")])
 
 
 def toy_graph(x: Tensor, word_sizes: list[int], y: int | None = None) -> HeteroData:
@@ -124,6 +135,7 @@ class ToyTask(Task):
         return graphs
 
     def datasets(self) -> dict[str, list[HeteroData]]:
+        signal_self_at("datasets")
         d = self.data
         if d.file:
             datafiles.locate(d.file, d.root, download=False)
@@ -134,6 +146,10 @@ class ToyTask(Task):
 
     def label_names(self) -> list[str]:
         return self._labels
+
+    def store_run_files(self, run_dir: Path) -> None:
+        signal_self_at("results")
+        super().store_run_files(run_dir)
 
     def get_extra_state(self) -> dict[str, Any]:
         return {"labels": self.label_names()}

@@ -405,8 +405,10 @@ class TreeCore:
     def _flat_trie(self) -> FlatTrie:
         """The K-Query trie: the subjects, or in reference mode the stripped subjects and the
         special tags (pkuseg's user dictionary); built on first use."""
-        if self._trie is None:
-            self._trie = FlatTrie(self.finder.trie_words(self.kg.subjects if self.kg is not None else ()))
+        if self._trie is None:  # one per graph: the builders of every split share it
+            words = type(self.finder).trie_words  # the finders that inherit it share one trie
+            self._trie = (FlatTrie(self.finder.trie_words(())) if self.kg is None else
+                          self.kg.flat_trie(f"{words.__module__}.{words.__qualname__}", self.finder.trie_words))
         return self._trie
 
 
