@@ -115,3 +115,21 @@ def minilm() -> Path:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the MiniLM tests: {err}")
         pytest.skip(str(err))
+
+
+@pytest.fixture(scope="session")
+def e5_spm(e5_small):
+    """e5-small's own SentencePiece tokenizer (250,002 pieces: seconds to read), read once per
+    worker and shared: tests only read it."""
+    from graphmatch.text.sentencepiece import SentencePieceTokenizer
+
+    return SentencePieceTokenizer.from_pretrained(e5_small)
+
+
+@pytest.fixture(scope="session")
+def e5_pieces(e5_small):
+    """e5-small's relation pieces (its tokenizer with the four entity markers added), read once per
+    worker and shared: tests only read them (a test that adds tokens makes its own)."""
+    from graphmatch.data.relation_pieces import relation_pieces
+
+    return relation_pieces(e5_small)

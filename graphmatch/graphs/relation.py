@@ -132,6 +132,7 @@ class WordPieces:
         self.wrap = (tokenizer.cls_token, tokenizer.sep_token)
         self.vocab_size = len(tokenizer)
         self._batch = None  # split_many's tokenizer (False: none)
+        self._digest: tuple[int, str] | None = None  # (vocabulary size, digest)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike) -> WordPieces:
@@ -164,11 +165,15 @@ class WordPieces:
 
     @property
     def digest(self) -> str:
-        """A short digest of the vocabulary and markers (for cache keys)."""
-        items = sorted(self.tokenizer.get_vocab().items(), key=lambda kv: kv[1])
-        text = "\n".join(t for t, _ in items) + "\n" + " ".join(self.markers)
-        text += f"\nlower={getattr(self.tokenizer, 'do_lower_case', None)}"
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+        """A short digest of the vocabulary and markers (for cache keys); computed once per
+        vocabulary size (a dataset's cache folder asks for it often, and e5's has 250,006 pieces)."""
+        size = len(self.tokenizer)
+        if self._digest is None or self._digest[0] != size:
+            items = sorted(self.tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+            text = "\n".join(t for t, _ in items) + "\n" + " ".join(self.markers)
+            text += f"\nlower={getattr(self.tokenizer, 'do_lower_case', None)}"
+            self._digest = (size, hashlib.sha256(text.encode("utf-8")).hexdigest()[:10])
+        return self._digest[1]
 
 
 @dataclass(frozen=True)

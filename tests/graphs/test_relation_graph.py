@@ -221,6 +221,10 @@ def test_word_pieces_with_markers_in_unused_slots(tmp_path):
     with pytest.raises(ValueError, match="span 9 tokens, more than max_length=10 less \\[CLS\\] and \\[SEP\\]"):
         RelationGraphBuilder.for_pieces(pieces, max_length=10)(SENT)
     assert pieces.digest == WordPieces.from_pretrained(folder).digest
+    first = pieces.digest
+    assert pieces.digest is first  # computed once: a dataset's cache folder asks for it often
+    pieces.tokenizer.add_tokens(["zebra"])  # a grown vocabulary is another digest
+    assert pieces.digest != first and pieces.digest == WordPieces(pieces.tokenizer).digest
 
 
 # ------------------------------------------------------------ nested and overlapping entities

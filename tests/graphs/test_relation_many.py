@@ -54,12 +54,12 @@ def _fits(builder, sentence) -> bool:
     return True
 
 
-def test_sentence_pieces_read_one_sentence_at_a_time(shared_data, e5_small):
+def test_sentence_pieces_read_one_sentence_at_a_time(shared_data, e5_pieces):
     """e5's SentencePiece builder reads a sentence's later pieces as continuations: many() takes
     its one-at-a-time path and gives the same graphs."""
-    from graphmatch.data.relation_pieces import builder_for_pieces, relation_pieces
+    from graphmatch.data.relation_pieces import builder_for_pieces
 
-    builder = builder_for_pieces(relation_pieces(e5_small), keep_text=True)
+    builder = builder_for_pieces(e5_pieces, keep_text=True)
     assert builder.split_many is None
     sentences = _semeval_sentences(shared_data, 50)
     for one, many in zip([builder(s) for s in sentences], builder.many(sentences), strict=True):

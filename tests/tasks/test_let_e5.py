@@ -14,7 +14,6 @@ from torch_geometric.utils import scatter
 from graphmatch.engine import load, resolve
 from graphmatch.tasks.base import get_task
 from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments
-from graphmatch.text.sentencepiece import SentencePieceTokenizer
 
 TINY = ["model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false"]
 TEXT_A, TEXT_B = "苹果手机怎么样，DVD好用吗", "这个手机电池耐用吗？"
@@ -28,8 +27,8 @@ def _pairs(samples, shared_data, tmp_path, *extra):
             "train.batch_size=4", "train.eval_batch_size=8", "train.threads=1", *TINY, *extra]
 
 
-def test_characters_are_e5_pieces(e5_small, shared_data, tmp_path):
-    pieces = SentencePieceTokenizer.from_pretrained(e5_small)
+def test_characters_are_e5_pieces(e5_small, e5_spm, shared_data, tmp_path):
+    pieces = e5_spm
     chars = char_tokenizer_of(e5_small)
     assert (chars.cls_id, chars.sep_id, chars.pad_id, chars.unk_id) == (0, 2, 1, 3)  # <s> </s> <pad> <unk>
     assert [pieces.id_to_token(i) for i in (0, 1, 2, 3)] == ["<s>", "<pad>", "</s>", "<unk>"]
@@ -108,12 +107,12 @@ def test_segments_and_pooling_for_a_bert_checkpoint(tmp_path, shared_data):
         assert not torch.allclose(model.encode_chars(batch)[0], before)
 
 
-def test_e5_reads_its_own_pieces(e5_small, shared_data, tmp_path):
+def test_e5_reads_its_own_pieces(e5_spm, shared_data, tmp_path):
     """data.encoder_tokens=pieces: the graph holds e5's pieces of the pair, every token is covered by
     the piece it sits in, and the encoder reads the pieces, a character taking its piece's state."""
     task = get_task("let")(resolve("let/lcqmc_e5_pieces", [f"data.root={shared_data}", f"data.cache_dir={tmp_path}",
                                                            "data.segmentation=jieba", *TINY]))
-    pieces = SentencePieceTokenizer.from_pretrained(e5_small)
+    pieces = e5_spm
     b_text = "这个手机 电池耐用吗？"  # a space: its ▁ is a piece of its own that covers no character
     graph = task.encode(TEXT_A, b_text)
     piece, tok = graph["piece"], graph["token"]
@@ -146,7 +145,7 @@ def test_e5_reads_its_own_pieces(e5_small, shared_data, tmp_path):
                                                         torch.ones(1, 1, n, dtype=torch.bool))[0], atol=1e-3)
 
 
-def test_pieces_train_from_the_command_and_reload(e5_small, shared_data, samples, tmp_path):
+def test_pieces_train_from_the_command_and_reload(e5_spm, shared_data, samples, tmp_path):
     from graphmatch.cli.main import main
 
     run = tmp_path / "run"
@@ -155,7 +154,7 @@ def test_pieces_train_from_the_command_and_reload(e5_small, shared_data, samples
     task, model = load(run)
     assert task.data.encoder_tokens == "pieces"
     graph = task.encode(TEXT_A, TEXT_B)
-    assert graph["piece"].input_ids[:3].tolist() == [0, *SentencePieceTokenizer.from_pretrained(e5_small)
+    assert graph["piece"].input_ids[:3].tolist() == [0, *e5_spm
                                                     .encode_many([TEXT_A]).ids[:2].tolist()]
     with torch.no_grad():
         (row,) = task.decode(model.eval()(Batch.from_data_list([graph])), Batch.from_data_list([graph]))

@@ -14,7 +14,6 @@ from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import SentencePieces, relation_pieces
 from graphmatch.engine import load
 from graphmatch.graphs.relation_markup import MARKERS
-from graphmatch.text.sentencepiece import SentencePieceTokenizer
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "samples" / "relation"
@@ -32,10 +31,9 @@ def _tokens(pieces, sentence):
     "我的<e1>母亲</e1>喜欢<e2>音乐</e2>。",
     "<e1>长城</e1>的一段位于<e2>北京</e2>北部。",
 ])
-def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_small, sentence):
-    pieces = relation_pieces(e5_small)
+def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_pieces, e5_spm, sentence):
+    pieces, spm = e5_pieces, e5_spm
     assert isinstance(pieces, SentencePieces)
-    spm = SentencePieceTokenizer.from_pretrained(e5_small)
     ids = {m: pieces.tokenizer.convert_tokens_to_ids(m) for m in MARKERS}
     assert sorted(ids.values()) == [250002, 250003, 250004, 250005] and pieces.vocab_size == 250006
     tokens = _tokens(pieces, sentence)
@@ -48,10 +46,10 @@ def test_markers_are_one_token_each_and_the_pieces_are_e5s(e5_small, sentence):
     assert graph["token"].word_id[0] == 0 and graph["token"].word_id[-1] == 2  # <s>, </s>
 
 
-def test_a_piece_across_an_entity_boundary_is_cut_there(e5_small):
+def test_a_piece_across_an_entity_boundary_is_cut_there(e5_pieces, e5_spm):
     """e5 reads 我的母亲住在北京 as … 住 在北京: the entity 北京 gets its own pieces, read as a
     continuation (no ▁ before it), and the rest stays e5's."""
-    pieces, spm = relation_pieces(e5_small), SentencePieceTokenizer.from_pretrained(e5_small)
+    pieces, spm = e5_pieces, e5_spm
     assert spm.tokenize("我的母亲住在北京。") == ["\u2581", "我的", "母亲", "住", "在北京", "。"]
     tokens = _tokens(pieces, "我的<e1>母亲</e1>住在<e2>北京</e2>。")
     assert tokens == ["<s>", "\u2581", "我的", "<e1>", "母亲", "</e1>", "住在", "<e2>", "北京", "</e2>", "。", "</s>"]
