@@ -28,8 +28,9 @@ DEBUG_FLAG = "--debug"
 USER_ERROR = 2
 #: exit code after Ctrl-C, as a shell reports a process killed by SIGINT
 INTERRUPTED = 130
-#: the most characters of an error's message shown (a value echoed back may be huge)
-MAX_MESSAGE = 300
+#: the most characters of an error's message shown (a value echoed back may be huge; a message that
+#: names two or three folders of a user's must still read whole)
+MAX_MESSAGE = 1000
 
 
 class OneLineParser(argparse.ArgumentParser):

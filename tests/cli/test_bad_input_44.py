@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmatch.cli.main import main
+from graphmatch.cli.main import MAX_MESSAGE, main
 
 TINY = ["model.hidden_size=16", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=16",
         "model.max_position=64", "data.max_length=32", "train.progress=false", "train.epochs=1",
@@ -164,7 +164,7 @@ def test_one_line_and_exit_2(case: str, tmp_path: Path, shared_data: Path, capsy
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"graphmatch {argv[0]}: error: ") and message in lines[0], lines[0]
-    assert len(lines[0]) <= 300 + len(f"graphmatch {argv[0]}: error: ")
+    assert len(lines[0]) <= MAX_MESSAGE + len(f"graphmatch {argv[0]}: error: ")
     assert elapsed < 30, f"{elapsed:.1f} s"
     assert not (tmp_path / "run" / ".owner.lock").exists()
 

@@ -38,7 +38,9 @@ def test_a_folder_where_a_file_is_expected(tmp_path, capsys):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n", encoding="utf-8")
     assert f"{folder} is a folder" in one_line_error(capsys, ["inspect", "kbert", "--vocab", str(vocab), str(folder)])
-    assert f"{folder}: is a folder" in one_line_error(capsys, ["inspect", "kbert", "--vocab", str(folder), "-"])
+    text = tmp_path / "in.txt"
+    text.write_text("北京\n", encoding="utf-8")
+    assert f"{folder}: is a folder" in one_line_error(capsys, ["inspect", "kbert", "--vocab", str(folder), str(text)])
     assert "is a folder" in one_line_error(capsys, ["score", "semeval2010", str(folder), str(folder)])
     err = one_line_error(capsys, ["evaluate", str(tmp_path / "run"), "--predictions", str(folder)])
     assert "--predictions" in err and "is a folder" in err

@@ -92,8 +92,9 @@ def test_a_checkpoint_without_vocab_txt_is_one_line(minilm, tmp_path, capsys):
     folder = tmp_path / "no_vocab"
     folder.mkdir()
     (folder / "config.json").write_text((minilm / "config.json").read_text())
+    (tmp_path / "in.txt").write_text("Geese eat corn.\n", encoding="utf-8")  # the input is read first
     for command in (["show", "Geese eat corn.", "--kind", "kbert", "--kg", "wordnet", "-o", str(tmp_path / "t.png")],
-                    ["inspect", "kbert", str(tmp_path / "none.txt")]):
+                    ["inspect", "kbert", str(tmp_path / "in.txt")]):
         assert main([*command, "--pretrained", str(folder)]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and f"no vocab.txt (a BERT vocabulary) in the checkpoint folder " \

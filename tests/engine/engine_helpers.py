@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +38,10 @@ class Recorder(pl.Callback):
     def on_test_epoch_start(self, trainer: pl.Trainer, module: pl.LightningModule) -> None:
         self.tests += 1
         self.fn_at_test.append(trainer.state.fn.value)
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal (progress bars are drawn only there)."""
+
+    def isatty(self) -> bool:
+        return True

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import TOY, TOY_QUICK, Crash
+from engine_helpers import TOY, TOY_QUICK, Crash, Terminal
 
 from graphmatch.cli.main import main
 from graphmatch.engine import train
@@ -146,7 +145,7 @@ def test_a_run_that_failed_before_its_first_step_restarts_in_place(tmp_path: Pat
         train(TOY_QUICK, ["train.progress=false", f"data.root={tmp_path}"], run, callbacks=[Crash(0)])
     assert sorted(p.name for p in run.iterdir()) == ["config.yaml", "inputs.json"]
     assert main(["evaluate", str(run)]) == 2
-    assert "start it again in place with: graphm" in capsys.readouterr().err  # cut to 300 characters (long path)
+    assert "start it again in place with: graphm" in capsys.readouterr().err
     assert main(["train", str(TOY_QUICK), *bad, "--out", str(run)]) == 2  # the same --out is accepted again
     assert "toy/missing.tsv" in capsys.readouterr().err
     assert sorted(p.name for p in run.iterdir()) == ["config.yaml", "inputs.json"]  # and the earlier config is kept
@@ -156,13 +155,6 @@ def test_a_run_that_failed_before_its_first_step_restarts_in_place(tmp_path: Pat
     assert (run / "COMPLETE").is_file() and read_yaml(run / "config.yaml")["data"]["file"] == "toy/other.tsv"
     assert main(["train", str(TOY_QUICK), "--out", str(run)]) == 2  # a finished run is never overwritten
     assert "already exists and is not empty" in capsys.readouterr().err
-
-
-class _Terminal(io.StringIO):
-    """A stderr that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def test_no_lightning_chatter_and_epoch_lines_in_a_redirected_log(tmp_path: Path, capsys, caplog) -> None:
@@ -184,7 +176,7 @@ def test_no_lightning_chatter_and_epoch_lines_in_a_redirected_log(tmp_path: Path
 
 
 def test_progress_bars_only_on_a_terminal(tmp_path: Path, monkeypatch) -> None:
-    terminal = _Terminal()
+    terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=true",
                  "--out", str(tmp_path / "r")]) == 0

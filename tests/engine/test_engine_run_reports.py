@@ -7,12 +7,13 @@ from __future__ import annotations
 import errno
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 import toy_task
-from engine_helpers import TOY, TOY_QUICK, Crash
+from engine_helpers import TOY, TOY_QUICK, Crash, Terminal
 
 from graphmatch.cli.main import main
 from graphmatch.engine import train
@@ -34,16 +35,20 @@ def test_one_line_per_epoch_on_stderr_without_bars(tmp_path: Path, capsys: pytes
     assert not [line for line in captured.out.splitlines() if line.startswith("epoch")]
 
 
-def test_progress_bars_go_to_stderr_and_results_alone_to_stdout(tmp_path: Path,
+def test_progress_bars_go_to_stderr_and_results_alone_to_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
+    terminal = Terminal()  # bars are drawn on a terminal only
+    monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["train", str(TOY_QUICK), "--set", "train.epochs=1", "train.progress=true", "--out", str(run)]) == 0
     captured = capsys.readouterr()
-    assert "it/s" in captured.err or "Epoch 0" in captured.err  # the bars are there, on stderr
+    assert "it/s" in terminal.getvalue() or "Epoch 0" in terminal.getvalue()  # the bars are there, on stderr
     assert [line.split(":")[0] for line in captured.out.splitlines()] == ["run folder", "dev", "test"]
+    terminal.seek(0)
+    terminal.truncate(0)
     assert main(["evaluate", str(run), "--set", "train.progress=true"]) == 0
     captured = capsys.readouterr()
-    assert "Testing" in captured.err
+    assert "Testing" in terminal.getvalue()
     assert all(re.fullmatch(r"test \w+\t[\d.]+", line) for line in captured.out.splitlines()), captured.out
 
 
@@ -141,7 +146,7 @@ def test_a_full_disk_before_the_first_checkpoint(tmp_path: Path, monkeypatch: py
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].endswith(f"no checkpoint had been saved yet; free some space, then continue with: "
                                           f"graphmatch train --resume {run}")
-    assert sorted(p.name for p in run.iterdir()) == ["config.yaml"]
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml", "inputs.json"]
 
 
 def test_resuming_from_a_truncated_last_ckpt_is_one_line_offering_best(tmp_path: Path,

@@ -77,13 +77,17 @@ def test_bad_runs_and_files_are_one_line_errors(run, samples, tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and where in err, err
     kg = run.parent / "sample.spo"
+    copy = run / "inputs" / "kg" / "sample.spo"  # the run reads its own copy of a user's KG
+    assert copy.is_file()
     kg.rename(tmp_path / "away.spo")
+    copy.rename(tmp_path / "copy.spo")
     try:
         assert main(["probe", str(run), "--input", str(samples / "sentiment" / "dev.tsv")]) == 2
     finally:
         (tmp_path / "away.spo").rename(kg)
+        (tmp_path / "copy.spo").rename(copy)
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(kg) in err and "knowledge graph" in err, err
+    assert len(err.splitlines()) == 1 and str(kg) in err and str(copy) in err, err
 
 
 def test_ner_recall_of_the_entities_the_kg_matches(shared_data, tmp_path):

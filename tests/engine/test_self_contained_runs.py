@@ -5,11 +5,13 @@ predicts the same after that folder is deleted and the run is moved; batch predi
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from benchmark_scripts import load as load_script
+from engine_helpers import Terminal
 from tiny_bert import tiny_bert_folder
 
 from graphmatch.cli.main import main as cli
@@ -63,10 +65,12 @@ def test_a_moved_run_predicts_the_same_without_its_pretrained_folder(trained, tm
         task, _ = load(moved)
         assert task.pretrained.stored and task.pretrained.path == moved / "pretrained"
         (tmp_path / "in.tsv").write_text("\n".join(LINES) + "\n", encoding="utf-8")
-        capsys.readouterr()
-        assert cli(["predict", str(moved), "--input", str(tmp_path / "in.tsv"), "--output", str(tmp_path / "o.jsonl"),
-                    "--batch-size", "3"]) == 0
-        assert "predict: 100%" in capsys.readouterr().err  # the progress bar
+        terminal = Terminal()  # the progress bar is drawn on a terminal only
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stderr", terminal)
+            assert cli(["predict", str(moved), "--input", str(tmp_path / "in.tsv"), "--output",
+                        str(tmp_path / "o.jsonl"), "--batch-size", "3"]) == 0
+        assert "predict: 100%" in terminal.getvalue()  # the progress bar
         rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [row.pop("line") for row in rows] == list(range(1, len(LINES) + 1)) and rows == before
         assert cli(["evaluate", str(moved), "--split", "dev"]) == 0

@@ -73,9 +73,14 @@ def test_edge_cases(tokenizer, hownet_kg, mode, max_length):
                          ("北京天安门", "r", "x"), ("dvd播放机", "r", "机器"), ("cpu", "r", "芯 片"),
                          ("[SEP]", "r", "y"), ("门", "r", "m")])
     for options in ({}, {"max_entities": 1}, {"max_entities": 0}, {"add_cls": False}, {"predicate": False}):
+        if max_length == 1 and options.get("add_cls", True):  # [CLS] alone, no text token: refused
+            with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags"):
+                SentenceTreeBuilder(kg, tokenizer, max_length=max_length, mode=mode, **options)
+            continue
         builder = SentenceTreeBuilder(kg, tokenizer, max_length=max_length, mode=mode, **options)
         check_all(builder, EDGE_CASES + [(a, None) for a, _ in EDGE_CASES])
-    check_all(SentenceTreeBuilder(None, tokenizer, max_length=max_length, mode=mode), EDGE_CASES)
+    if max_length > 1:
+        check_all(SentenceTreeBuilder(None, tokenizer, max_length=max_length, mode=mode), EDGE_CASES)
 
 
 def test_builder_uses_it_and_falls_back():

@@ -13,6 +13,12 @@ TINY = ["model.hidden_size=32", "model.num_layers=2", "model.num_heads=2", "mode
 TEXTS = ["酒店的房间很干净，前台服务好。", "客服不回消息，问题一直没解决，失望。", "房间不错"]
 
 
+@pytest.fixture(autouse=True)
+def _data_root(shared_data, monkeypatch):
+    """The sample data's vocabulary (K-BERT's google_vocab.txt) is read from the real data's root."""
+    monkeypatch.setenv("GRAPHMATCH_DATA", str(shared_data))
+
+
 def _args(samples, tmp_path, run, extra=()):
     return ["train", "kbert/chnsenticorp_hownet_quick", "--out", str(run), "--set", *TINY,
             f"data.dataset={samples / 'sentiment'}", f"data.kg={samples / 'kg' / 'sample.spo'}",
