@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 from graphmatch.data.kbert import source_file  # noqa: E402
 from graphmatch.io.text_files import iter_lines  # noqa: E402
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg  # noqa: E402
+from graphmatch.metrics.ner import bio_spans  # noqa: E402
 
 TYPES = {"疾病": "Disease", "症状": "Symptom", "部位": "BodyPart", "治疗": "Cure", "检查": "Examine"}
 
@@ -54,15 +55,9 @@ def agreement(kg: KnowledgeGraph, lines: list[str]) -> Counter:
 
 
 def entities(tags: list[str]) -> set[tuple[int, int, str]]:
-    """``(start, end, type)`` of every entity of a BIO sequence (a stray ``I-`` starts none)."""
-    out, start, kind = set(), None, ""
-    for i, tag in enumerate([*tags, "O"]):
-        if start is not None and tag != "I-" + kind:
-            out.add((start, i, kind))
-            start = None
-        if tag.startswith("B-"):
-            start, kind = i, tag[2:]
-    return out
+    """``(start, end, type)`` of every entity of a BIO sequence, read as the NER metric reads them
+    (conlleval: a stray ``I-X`` starts an entity, :func:`graphmatch.metrics.ner.bio_spans`)."""
+    return {(start, end, kind) for kind, start, end in bio_spans(tags)}
 
 
 def entity_texts(lines: list[str]) -> set[str]:

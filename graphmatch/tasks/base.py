@@ -99,7 +99,7 @@ class Task(TaskKeys, abc.ABC):
       :meth:`class_weights`, :meth:`penalty`, :meth:`encoder_parameters`, :meth:`encoder_layers`;
     * evaluation: ``metrics``, ``monitor``, :meth:`negative_labels`, :meth:`report`;
     * run folder: :meth:`store_run_files`, :meth:`from_run_folder`, :meth:`upgrade_state_dict`,
-      :meth:`environment`, :meth:`input_files`;
+      :meth:`environment`, :meth:`input_files`, :meth:`user_files`, :meth:`used`;
     * outputs: :meth:`write_predictions`, :meth:`explain`, :meth:`branch_kg`,
       :meth:`probe_batch`.
     """

@@ -90,7 +90,8 @@ def test_bad_runs_and_files_are_one_line_errors(run, samples, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and str(kg) in err and str(copy) in err, err
 
 
-def test_ner_recall_of_the_entities_the_kg_matches(shared_data, tmp_path):
+def _ner_task(shared_data, tmp_path):
+    """A tiny NER task over two medical sentences (头痛, 发热: both Symptom), and its dev graphs."""
     from graphmatch.engine import resolve
     from graphmatch.tasks.kbert import KBertTask
 
@@ -105,6 +106,11 @@ def test_ner_recall_of_the_entities_the_kg_matches(shared_data, tmp_path):
     task.set_extra_state({"labels": ["O", "B-Symptom", "I-Symptom"], "kind": "ner"})
     torch.manual_seed(0)
     graphs = [task.datasets()["dev"][i] for i in range(2)]
+    return task, graphs
+
+
+def test_ner_recall_of_the_entities_the_kg_matches(shared_data, tmp_path):
+    task, graphs = _ner_task(shared_data, tmp_path)
     f = probe_graphs(task, task.build_model(), graphs)
     r = f["recall"]
     assert r["with"]["matched_entities"] + r["with"]["other_entities"] == 2
@@ -123,25 +129,13 @@ def test_a_run_without_branches_is_refused_naming_it():
 def test_ner_recall_of_entities_unseen_in_training(shared_data, tmp_path):
     from types import SimpleNamespace
 
-    from graphmatch.engine import resolve
     from graphmatch.engine.probe import characters, entity_texts
-    from graphmatch.tasks.kbert import KBertTask
 
     train = [SimpleNamespace(fields=("头 痛 三 天",), gold="B-Symptom I-Symptom O O"),
              SimpleNamespace(fields=("咳嗽",), gold="B-Symptom I-Symptom"), SimpleNamespace(fields=("无",), gold=None)]
     assert entity_texts(train) == {"头痛", "咳嗽"}
     assert characters("头 痛", ["O", "O"]) == ["头", "痛"] and characters("头痛", ["O", "O"]) == ["头", "痛"]
-    root = tmp_path / "ner"
-    root.mkdir()
-    lines = "text_a\tlabel\n头 痛 三 天\tB-Symptom I-Symptom O O\n发 热\tB-Symptom I-Symptom\n"
-    for split in ("train", "dev", "test"):
-        (root / f"{split}.tsv").write_text(lines, encoding="utf-8")
-    task = KBertTask(resolve("kbert/medical_ner_medical_quick", [*TINY[:8], f"data.dataset={root}",
-                                                                 f"data.root={shared_data}",
-                                                                 f"data.cache_dir={tmp_path / 'cache'}"]))
-    task.set_extra_state({"labels": ["O", "B-Symptom", "I-Symptom"], "kind": "ner"})
-    torch.manual_seed(0)
-    graphs = [task.datasets()["dev"][i] for i in range(2)]
+    task, graphs = _ner_task(shared_data, tmp_path)
     chars = [list("头痛三天"), list("发热")]
     f = probe_graphs(task, task.build_model(), graphs, chars=chars, seen={"头痛"})
     r = f["recall"]
