@@ -96,7 +96,7 @@ from graphmatch.graphs.kbert.finders import (
 )
 from graphmatch.graphs.kbert.folding import STOP_WORDS, _CodeTable, _fold_char
 from graphmatch.graphs.kbert.knowledge_text import KNOWLEDGE_AS, text_trees
-from graphmatch.graphs.kbert.layout import _ordinals, _template, _written
+from graphmatch.graphs.kbert.layout import _ordinals, _template, _trunk_text, _written
 from graphmatch.graphs.kbert.records import (
     _ALL,
     _HEAD,
@@ -628,12 +628,7 @@ class TreeCore:
                kept: _Kept) -> None:
         """The ``text`` of every kept node: token strings as written, subjects, values (and each
         value's ``object`` alone)."""
-        if trunk.text is None:
-            char_text = np.array(list(layout.string), dtype=object)
-            char_text[specials.start] = specials.text
-            trunk_text = char_text[trunk.char]
-        else:
-            trunk_text = trunk.text
+        trunk_text = _trunk_text(layout, trunk, specials)
         branch_text = np.array(list(chain.from_iterable(v.chars for v in words.values)), dtype=object)
         token_text = np.empty(len(stores["token"]["input_ids"]), dtype=object)
         token_text[kept.trunk_dest] = trunk_text[kept.trunk]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphmatch.graphs.kbert.layout import _trunk_text
 from graphmatch.graphs.kbert.rules import tree_size
 from graphmatch.utils.ragged_np import ptr
 
@@ -122,12 +123,7 @@ def _texts(core: TreeCore, stores: dict[Any, dict[str, Any]], layout: _Layout, t
            keep: np.ndarray, dest: np.ndarray, known_dest: np.ndarray, knowledge: list[list[int]],
            kept_known: np.ndarray) -> None:
     """The ``text`` of every token (for inspection): the trunk as written, the knowledge's tokens."""
-    if trunk.text is None:
-        char_text = np.array(list(layout.string), dtype=object)
-        char_text[specials.start] = specials.text
-        trunk_text = char_text[trunk.char]
-    else:
-        trunk_text = trunk.text
+    trunk_text = _trunk_text(layout, trunk, specials)
     text = np.empty(len(stores["token"]["input_ids"]), dtype=object)
     text[dest] = trunk_text[keep]
     known = chain.from_iterable(ids[:k] for ids, k in zip(knowledge, kept_known.tolist(), strict=True))

@@ -8,7 +8,9 @@ import numpy as np
 from graphmatch.graphs.kbert.records import (
     _TAG,
     _Layout,
+    _Spans,
     _Template,
+    _Trunk,
 )
 from graphmatch.utils.ragged_np import ptr
 
@@ -43,6 +45,16 @@ def _ordinals(layout: _Layout, char: np.ndarray, chars_before: np.ndarray) -> tu
     token_ptr = chars_before[layout.input_start]
     token_input = layout.char_input[char]
     return token_input, token_ptr, np.arange(len(char)) - token_ptr[token_input]
+
+
+
+def _trunk_text(layout: _Layout, trunk: _Trunk, specials: _Spans) -> np.ndarray:
+    """The string of every trunk token as written: its character, or a special tag's text whole."""
+    if trunk.text is not None:
+        return trunk.text
+    char_text = np.array(list(layout.string), dtype=object)
+    char_text[specials.start] = specials.text
+    return char_text[trunk.char]
 
 
 __all__ = []
