@@ -456,7 +456,43 @@ def _medical_knowledge(train: int, epochs: int, val_every: int) -> Comparison:
 
 #: 600: the smallest first slice of the training file that holds every tag of dev and test (its
 #: first Cure entity is in sentence 539), so the label set is the full one
-KNOWLEDGE_COMPARISONS = (_medical_knowledge(600, 2, 19),)
+KNOWLEDGE_COMPARISONS = (
+    _medical_knowledge(600, 2, 19),
+    Comparison(
+        "e5_chnsenticorp_marked_25",
+        "ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder (2 epochs over 504 training "
+        "sentences): HowNet with its branches marked and entities masked",
+        (Arm("marked + masked 0.3", "kbert/chnsenticorp_e5_hownet_marked", ("data.entity_mask=0.3",)),),
+        ("accuracy",),
+        common=_e5_chnsenticorp(0.25).common,
+        note="The budget, dev and test of the 25 % table (HowNet and no knowledge as published, fp32). Marked: a "
+             "learned branch embedding and a per-layer, per-head trunk-branch attention bias, both zero at first; "
+             "masked: in training, each matched word with a kept branch has its characters replaced by <mask> "
+             "with probability 0.3.",
+    ),
+    Comparison(
+        "e5_chnsenticorp_4800_marked",
+        "ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder, one epoch over the first 4,800 "
+        "training sentences: HowNet with its branches marked and entities masked",
+        (Arm("marked + masked 0.3", "kbert/chnsenticorp_e5_hownet_marked", ("data.entity_mask=0.3",)),),
+        ("accuracy",),
+        common=next(c for c in E5_CHNSENTICORP_EXTRA if c.name == "e5_chnsenticorp_4800").common,
+        note="The budget, dev and test of the 4,800-sentence table (HowNet and no knowledge as published, fp32); "
+             "marked and masked as in the 25 % table.",
+    ),
+    Comparison(
+        "minilm_wordnet_marked_10",
+        "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), the first 10 % of the "
+        "training sentences: WordNet branches marked for the encoder",
+        (Arm("WordNet marked", "relation/semeval_minilm_wordnet",
+             ("model.branch_embedding=true", "model.branch_bias=true")),),
+        ("semeval2010", "accuracy"),
+        common=("train.progress=false", "train.threads=1", "data.limit.train=0.1"),
+        note="The budget, dev and test of the 10 % WordNet table (WordNet and no knowledge as published, fp32). "
+             "Marked: a learned branch embedding and a per-layer, per-head trunk-branch attention bias, both "
+             "zero at first.",
+    ),
+)
 
 
 COMPARISONS = (*COMPARISONS, *E5_COMPARISONS, *IMBALANCED, *KNOWLEDGE_COMPARISONS)
