@@ -145,6 +145,17 @@ COMPARISONS = (
         for share in CURVE_SHARES
     ),
     Comparison(
+        "minilm_bf16_10",
+        "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), the first 10 % of the "
+        "training sentences, in bf16 mixed precision on the CPU",
+        (Arm("bf16-mixed", "relation/semeval_minilm_entity_start", ("train.precision=bf16-mixed",)),),
+        ("semeval2010", "accuracy"),
+        common=("train.progress=false", "train.threads=1", "data.limit.train=0.1"),
+        note="The budget, dev and test of the no-knowledge arm of the 10 % table, which was trained in fp32. bf16: "
+             "torch.autocast on the CPU (matrix products in bf16; LayerNorm, softmax, the mask and the loss in "
+             "fp32), on a CPU with bf16 units (the provenance line names it).",
+    ),
+    Comparison(
         "minilm_wordnet_selected_10",
         "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), the first 10 % of the "
         "training sentences: WordNet branches selected (noun readings, scored by the encoder)",
@@ -269,6 +280,16 @@ E5_CHNSENTICORP_EXTRA = (
         note="The budget of the no-knowledge arm of the first table, which was trained in fp32. bf16: "
              "torch.autocast on the CPU (matrix products in bf16; LayerNorm, softmax, the mask and the loss in "
              "fp32), on a CPU with bf16 units (the provenance line names it).",
+    ),
+    Comparison(
+        "e5_chnsenticorp_frozen",
+        "ChnSentiCorp, multilingual-e5-small fine-tuned as a K-BERT encoder without knowledge (one epoch over "
+        "2,016 training sentences) with its word-embedding table frozen",
+        (Arm("word embeddings frozen", "kbert/chnsenticorp_e5", ("model.freeze_word_embeddings=true",)),),
+        ("accuracy",),
+        common=("train.progress=false", "train.threads=1"),
+        note="The budget of the no-knowledge arm of the first table (fp32, the word table trained). Frozen: e5's "
+             "250,000 × 384 word embeddings (96 M of its 117 M parameters) get no gradient and no AdamW state.",
     ),
     Comparison(
         "e5_chnsenticorp_plain",
