@@ -17,6 +17,7 @@ from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
+from graphmatch.graphs.relation_kbert import mask_entities
 from graphmatch.nn.pretrained import layer_groups, load_checkpoint
 from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation.base import RelationTask, variant
@@ -89,6 +90,22 @@ class TransformerRelationTask(RelationTask):
             pad_id=self.pieces().tokenizer.pad_token_id or 0, branch_embedding=m.branch_embedding,
             branch_bias=m.branch_bias,
         )
+
+    def training_batch(self, batch: Any) -> Any:
+        """``data.entity_mask``: the pieces of each entity whose head word kept a branch masked at
+        random, its branch and markers left (:func:`~graphmatch.graphs.relation_kbert.mask_entities`);
+        training only."""
+        if self.data.entity_mask <= 0:
+            return batch
+        return mask_entities(batch, self.data.entity_mask, self.mask_id())
+
+    def mask_id(self) -> int:
+        """The vocabulary's mask token (``[MASK]``, e5's ``<mask>``)."""
+        mask_id = self.pieces().tokenizer.mask_token_id
+        if mask_id is None:
+            raise ValueError(f"data.entity_mask: the tokenizer of model.pretrained={self.model.pretrained} has no "
+                             "mask token")
+        return int(mask_id)
 
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """The head's parameters (not the encoder's)."""
