@@ -57,6 +57,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 from torch_geometric.data import HeteroData
+from torch_geometric.utils import cumsum
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import INJECT
@@ -277,6 +278,18 @@ def mask_entities(batch: HeteroData, p: float, mask_id: int) -> HeteroData:
     return mask_groups(batch, p, mask_id, ENTITY_TOKEN_EDGE, has[batch_vector(entity), entity.kind], ids="word_id")
 
 
+def trunk_only(batch: HeteroData) -> HeteroData:
+    """The sentence trees of ``batch`` (a PyG batch) without their branch pieces: with soft
+    positions, each sentence exactly as without knowledge (the probe's cut). The trunk's edges are
+    renumbered, the branches' dropped; the ``word`` and ``value`` nodes stay, with no branch piece."""
+    tok = batch["token"]
+    cut = batch.subgraph({"token": ~tok.branch})
+    graph = batch_vector(cut["token"])
+    cut["token"].ptr = cumsum(torch.bincount(graph, minlength=batch["sentence"].num_nodes))
+    cut["sentence"].num_tokens = torch.bincount(graph, minlength=batch["sentence"].num_nodes)
+    return cut
+
+
 class RelationCoverage(NamedTuple):
     """How much knowledge relation sentences got: the core's :class:`Coverage` (sentences with a
     branch, branches per sentence, share of trunk pieces matched), the sentences whose ``e1``,
@@ -314,4 +327,4 @@ class RelationCoverage(NamedTuple):
 
 
 __all__ = ["ENTITY_TOKEN_EDGE", "INJECT", "VALUE", "VALUE_ANCHOR", "VALUE_EDGE", "RelationCoverage",
-           "RelationTreeBuilder", "mask_entities"]
+           "RelationTreeBuilder", "mask_entities", "trunk_only"]

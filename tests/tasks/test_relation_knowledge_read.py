@@ -2,6 +2,7 @@
 entities' pieces masked with their branches, markers and positions left), its one-line errors, the
 marked + masked recipe, and ``graphmatch probe`` on a tiny trained relation run."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,8 @@ SENTENCES = ["The <e1>fire</e1> caused <e2>smoke</e2>.", "The <e1>lid</e1> of th
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
     texts = [e.sentence.text for f in ("train.txt", "test.txt") for e in read_semeval_file(SAMPLE / f)]
-    return tiny_bert_folder(tmp_path_factory.mktemp("bert") / "tiny", [*texts, *SENTENCES])
+    values = " ".join(line.split("\t")[2] for line in TINY_SPO.splitlines())  # the branches in the vocabulary
+    return tiny_bert_folder(tmp_path_factory.mktemp("bert") / "tiny", [*texts, *SENTENCES, values])
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +153,68 @@ def test_the_marked_recipe_is_the_wordnet_recipe_with_the_three_keys():
     assert base["data"]["entity_mask"] == 0.0
     assert {k: v for k, v in marked.items() if k not in ("name", "description", "data", "model")} == \
         {k: v for k, v in base.items() if k not in ("name", "description", "data", "model")}
+
+
+# ------------------------------------------------------------------------------------ the probe
+def test_the_cut_is_the_model_on_the_sentence_without_knowledge(bert, spo, tmp_path):
+    from graphmatch.graphs.relation_kbert import trunk_only
+
+    task = _task(bert, spo, tmp_path, 0)
+    plain = RelationTask(resolve("relation/semeval_minilm_entity_start", _sets(bert, spo, tmp_path / "cache",
+                                                                               ["data.kg=null"])))
+    torch.manual_seed(0)
+    model = task.build_model().eval()
+    with torch.no_grad():  # the marks trained away from zero: a cut sentence still reads none of them
+        model.branch_marking.embedding.normal_()
+        model.branch_marking.bias.normal_()
+    trees = _batch(task)
+    cut = trunk_only(trees)
+    assert cut["token"].num_nodes == int((~trees["token"].branch).sum()) and not cut["token"].branch.any()
+    with torch.no_grad():
+        without = model(cut)
+        alone = model(Batch.from_data_list([plain.encode(s) for s in SENTENCES]))
+        change = (model.encode(trees)[~trees["token"].branch] - model.encode(cut)).abs().amax(1)
+    torch.testing.assert_close(without, alone, atol=1e-5, rtol=1e-5)
+    # the branches change the states of the pieces that see them (a random encoder: little beyond them)
+    matched = torch.zeros_like(change, dtype=torch.bool)
+    matched[cut["token", "in", "word"].edge_index[0]] = True
+    assert matched.sum() == 5 and (change[matched] > 1e-3).all() and (change[~matched] < 1e-3).all()
+
+
+def test_probe_reads_a_relation_run(bert, spo, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert cli(["train", "relation/semeval_minilm_wordnet_marked", "--out", str(run), "--set",
+                *_sets(bert, spo, tmp_path / "cache", ["train.epochs=1"])]) == 0
+    summary = (run / "summary.md").read_text()
+    assert "## Knowledge probe (the dev split's first 10 inputs" in summary and "| semeval2010 |" in summary
+    capsys.readouterr()
+    assert cli(["probe", str(run), "--input", str(SAMPLE / "test.txt"), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["inputs"] == 15 and 0 < figures["with_branch"] < 100 and figures["branch_tokens"] > 0
+    assert len(figures["attention"]) == 2 and figures["queries"] > 0  # the tiny encoder's 2 layers
+    assert all(0 < a < 100 for a in figures["attention"]) and 0 < figures["uniform"] < 100
+    assert set(figures["score"]) == set(figures["score_cut"]) >= {"semeval2010", "accuracy"}
+    assert "recall" not in figures
+    assert cli(["probe", str(run), "--input", str(SAMPLE / "test.txt")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Knowledge probe\n\n15 inputs:") and "| layer 1 | layer 2 | uniform |" in out
+
+
+def test_probe_refuses_a_relation_run_without_a_kg_and_a_missing_kg(bert, spo, tmp_path, capsys):
+    run = tmp_path / "plain"
+    assert cli(["train", "relation/semeval_minilm_entity_start", "--out", str(run), "--set",
+                *_sets(bert, spo, tmp_path / "cache", ["data.kg=null", "train.max_steps=1"])]) == 0
+    capsys.readouterr()
+    assert cli(["probe", str(run), "--input", str(SAMPLE / "test.txt")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(run) in err and "'relation' has none" in err, err
+    gone = tmp_path / "gone.spo"
+    gone.write_text(TINY_SPO, encoding="utf-8")
+    with_kg = tmp_path / "kg"
+    assert cli(["train", "relation/semeval_minilm_wordnet", "--out", str(with_kg), "--set",
+                *_sets(bert, gone, tmp_path / "cache", ["train.max_steps=1"])]) == 0
+    gone.unlink()
+    capsys.readouterr()
+    assert cli(["probe", str(with_kg), "--input", str(SAMPLE / "test.txt")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "gone.spo" in err and "Traceback" not in err, err
