@@ -119,7 +119,7 @@ class TransformerRelationTask(RelationTask):
         """The logits with the branches and with every branch piece cut out of the sentence trees
         (:func:`~graphmatch.graphs.relation_kbert.trunk_only`: with soft positions, the model on the
         trunk alone, whichever head reads it), and the attention weights with them
-        (:meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`; no words spans: no NER)."""
+        (:meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`; no word spans: no NER)."""
         visible, real = visibility_mask(batch, value=VALUE)
         branch = torch.zeros_like(real)
         branch[real] = batch["token"].branch
