@@ -1,4 +1,4 @@
-"""``graphmatch probe RUN --input FILE [--json]``: does a trained K-BERT run read its knowledge
+"""``graphmatch probe RUN --input FILE [--json]``: does a trained K-BERT (or relation) run read its knowledge
 (:mod:`graphmatch.engine.probe`)? Coverage, attention on the branches per layer against a uniform
 share, the score with every branch cut, and NER's recall of the entities the KG matches."""
 
@@ -11,14 +11,16 @@ import json
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "probe",
-        help="does a trained K-BERT run read its knowledge graph's branches? (coverage, attention, branches cut)",
+        help="does a trained K-BERT (or relation transformer) run read its knowledge graph's branches? (coverage, "
+             "attention, branches cut)",
         description="Markdown on stdout (JSON with --json): the inputs with a branch, the attention a trunk token "
                     "puts on its branches per layer against a uniform share, the score and the labels that change "
                     "with every branch cut, and for NER the recall of the gold entities the KG matches.",
     )
     p.add_argument("run", metavar="RUN_OR_CKPT", help="run folder (uses its best.ckpt) or checkpoint file")
     p.add_argument("--input", metavar="FILE", required=True,
-                   help="TSV/CSV/JSONL file of inputs with their gold labels (e.g. the dataset's dev.tsv)")
+                   help="TSV/CSV/JSONL file of inputs with their gold labels (e.g. the dataset's dev.tsv; a "
+                        "SemEval file for a relation run)")
     p.add_argument("--seen", metavar="TRAIN_FILE",
                    help="NER: the run's training file; recall is also reported for the gold entities never seen there")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N inputs")

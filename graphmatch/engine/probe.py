@@ -1,6 +1,7 @@
 r"""Does a trained model read its knowledge? ``graphmatch probe RUN --input FILE``.
 
-For a run whose task hangs knowledge-graph branches on its inputs (K-BERT with a KG:
+For a run whose task hangs knowledge-graph branches on its inputs (K-BERT with a KG, the relation
+transformer with a KG:
 :meth:`Task.branch_kg <graphmatch.tasks.base.Task.branch_kg>`), over inputs with
 gold labels, through :meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`:
 
@@ -162,7 +163,8 @@ def check_probed(task: Task, where: str) -> str:
         raise ValueError(f"{where}: its knowledge graph: {err}") from None
     if kg is None:
         raise ValueError(f"{where}: the probe reads a run whose model hangs knowledge-graph branches on its inputs "
-                         f"(K-BERT with a KG, its knowledge as a tree); this run's task {task.name!r} has none")
+                         "(K-BERT with a KG, its knowledge as a tree, or a relation transformer with a KG); "
+                         f"this run's task {task.name!r} has none")
     if not Path(kg).is_file():
         raise ValueError(f"{where}: its knowledge graph {kg} is missing (looked for at {Path(kg).resolve()})")
     return kg

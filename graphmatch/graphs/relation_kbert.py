@@ -57,10 +57,20 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 from torch_geometric.data import HeteroData
+from torch_geometric.utils import cumsum
 
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.defaults import INJECT
-from graphmatch.graphs.kbert import ANCHOR_EDGE, ENTITY_EDGE, WORD_EDGE, Coverage, Part, TreeCore, Trees
+from graphmatch.graphs.kbert import (
+    ANCHOR_EDGE,
+    ENTITY_EDGE,
+    WORD_EDGE,
+    Coverage,
+    Part,
+    TreeCore,
+    Trees,
+    mask_groups,
+)
 from graphmatch.graphs.relation import (
     RelationGraphBuilder,
     RelationSentence,
@@ -73,6 +83,7 @@ from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text import WordPieceTokenizer
+from graphmatch.utils.ragged import batch_vector
 from graphmatch.utils.ragged_np import ptr
 
 #: version of the relation sentence trees this builder writes: bump it whenever they change
@@ -80,6 +91,7 @@ FORMAT_VERSION = 1
 VALUE = "value"
 VALUE_EDGE = ("token", "in", VALUE)
 VALUE_ANCHOR = (VALUE, "on", "word")
+ENTITY_TOKEN_EDGE = ("token", "in", "entity")
 _NO_CUT = 1 << 30  # the trunk is cut to max_length before; the branches are kept whole
 
 
@@ -240,6 +252,44 @@ class RelationTreeBuilder(RelationGraphBuilder):
         return data
 
 
+def mask_entities(batch: HeteroData, p: float, mask_id: int) -> HeteroData:
+    r"""Entity masking of relation trees (``data.entity_mask``): each entity mention :math:`e`
+    (``e1``, ``e2`` of every sentence) whose head word kept a branch (a ``word`` node whose
+    ``in_entity`` names it) is drawn with probability ``p``, independently, and its trunk pieces
+    (the ``(token, in, entity)`` edges: the markers are not among them) get ``mask_id``:
+
+    .. math::
+        z_e \sim \operatorname{Bernoulli}(p) \cdot [e \text{ has a branch}], \qquad
+        t_i' = \texttt{mask\_id} \text{ for the pieces } i \text{ of } e \text{ when } z_e = 1.
+
+    The branch, the markers, the positions ``pos``/``pos1``/``pos2`` and every edge stay as they
+    are, so the heads read the entity where it was (:func:`~graphmatch.graphs.kbert.mask_groups`
+    over ``(token, in, entity)`` on ``token.word_id``). Returns ``batch``.
+    """
+    word = batch["word"]
+    if p <= 0 or not word.num_nodes:
+        return batch
+    # [B, 2]: does a word with a branch lie in the sentence's e1, e2 (in_entity's bits 1, 2)?
+    bits = (word.in_entity.unsqueeze(1) >> torch.arange(2, device=word.in_entity.device)) & 1
+    has = torch.zeros((batch["sentence"].num_nodes, 2), dtype=torch.bool, device=bits.device)
+    g, k = bits.nonzero(as_tuple=True)
+    has[batch_vector(word)[g], k] = True
+    entity = batch["entity"]
+    return mask_groups(batch, p, mask_id, ENTITY_TOKEN_EDGE, has[batch_vector(entity), entity.kind], ids="word_id")
+
+
+def trunk_only(batch: HeteroData) -> HeteroData:
+    """The sentence trees of ``batch`` (a PyG batch) without their branch pieces: with soft
+    positions, each sentence exactly as without knowledge (the probe's cut). The trunk's edges are
+    renumbered, the branches' dropped; the ``word`` and ``value`` nodes stay, with no branch piece."""
+    tok = batch["token"]
+    cut = batch.subgraph({"token": ~tok.branch})
+    graph = batch_vector(cut["token"])
+    cut["token"].ptr = cumsum(torch.bincount(graph, minlength=batch["sentence"].num_nodes))
+    cut["sentence"].num_tokens = torch.bincount(graph, minlength=batch["sentence"].num_nodes)
+    return cut
+
+
 class RelationCoverage(NamedTuple):
     """How much knowledge relation sentences got: the core's :class:`Coverage` (sentences with a
     branch, branches per sentence, share of trunk pieces matched), the sentences whose ``e1``,
@@ -276,4 +326,5 @@ class RelationCoverage(NamedTuple):
                 f"({self.trunk / n:.1f} without the branches)")
 
 
-__all__ = ["INJECT", "VALUE", "VALUE_ANCHOR", "VALUE_EDGE", "RelationCoverage", "RelationTreeBuilder"]
+__all__ = ["ENTITY_TOKEN_EDGE", "INJECT", "VALUE", "VALUE_ANCHOR", "VALUE_EDGE", "RelationCoverage",
+           "RelationTreeBuilder", "mask_entities", "trunk_only"]

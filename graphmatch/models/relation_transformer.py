@@ -2,6 +2,8 @@ r"""Relation classifier over a pretrained transformer, on word-piece relation se
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -167,18 +169,38 @@ class RelationTransformer(torch.nn.Module):
                            position_ids=position + self.position_offset)
         return out.last_hidden_state[r, c]
 
-    def _encode_tree(self, ids: Tensor, position: Tensor, visible: Tensor, branch: Tensor) -> Tensor:
-        """The encoder's states ``[B, L, F]`` of dense sentence-tree rows, with the branch marks if any."""
+    def _encode_tree(self, ids: Tensor, position: Tensor, visible: Tensor, branch: Tensor,
+                     attentions: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
+        """The encoder's states ``[B, L, F]`` of dense sentence-tree rows, with the branch marks if any;
+        with ``attentions`` also each layer's attention weights ``[B, H, L, L]``."""
         mask = self._additive(visible)
         marking = self.branch_marking
-        if marking is None:
-            return self.encoder(input_ids=ids, attention_mask=mask,
-                                position_ids=position + self.position_offset).last_hidden_state
-        tokens = {"input_ids": ids} if marking.embedding is None else \
+        tokens = {"input_ids": ids} if marking is None or marking.embedding is None else \
             {"inputs_embeds": marking.embed(self.encoder.embeddings.word_embeddings(ids), branch)}
-        with marking.hf_layer_masks(self.encoder.encoder.layer, mask, branch, visible):
-            return self.encoder(**tokens, attention_mask=mask,
-                                position_ids=position + self.position_offset).last_hidden_state
+        with marking.hf_layer_masks(self.encoder.encoder.layer, mask, branch, visible) if marking is not None \
+                else nullcontext():
+            out = self.encoder(**tokens, attention_mask=mask, position_ids=position + self.position_offset,
+                               output_attentions=attentions)
+        return (out.last_hidden_state, list(out.attentions)) if attentions else out.last_hidden_state
+
+    def tree_attention(self, data: HeteroData) -> list[Tensor]:
+        """Each layer's attention weights ``[B, H, L, L]`` over sentence trees, one sentence per row
+        in its graph's token order (the layout of :func:`~graphmatch.graphs.kbert.visibility_mask`),
+        computed with the encoder's eager attention (the fused kernels keep no weights)."""
+        tok = data["token"]
+        batch, num_graphs = batch_vector(tok), data["sentence"].num_nodes
+        ids, _ = to_dense_batch(tok.word_id, batch, fill_value=self.pad_id, batch_size=num_graphs)
+        position, _ = to_dense_batch(tok.pos, batch, fill_value=0, batch_size=num_graphs)
+        branch, _ = to_dense_batch(tok.branch, batch, fill_value=False, batch_size=num_graphs)
+        visible, _ = visibility_mask(data, value=VALUE)
+        config = self.encoder.config
+        kernel = config._attn_implementation
+        self.encoder.set_attn_implementation("eager")
+        try:
+            _, weights = self._encode_tree(ids, position, visible, branch, attentions=True)
+        finally:
+            self.encoder.set_attn_implementation(kernel)
+        return weights
 
     def _additive(self, visible: Tensor) -> Tensor:
         """A ``[B, L, L]`` visibility as the encoder's 4D additive mask ``[B, 1, L, L]``: 0 where

@@ -76,6 +76,9 @@ class RelationData:
     max_entities: int = key(2, "with data.kg: branches (values) per matched word", interval="[0, inf)")
     predicate: bool = key(True, "with data.kg: a branch is predicate and object (type group), or the object alone")
     select: BranchSelect = key(BranchSelect(), "with data.kg: which candidate branches a matched word keeps")
+    entity_mask: float = key(0.0, "with data.kg, training only: each entity whose head word kept a branch has its "
+                                  "pieces replaced by the mask token with this probability (e1, e2 apart), its "
+                                  "branch and markers left", interval="[0, 1]")
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ class RelationKeys(TaskKeys):
             raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
                              "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
         if data.kg is None:
-            knowledge_keys(model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
+            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0},
+                           model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
         if data.kg is not None and model.name not in TRANSFORMER_MODELS:
             raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
         select = data.select

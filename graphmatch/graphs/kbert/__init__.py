@@ -13,7 +13,8 @@ r"""K-BERT sentence trees (`"K-BERT: Enabling Language Representation with Knowl
 :mod:`.corpus`            :class:`TreeCorpusBuilder`, a whole corpus into ``InMemoryDataset`` storage
 :mod:`.knowledge_text`    knowledge written as text after the input (``knowledge_as="text"``)
 :mod:`.graph`             :class:`SentenceTreeBuilder` (a tree as a ``HeteroData``) and the batch-level
-                          :func:`visibility_mask`, :func:`dense_inputs`, :func:`mask_matched_words`
+                          :func:`visibility_mask`, :func:`dense_inputs`, :func:`mask_matched_words`,
+                          :func:`mask_groups` (entity masking, shared with the relation trees)
 ========================  ==========================================================================
 
 The names below import on first use (``from graphmatch.graphs.kbert import SentenceTreeBuilder``):
@@ -40,8 +41,8 @@ _WHERE = {
     "OneTree": "one",
     **dict.fromkeys(("TreeCorpusBuilder", "collated", "collated_coverage", "concat_collated"), "corpus"),
     **dict.fromkeys(("KNOWLEDGE_AS", "text_trees"), "knowledge_text"),
-    **dict.fromkeys(("SentenceTreeBuilder", "dense_inputs", "mask_matched_words", "second_text", "tree_graph",
-                     "visibility_mask", "visible_edge_index"), "graph"),
+    **dict.fromkeys(("SentenceTreeBuilder", "dense_inputs", "mask_groups", "mask_matched_words", "second_text",
+                     "tree_graph", "visibility_mask", "visible_edge_index"), "graph"),
     "InputError": "corpus",
 }
 

@@ -218,28 +218,49 @@ def dense_inputs(batch: HeteroData, pad_id: int = 0) -> dict[str, Tensor]:
     return out
 
 
+def mask_groups(batch: HeteroData, p: float, mask_id: int, edge: tuple[str, str, str],
+                eligible: Tensor | None = None, ids: str = "input_ids") -> HeteroData:
+    r"""Mask groups of tokens at random, vectorised over a batch: each node :math:`g` of ``edge``'s
+    destination type (the group; its tokens are the ``edge`` edges ``token -> g``) is drawn with
+    probability ``p`` when ``eligible[g]`` (every node without it), and every token of a drawn
+    group gets ``mask_id``:
+
+    .. math::
+        z_g \sim \operatorname{Bernoulli}(p) \cdot e_g, \qquad
+        t_i' = \begin{cases} \texttt{mask\_id} & (i, g) \in \texttt{edge},\ z_g = 1 \\
+                             t_i & \text{otherwise.} \end{cases}
+
+    The token ids ``batch["token"][ids]`` are replaced by a new tensor (the stored graphs are not
+    touched); one draw per group node from torch's generator (the run's seed), none when ``p`` is 0.
+    Returns ``batch``. The entity masking of K-BERT (:func:`mask_matched_words`) and of the relation
+    trees (:func:`graphmatch.graphs.relation_kbert.mask_entities`).
+    """
+    group_type = edge[2]
+    if p <= 0 or edge not in batch.edge_types or batch[group_type].num_nodes in (None, 0):
+        return batch
+    token, group = batch[edge].edge_index
+    tok = batch["token"]
+    drawn = torch.rand(batch[group_type].num_nodes, device=token.device) < p
+    if eligible is not None:
+        drawn &= eligible
+    masked = tok[ids].clone()
+    masked[token[drawn[group]]] = mask_id
+    tok[ids] = masked
+    return batch
+
+
 def mask_matched_words(batch: HeteroData, p: float, mask_id: int, ids: str = "input_ids") -> HeteroData:
     r"""Entity masking (``data.entity_mask``): each matched word that kept a branch (a ``word``
     node; its trunk tokens are the ``(token, in, word)`` edges) is drawn with probability ``p``,
-    and every trunk token of a drawn word is replaced by ``mask_id``; its branch stays as it was:
+    and every trunk token of a drawn word is replaced by ``mask_id``; its branch stays as it was
+    (:func:`mask_groups` over ``(token, in, word)``):
 
     .. math::
         z_w \sim \operatorname{Bernoulli}(p), \qquad
-        t_i' = egin{cases} 	exttt{mask\_id} & i 	ext{ a trunk token of a word } w 	ext{ with } z_w = 1 \
-                             t_i & 	ext{otherwise.} \end{cases}
-
-    The token ids ``batch["token"][ids]`` are replaced by a new tensor (the stored graphs are not
-    touched), vectorised over the batch, drawn from torch's generator (the run's seed). Returns ``batch``.
+        t_i' = \begin{cases} \texttt{mask\_id} & i \text{ a trunk token of a word } w \text{ with } z_w = 1 \\
+                             t_i & \text{otherwise.} \end{cases}
     """
-    if p <= 0 or batch["word"].num_nodes in (None, 0) or WORD_EDGE not in batch.edge_types:
-        return batch
-    token, word = batch[WORD_EDGE].edge_index
-    tok = batch["token"]
-    drawn = torch.rand(batch["word"].num_nodes, device=token.device) < p
-    masked = tok[ids].clone()
-    masked[token[drawn[word]]] = mask_id
-    tok[ids] = masked
-    return batch
+    return mask_groups(batch, p, mask_id, WORD_EDGE, ids=ids)
 
 
 def second_text(input_ids: Tensor, sep_id: int) -> Tensor:
@@ -266,6 +287,6 @@ def visible_edge_index(data: HeteroData, apart_sep_id: int | None = None) -> Ten
     return torch.stack([ptr[g] + i, ptr[g] + j])
 
 
-__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "mask_matched_words",
-           "second_text",
+__all__ = ["IGNORE_INDEX", "SPECIAL_TAGS", "SentenceTreeBuilder", "dense_inputs", "fold", "mask_groups",
+           "mask_matched_words", "second_text",
            "tree_graph", "visibility_mask", "visible_edge_index"]

@@ -16,7 +16,10 @@ from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
 from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.graphs.kbert import visibility_mask
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
+from graphmatch.graphs.relation_kbert import VALUE, mask_entities, trunk_only
+from graphmatch.knowledge import resolve_kg
 from graphmatch.nn.pretrained import layer_groups, load_checkpoint
 from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation.base import RelationTask, variant
@@ -89,6 +92,40 @@ class TransformerRelationTask(RelationTask):
             pad_id=self.pieces().tokenizer.pad_token_id or 0, branch_embedding=m.branch_embedding,
             branch_bias=m.branch_bias,
         )
+
+    def training_batch(self, batch: Any) -> Any:
+        """``data.entity_mask``: the pieces of each entity whose head word kept a branch masked at
+        random, its branch and markers left (:func:`~graphmatch.graphs.relation_kbert.mask_entities`);
+        training only."""
+        if self.data.entity_mask <= 0:
+            return batch
+        return mask_entities(batch, self.data.entity_mask, self.mask_id())
+
+    def mask_id(self) -> int:
+        """The vocabulary's mask token (``[MASK]``, e5's ``<mask>``)."""
+        mask_id = self.pieces().tokenizer.mask_token_id
+        if mask_id is None:
+            raise ValueError(f"data.entity_mask: the tokenizer of model.pretrained={self.model.pretrained} has no "
+                             "mask token")
+        return int(mask_id)
+
+    # ---------------------------------------------------------------- probe
+    def branch_kg(self) -> str | None:
+        """The KG's path with ``data.kg`` (``graphmatch probe``), else ``None``."""
+        kg = None if self.data.kg is None else resolve_kg(self.data.kg, self.data.root)
+        return None if kg is None else str(kg)
+
+    def probe_batch(self, model: torch.nn.Module, batch: Any) -> dict[str, Any]:
+        """The logits with the branches and with every branch piece cut out of the sentence trees
+        (:func:`~graphmatch.graphs.relation_kbert.trunk_only`: with soft positions, the model on the
+        trunk alone, whichever head reads it), and the attention weights with them
+        (:meth:`Task.probe_batch <graphmatch.tasks.base.Task.probe_batch>`; no word spans: no NER)."""
+        visible, real = visibility_mask(batch, value=VALUE)
+        branch = torch.zeros_like(real)
+        branch[real] = batch["token"].branch
+        return {"out": model(batch), "out_cut": model(trunk_only(batch)), "branch": branch, "token_mask": real,
+                "visible": visible, "weights": model.tree_attention(batch),
+                "spans": [[] for _ in range(len(real))]}
 
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """The head's parameters (not the encoder's)."""
