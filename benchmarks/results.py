@@ -504,14 +504,14 @@ KNOWLEDGE_COMPARISONS = (
     Comparison(
         "minilm_wordnet_marked_10",
         "SemEval-2010 Task 8, all-MiniLM-L6-v2 with the entity-start head (5 epochs), the first 10 % of the "
-        "training sentences: WordNet branches marked for the encoder",
-        (Arm("WordNet marked", "relation/semeval_minilm_wordnet",
-             ("model.branch_embedding=true", "model.branch_bias=true")),),
+        "training sentences: WordNet branches marked for the encoder and entities masked",
+        (Arm("marked + masked 0.3", "relation/semeval_minilm_wordnet_marked"),),
         ("semeval2010", "accuracy"),
         common=("train.progress=false", "train.threads=1", "data.limit.train=0.1"),
         note="The budget, dev and test of the 10 % WordNet table (WordNet and no knowledge as published, fp32). "
              "Marked: a learned branch embedding and a per-layer, per-head trunk-branch attention bias, both "
-             "zero at first.",
+             "zero at first; masked: in training, e1 and e2 (each apart) have their pieces replaced by [MASK] with "
+             "probability 0.3 where their head word kept a branch.",
     ),
 )
 
