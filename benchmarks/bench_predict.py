@@ -10,7 +10,8 @@ optimiser steps (enough for throughput, not for accuracy: say so with the figure
 * **bare loop**: the same model (:class:`graphmatch.engine.predictor.Predictor`) over the same
   length-sorted batches, already encoded and collated, ``model(batch)`` only, in this process;
 
-and the ratio ``bare time / command time`` (1.0 = the command costs nothing beyond the forward
+both in fp32 (``--precision 32-true``: a run's ``auto`` would mean bf16 on a CPU with bf16
+units), and the ratio ``bare time / command time`` (1.0 = the command costs nothing beyond the forward
 passes). With ``--in-process`` the command is ``graphmatch.cli.main.main([...])`` called in this
 process after one warm-up call, so interpreter start-up and imports do not count; what remains is
 reading the run folder, reading, encoding, batching, the forward passes and writing.
@@ -99,7 +100,7 @@ def bare_loop(run: Path, lines: list[str], quantize: str | None, batch_size: int
 
     from graphmatch.engine.predictor import Predictor
 
-    predictor = Predictor.from_run(run, batch_size=batch_size, quantize=quantize)
+    predictor = Predictor.from_run(run, batch_size=batch_size, quantize=quantize, precision="32-true")
     start = time.perf_counter()
     graphs, _ = predictor.encode([tuple(predictor.task.input_fields(line.split("\t"))) for line in lines])
     batches = predictor.batches(graphs)
@@ -142,7 +143,8 @@ def main() -> None:
         for quantize in (None, "int8"):
             out = args.work / f"{kind}_{quantize or 'fp32'}.jsonl"
             predict = ["predict", str(run), "--input", str(inputs), "--output", str(out), "--no-progress",
-                       "--batch-size", str(args.batch_size), *(["--quantize", quantize] if quantize else [])]
+                       "--batch-size", str(args.batch_size), "--precision", "32-true",
+                       *(["--quantize", quantize] if quantize else [])]
             if args.in_process:  # warm-up: imports and first touches, then the timed call
                 _in_process(predict, args.threads)
             command = command_of(predict, args.threads)
