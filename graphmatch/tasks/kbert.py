@@ -36,7 +36,7 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inp
 from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder, collated_coverage
 from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.io.datafiles import locate
-from graphmatch.knowledge import BUILTIN_KGS, resolve_kg
+from graphmatch.knowledge import is_own_kg, resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
@@ -283,9 +283,8 @@ class KBertTask(KBertKeys, Task):
 
     def user_files(self) -> dict[str, str]:
         """A ``.spo`` file given as ``data.kg`` (not a built-in name) and a ``data.vocab`` file."""
-        kg = self.data.kg
-        own_kg = kg is not None and str(kg).lower() not in ("none", "null", "", *BUILTIN_KGS)
-        return {**({"kg": "data.kg"} if own_kg else {}), **({"vocab": "data.vocab"} if self.data.vocab else {})}
+        return {**({"kg": "data.kg"} if is_own_kg(self.data.kg) else {}),
+                **({"vocab": "data.vocab"} if self.data.vocab else {})}
 
     def branch_kg(self) -> str | None:
         """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""

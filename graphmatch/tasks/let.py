@@ -104,6 +104,19 @@ class LETTask(LETKeys, Task):
     def environment(self) -> dict[str, Any]:
         return {"segmenters": {name: segmenter_version(name) for name in self._segmenters}}
 
+    #: the files a user may give by path, each with the recipe key that names it
+    USER_FILES = {"vocab": "data.vocab", "sememe_vectors": "data.sememe_vectors"}
+
+    def input_files(self) -> dict[str, str]:
+        """A ``data.vocab`` and ``data.sememe_vectors`` file, where given."""
+        return {name: str(getattr(self.data, key.split(".")[1])) for name, key in self.USER_FILES.items()
+                if getattr(self.data, key.split(".")[1])}
+
+    def user_files(self) -> dict[str, str]:
+        """Both of :meth:`input_files`, copied into the run: a loaded run reads its vocabulary there
+        (the sememe vectors only start a fresh model, and are a few MB)."""
+        return {name: self.USER_FILES[name] for name in self.input_files()}
+
     def source(self, split: str) -> Path | None:
         """The pair file of ``split``; ``None`` for a missing optional test split."""
         d = self.data

@@ -49,7 +49,7 @@ from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.io.datafiles import resolve_path
 from graphmatch.io.input_files import InputLine
-from graphmatch.knowledge import KnowledgeGraph, resolve_kg
+from graphmatch.knowledge import KnowledgeGraph, is_own_kg, resolve_kg
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.knowledge_selection import selection_lines
@@ -407,8 +407,15 @@ class RelationTask(RelationKeys, Task):
 
     # ---------------------------------------------------------------- model
     def input_files(self) -> dict[str, str]:
-        """The word vectors, when a BiLSTM starts from them."""
-        return {"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {}
+        """The knowledge graph of ``data.kg`` and the word vectors a BiLSTM starts from, where given."""
+        kg = resolve_kg(self.data.kg, self.data.root)
+        return {**({"kg": str(kg)} if kg is not None else {}),
+                **({"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {})}
+
+    def user_files(self) -> dict[str, str]:
+        """A ``.spo`` file given as ``data.kg``, which a loaded run reads again. Word vectors are only
+        recorded: the checkpoint holds the embeddings they started, and they can be gigabytes."""
+        return {"kg": "data.kg"} if is_own_kg(self.data.kg) else {}
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
         """Cross-entropy, weighted per label as ``model.class_weight`` says (the engine adds :meth:`penalty`)."""
