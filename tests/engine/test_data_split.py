@@ -104,3 +104,80 @@ def test_a_bad_split_of_the_data_is_one_line_before_any_graph(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "run").exists() and not list((tmp_path / "cache").rglob("*.pt"))
+
+
+# ------------------------------------------------------------------ relation: data.train_file cut in three
+REL = [("故宫", "北京", "位于", "故宫位于北京市中心。"), ("鲁迅", "绍兴", "出生地", "鲁迅出生于浙江绍兴。"),
+       ("西湖", "杭州", "位于", "西湖在杭州的西边。"), ("李白", "碎叶城", "出生地", "李白生于碎叶城。"),
+       ("马明", "广州", "NA", "马明上周去广州出差。")] * 4
+REL_TINY = ["train.max_steps=2", "train.progress=false", "train.threads=1", "model.embedding_dim=8",
+            "model.hidden_size=8", "model.position_dim=4", "model.attention_size=8"]
+
+
+def _relation_file(tmp_path):
+    path = tmp_path / "rel.tsv"
+    path.write_text("".join("\t".join(row) + "\n" for row in REL), encoding="utf-8")
+    return path
+
+
+def _train_relation(tmp_path, path, *extra):
+    return main(["train", "relation/sample_zh_att_blstm", "--out", str(tmp_path / "rrun"), "--set", *REL_TINY,
+                 f"data.train_file={path}", "data.dev_file=null", "data.test_file=null",
+                 f"data.cache_dir={tmp_path / 'cache'}", *extra])
+
+
+def test_one_relation_file_trains_and_evaluate_reads_the_same_test_lines(tmp_path, capsys):
+    path = _relation_file(tmp_path)
+    capsys.readouterr()
+    assert _train_relation(tmp_path, path, "data.split={dev: 4, test: 0.2, seed: 3}") == 0
+    assert f"{path}: data.split (seed 3): train 12, dev 4, test 4 lines" in capsys.readouterr().err.splitlines()
+    samples = json.loads((tmp_path / "rrun" / "metrics.json").read_text(encoding="utf-8"))["samples"]
+    assert samples == {"train": 12, "dev": 4, "test": 4}
+    out = tmp_path / "test.jsonl"
+    assert main(["evaluate", str(tmp_path / "rrun"), "--predictions", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [row["gold"] for row in rows] == [REL[i][2] for i in split_rows(20, "test", 4, 0.2, seed=3)]
+    assert f"{path}: data.split (seed 3): train 12, dev 4, test 4 lines" in capsys.readouterr().err
+
+
+def test_a_relation_split_beside_a_dev_file_is_one_line(tmp_path, capsys):
+    path = _relation_file(tmp_path)
+    capsys.readouterr()
+    assert _train_relation(tmp_path, path, "data.split={dev: 4}", f"data.dev_file={path}") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "data.split cuts dev and test out of data.train_file" in err
+    assert _train_relation(tmp_path, path, "data.split={dev: 10, test: 10}") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: data.split takes 10 dev and 10 test lines of its 20" in err
+
+
+# ------------------------------------------------------------------ LET: data.train cut in three
+LET_TINY = ["model.encoder_hidden=16", "model.encoder_layers=1", "model.encoder_heads=2", "model.encoder_ffn=32",
+            "model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false", "train.threads=1",
+            "train.max_steps=2", "train.batch_size=4", "data.segmentation=jieba", "data.workers=1",
+            "data.dataset=tsv"]
+
+
+def test_one_pair_file_trains_and_evaluate_reads_the_same_test_pairs(tmp_path, capsys, shared_data):
+    path = tmp_path / "pairs.tsv"
+    labels = [str(int(i % 3 == 0)) for i in range(20)]
+    lines = [f"{a}\t{b}\t{y}" for a, b, y in zip(TEXTS, TEXTS[::-1], labels, strict=True)]
+    path.write_text("\n".join(["text_a\ttext_b\tlabel", *lines]) + "\n", encoding="utf-8")
+    args = ["train", "let/lcqmc_quick", "--out", str(tmp_path / "lrun"), "--set", *LET_TINY, f"data.train={path}",
+            f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]
+    capsys.readouterr()
+    assert main([*args, "data.split={dev: 4, test: 5, seed: 2}"]) == 0
+    assert f"{path}: data.split (seed 2): train 11, dev 4, test 5 lines" in capsys.readouterr().err.splitlines()
+    samples = json.loads((tmp_path / "lrun" / "metrics.json").read_text(encoding="utf-8"))["samples"]
+    assert samples == {"train": 11, "dev": 4, "test": 5}
+    out = tmp_path / "test.jsonl"
+    assert main(["evaluate", str(tmp_path / "lrun"), "--predictions", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    test_rows = split_rows(20, "test", 4, 5, seed=2)
+    assert [row["line"] for row in rows] == [int(i) + 2 for i in test_rows]  # the file's lines, after the header
+    assert [row["gold"] for row in rows] == [labels[i] for i in test_rows]
+
+    capsys.readouterr()
+    assert main([*args, "data.split={dev: 4}", f"data.dev={path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "data.split cuts dev and test out of data.train" in err
