@@ -114,8 +114,8 @@ class LETKeys(TaskKeys):
     def check_sections(cls, data: LETData, model: LETModel) -> None:
         check_split(data.split)
         if data.split is not None and (data.train is None or data.dev or data.test):
-            raise ValueError("data.split cuts dev and test out of data.train: give data.train, and leave data.dev "
-                             "and data.test off")
+            raise ValueError("data.split cuts dev and test out of data.train: give data.train, and data.dev and "
+                             "data.test null (a recipe may set them)")
         if model.encoder == "transformer" and model.pretrained is not None:
             raise ValueError(f"model.pretrained={model.pretrained}: model.encoder=transformer is LET's own small "
                              "character transformer, trained from scratch, and loads no pretrained encoder; use "

@@ -129,8 +129,8 @@ class RelationKeys(TaskKeys):
     def check_sections(cls, data: RelationData, model: RelationModel) -> None:
         check_split(data.split)
         if data.split is not None and (data.train_file is None or data.dev_file or data.test_file):
-            raise ValueError("data.split cuts dev and test out of data.train_file: give data.train_file, and leave "
-                             "data.dev_file and data.test_file off")
+            raise ValueError("data.split cuts dev and test out of data.train_file: give data.train_file, and "
+                             "data.dev_file and data.test_file null (a recipe may set them)")
         if model.name in TRANSFORMER_MODELS and not model.pretrained:
             raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
         if model.name in BILSTM_MODELS and model.pretrained:
