@@ -31,7 +31,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
-from graphmatch.data.file_split import split_rows
+from graphmatch.data.file_split import split_rows, split_sizes
 from graphmatch.data.labels import check_label_spellings, warn_rare_labels, warn_unused_columns
 from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -399,7 +399,7 @@ def check_files(name: str, kind: str, root: str | os.PathLike | None = None,
             if seen == 0:
                 raise ValueError(f"{path}: no data lines")
             if split_of is not None:
-                split_rows(seen, "train", where=path, **split_of)
+                split_sizes(seen, split_of["dev"], split_of["test"], path)
         except (OSError, ValueError) as err:
             problems.append(str(err).removeprefix(f"dataset {name!r} is neither one of {', '.join(DATASETS)} "))
     if problems:

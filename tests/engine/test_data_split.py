@@ -7,10 +7,12 @@ import json
 
 import numpy as np
 import pytest
+from engine_helpers import Crash
 
 from graphmatch.cli.main import main
 from graphmatch.data.file_split import split_rows, split_sizes
 from graphmatch.data.kbert import KBertClassificationDataset
+from graphmatch.engine import train
 from graphmatch.engine.config import resolve
 
 TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
@@ -69,6 +71,10 @@ def test_one_file_trains_and_evaluate_reads_the_same_test_lines(tmp_path, capsys
                                           cache=tmp_path / "cache", split_of={"dev": 0.2, "test": 3, "seed": 7})
         assert [ex.text_a for ex in read.read()] == [TEXTS[i] for i in rows_of_split]
     assert f"{data}: data.split (seed 7): train 13, dev 4, test 3 lines" in capsys.readouterr().err
+    data.unlink()  # predict needs no data file
+    assert main(["predict", str(tmp_path / "run"), "房间不错", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["label"] in ("0", "1") and "data.split" not in err
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -181,3 +187,19 @@ def test_one_pair_file_trains_and_evaluate_reads_the_same_test_pairs(tmp_path, c
     assert main([*args, "data.split={dev: 4}", f"data.dev={path}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "data.split cuts dev and test out of data.train" in err
+
+
+def test_a_resumed_run_reads_the_same_split(tmp_path, capsys):
+    path = _relation_file(tmp_path)
+    run = tmp_path / "crashed"
+    overrides = [o for o in REL_TINY if not o.startswith("train.max_steps")]
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train("relation/sample_zh_att_blstm", [*overrides, "train.epochs=2", f"data.train_file={path}",
+                                               "data.dev_file=null", "data.test_file=null",
+                                               "data.split={dev: 4, test: 0.2, seed: 3}",
+                                               f"data.cache_dir={tmp_path / 'cache'}"], run, callbacks=[Crash(1)])
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run)]) == 0
+    assert f"{path}: data.split (seed 3): train 12, dev 4, test 4 lines" in capsys.readouterr().err.splitlines()
+    metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["epochs"] == 2 and metrics["samples"] == {"train": 12, "dev": 4, "test": 4}
