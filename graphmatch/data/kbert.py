@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +31,7 @@ from torch_geometric.data import HeteroData
 from torch_geometric.utils import cumsum
 
 from graphmatch.data.cached import CachedDataset
+from graphmatch.data.file_split import split_rows, split_sizes
 from graphmatch.data.labels import check_label_spellings, warn_rare_labels, warn_unused_columns
 from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -92,6 +93,11 @@ def read_header(path: str | os.PathLike, required: tuple[str, ...]) -> tuple[dic
     return columns, lines[1:]
 
 
+def data_lines(path: str | os.PathLike, required: tuple[str, ...]) -> list[tuple[int, str]]:
+    """The non-blank data lines of a TSV with a header, each with its 1-based line number."""
+    return [(n, line) for n, line in enumerate(read_header(path, required)[1], 2) if line.strip()]
+
+
 class KBertDataset(CachedDataset):
     r"""Base class of the K-BERT datasets: one split of one TSV file as sentence-tree graphs.
 
@@ -115,6 +121,9 @@ class KBertDataset(CachedDataset):
         labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the
             file (do that for train only and pass train's labels to dev and test).
         limit (int, optional): read only the first ``limit`` data lines (quick runs).
+        split_of (Mapping, optional): ``{"dev", "test", "seed"}`` of ``data.split``: ``name`` is one
+            file (or a folder holding only ``train.tsv``) cut into the three splits
+            (:mod:`graphmatch.data.file_split`).
         mode (str): the builder's ``"default"`` or ``"reference"`` mode. (default: ``"default"``)
         force_reload (bool): rebuild even when a cache exists.
         builder (SentenceTreeBuilder, optional): the builder, made from ``kg`` and ``vocab`` (its
@@ -141,13 +150,15 @@ class KBertDataset(CachedDataset):
                  transform=None, force_reload: bool = False, progress: bool = True,
                  builder: SentenceTreeBuilder | None = None, tokenization: str = "auto",
                  lowercase: bool = TreeOptions.lowercase, selection: BranchSelection | None = None,
-                 noun_reading: bool = TreeOptions.noun_reading, options: TreeOptions | None = None):
+                 noun_reading: bool = TreeOptions.noun_reading, options: TreeOptions | None = None,
+                 split_of: Mapping[str, Any] | None = None):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be a positive number of lines or None, got {limit}")
         self.name, self.split = name, split
-        self.source = source_file(name, split, root)
+        self.split_of = dict(split_of) if split_of is not None else None
+        self.source = source_file(name, split, root, self.split_of)
         self.kg_path = resolve_kg(kg, root)
         self.vocab_path = (resolve_path(vocab, root, "vocabulary") if vocab is not None
                            else locate("kbert/vocab/google_vocab.txt", root))
@@ -182,7 +193,8 @@ class KBertDataset(CachedDataset):
         return {"source": self.source, "kg": self.kg_path, "vocab": self.vocab_path}
 
     def options(self) -> dict[str, Any]:
-        return {"kind": self.kind, "limit": self.limit, "labels": self.given_labels}
+        options = {"kind": self.kind, "limit": self.limit, "labels": self.given_labels}
+        return options if self.split_of is None else {**options, "split": self.split_of}
 
     def stem(self) -> str:
         return f"{self.name if self.name in DATASETS else Path(self.name).name}-{self.split}"
@@ -242,13 +254,12 @@ class KBertDataset(CachedDataset):
         columns, lines = read_header(self.source, self.required)
         if self.split == "train":
             warn_unused_columns(str(self.source), columns, self.required)
-        limit = self.limit
+        numbered = [(n, line) for n, line in enumerate(lines, 2) if line.strip()]
+        if self.split_of is not None:
+            numbered = [numbered[i] for i in split_rows(len(numbered), self.split, where=self.source,
+                                                        **self.split_of)]
         out = []
-        for n, line in enumerate(lines, 2):
-            if limit is not None and len(out) >= limit:
-                break
-            if not line.strip():
-                continue
+        for n, line in numbered[:self.limit]:
             fields = line.split("\t")
             if len(fields) != len(columns):
                 raise ValueError(f"{self.source}:{n}: expected {len(columns)} tab-separated fields "
@@ -345,12 +356,12 @@ KINDS: dict[str, type[KBertDataset]] = {
 }
 
 
-def dataset_kind(name: str, root: str | os.PathLike | None = None) -> str:
-    """``"classification"``, ``"pair"`` or ``"ner"`` for a built-in name or a folder (by its
-    train header: ``text_b`` → pair; ``text_a`` first and ``label`` with BIO tags → ner)."""
+def dataset_kind(name: str, root: str | os.PathLike | None = None, split_of: Mapping[str, Any] | None = None) -> str:
+    """``"classification"``, ``"pair"`` or ``"ner"`` for a built-in name, a folder or one file cut by
+    ``split_of`` (by its train header: ``text_b`` → pair; ``text_a`` first and ``label`` with BIO tags → ner)."""
     if name in DATASETS:
         return DATASETS[name][1]
-    columns, lines = read_header(source_file(name, "train", root), ("text_a", "label"))
+    columns, lines = read_header(source_file(name, "train", root, split_of), ("text_a", "label"))
     if "text_b" in columns:
         return "pair"
     first = next((ln.split("\t") for ln in lines if ln.strip()), None)
@@ -359,23 +370,23 @@ def dataset_kind(name: str, root: str | os.PathLike | None = None) -> str:
 
 
 def check_files(name: str, kind: str, root: str | os.PathLike | None = None,
-                limits: dict[str, int | None] | None = None) -> None:
+                limits: dict[str, int | None] | None = None, split_of: Mapping[str, Any] | None = None) -> None:
     """Check a dataset folder's three files before any graph is built: each there, readable, with
     the columns of ``kind`` in its header and that many fields on each data line (the first
-    ``limits[split]`` lines). Every problem found is named in one ValueError (a built-in name is
-    not read here).
+    ``limits[split]`` lines; with ``split_of``, every line of the one file, and that it leaves lines
+    to train on). Every problem found is named in one ValueError (a built-in name is not read here).
 
     Raises:
         ValueError: ``file:line`` and what is wrong, for every file, joined by ``; ``.
     """
-    if name in DATASETS:
+    if name in DATASETS and split_of is None:
         return
     problems = []
-    for split in SPLITS:
+    for split in SPLITS if split_of is None else ("train",):
         try:
-            path = source_file(name, split, root)
+            path = source_file(name, split, root, split_of)
             columns, lines = read_header(path, KINDS[kind].required)
-            limit, seen = (limits or {}).get(split), 0
+            limit, seen = (limits or {}).get(split) if split_of is None else None, 0
             for n, line in enumerate(lines, 2):
                 if limit is not None and seen >= limit:
                     break
@@ -387,21 +398,39 @@ def check_files(name: str, kind: str, root: str | os.PathLike | None = None,
                                      f"({', '.join(columns)}), got {len(line.split(chr(9)))}")
             if seen == 0:
                 raise ValueError(f"{path}: no data lines")
+            if split_of is not None:
+                split_sizes(seen, split_of["dev"], split_of["test"], path)
         except (OSError, ValueError) as err:
             problems.append(str(err).removeprefix(f"dataset {name!r} is neither one of {', '.join(DATASETS)} "))
     if problems:
-        raise ValueError("; ".join(problems))
+        raise ValueError("; ".join(dict.fromkeys(problems)))
 
 
-def source_file(name: str, split: str, root: str | os.PathLike | None = None) -> Path:
-    """The TSV of ``split`` for a built-in dataset name or a folder of ``{split}.tsv`` files."""
+def source_file(name: str, split: str, root: str | os.PathLike | None = None,
+                split_of: Mapping[str, Any] | None = None) -> Path:
+    """The TSV of ``split`` for a built-in dataset name or a folder of ``{split}.tsv`` files; with
+    ``split_of`` (``data.split``), the one file every split is cut from: ``name`` itself, or a
+    folder's ``train.tsv`` when the folder holds no ``dev.tsv`` or ``test.tsv``."""
     if name in DATASETS:
+        if split_of is not None:
+            raise ValueError(f"data.split: {name} has its own train, dev and test files; leave data.split off")
         return locate(DATASETS[name][0].format(split=split), root)
     try:
         folder = resolve_path(name, root, "dataset folder")
     except FileNotFoundError as err:
-        raise FileNotFoundError(f"dataset {name!r} is neither one of {', '.join(DATASETS)} nor a folder ({err})") \
-            from None
+        raise FileNotFoundError(f"dataset {name!r} is neither one of {', '.join(DATASETS)} nor a folder "
+                                f"or file ({err})") from None
+    if folder.is_file():
+        if split_of is None:
+            raise ValueError(f"data.dataset: {folder} is one file; give data.split (e.g. {{dev: 0.1, test: 0.1, "
+                             "seed: 1}) to cut it into train, dev and test, or a folder of train/dev/test.tsv")
+        return folder
+    if split_of is not None:
+        held = [f"{s}.tsv" for s in ("dev", "test") if (folder / f"{s}.tsv").is_file()]
+        if held:
+            raise ValueError(f"data.split: the folder {folder} already holds {' and '.join(held)}; leave data.split "
+                             "off, or give one file")
+        split = "train"
     path = folder / f"{split}.tsv"
     if not path.is_file():
         raise FileNotFoundError(f"dataset folder {folder} holds no {split}.tsv")
@@ -444,5 +473,5 @@ def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[
 def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,
                   **kwargs: Any) -> KBertDataset:
     """The dataset class that fits ``name`` (see :data:`DATASETS`), built with ``kwargs``."""
-    return KINDS[dataset_kind(name, root)](name, split, root=root, **kwargs)
+    return KINDS[dataset_kind(name, root, kwargs.get("split_of"))](name, split, root=root, **kwargs)
 

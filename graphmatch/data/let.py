@@ -36,6 +36,7 @@ from torch_geometric.data import HeteroData
 from tqdm.auto import tqdm
 
 from graphmatch.data.cached import CachedDataset, builder_format
+from graphmatch.data.file_split import split_rows
 from graphmatch.data.labels import warn_rare_labels
 from graphmatch.graphs.let import LatticePairBuilder, pair_graph
 from graphmatch.io.atomic import write_atomically
@@ -194,6 +195,9 @@ class PairMatchingDataset(CachedDataset):
             its labels are checked for rare ones (:mod:`graphmatch.data.labels`).
         workers: processes that build the graphs (default: the CPU cores; 1 builds them in
             this process). The result does not depend on it.
+        split_of: ``{"dev", "test", "seed"}`` of ``data.split``: the pairs of ``split`` among those
+            the file is cut into (:mod:`graphmatch.data.file_split`), ``limit`` applied after.
+        split: ``"train"``, ``"dev"`` or ``"test"``, with ``split_of``.
     """
 
     family = "let"
@@ -214,8 +218,11 @@ class PairMatchingDataset(CachedDataset):
         force_reload: bool = False,
         require_labels: bool = False,
         workers: int | None = None,
+        split_of: Mapping[str, Any] | None = None,
+        split: str = "train",
     ) -> None:
         self.source = Path(source)
+        self.split_of, self.split = (dict(split_of), split) if split_of is not None else (None, None)
         if self.source.is_dir():
             raise ValueError(f"pair file {self.source} is a folder; give the file")
         if not self.source.is_file():
@@ -241,10 +248,11 @@ class PairMatchingDataset(CachedDataset):
         return {**self.inputs, "source": self.source}
 
     def options(self) -> dict[str, Any]:
-        return {"limit": self.limit, "fmt": self.fmt}
+        options = {"limit": self.limit, "fmt": self.fmt}
+        return options if self.split_of is None else {**options, "split": self.split_of, "part": self.split}
 
     def stem(self) -> str:
-        return self.source.stem
+        return self.source.stem if self.split is None else f"{self.source.stem}-{self.split}"
 
     def stored_files(self) -> list[str]:
         return ["data.pt"]
@@ -253,7 +261,10 @@ class PairMatchingDataset(CachedDataset):
         self.load(self.processed_paths[0], data_cls=HeteroData)
 
     def write(self) -> None:
-        pairs = read_pairs(self.source, self.fmt, self.limit)
+        pairs = read_pairs(self.source, self.fmt, self.limit if self.split_of is None else None)
+        if self.split_of is not None:
+            rows = split_rows(len(pairs), self.split, where=self.source, **self.split_of)[:self.limit]
+            pairs = [pairs[i] for i in rows]
         if self.require_labels:
             if pairs[0].label is None:
                 raise ValueError(f"{self.source}: the pairs have no label column; training and dev files need "

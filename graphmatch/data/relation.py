@@ -19,6 +19,7 @@ import json
 import os
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import torch
 from torch_geometric.data import HeteroData
 
 from graphmatch.data.cached import CachedDataset
+from graphmatch.data.file_split import split_rows
 from graphmatch.data.relation_formats import RelationExample, check_labels, label_set, read_relation_file
 from graphmatch.data.relation_pieces import (
     SentencePieceRelationBuilder,
@@ -113,6 +115,8 @@ class RelationDataset(CachedDataset):
         selection (BranchSelection, optional): with ``kg``: the values that fit the sentence
             (:mod:`~graphmatch.graphs.branch_selection`); its settings key the cache, and each
             split's candidates and kept branches are :attr:`selection_report`.
+        split_of (Mapping, optional): ``{"dev", "test", "seed"}`` of ``data.split``: dev and test
+            are cut from ``train_file`` (:mod:`graphmatch.data.file_split`; no dev or test file).
         limits (dict, optional): ``{split: N}``: graphs are built for the first ``N`` examples of
             that split only (quick runs; the label set is still the whole training file's).
         root (str, optional): the data root (see :class:`~graphmatch.data.cached.CachedDataset`).
@@ -146,6 +150,7 @@ class RelationDataset(CachedDataset):
         noun_reading: bool = RelationOptions.noun_reading,
         selection: BranchSelection | None = None,
         limits: dict[str, int | None] | None = None,
+        split_of: Mapping[str, Any] | None = None,
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
         transform=None,
@@ -172,7 +177,15 @@ class RelationDataset(CachedDataset):
         if self.kg_path is not None and tokenization != "pieces":
             raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
         self.split = split
+        self.split_of = dict(split_of) if split_of is not None else None
+        if self.split_of is not None and (dev_file is not None or test_file is not None):
+            raise ValueError("data.split cuts dev and test out of data.train_file; leave data.dev_file and "
+                             "data.test_file off")
         self.files = {"train": _existing(train_file), "dev": _existing(dev_file), "test": _existing(test_file)}
+        if self.split_of is not None:  # every split is read from the one file
+            self.files = {split: self.files["train"] for split in SPLITS}
+        #: the examples of the one file ``split_of`` cut (known once its graphs are built or read)
+        self.file_examples: int | None = None
         self.format = format
         self.pieces = relation_pieces(pretrained) if pretrained is not None else None
         #: the builder's settings (``max_length`` as asked: ``auto`` is decided in :meth:`write`)
@@ -218,13 +231,16 @@ class RelationDataset(CachedDataset):
         held_out = self.files["dev"] is None
         return {"format": self.format, "min_freq": o["min_freq"],
                 "dev_size": o["dev_size"] if held_out else None, "split_seed": o["split_seed"] if held_out else None,
-                "on_bad_line": o["on_bad_line"], **({"limits": self.limits} if self.limits else {})}
+                "on_bad_line": o["on_bad_line"], **({"limits": self.limits} if self.limits else {}),
+                **({"split": self.split_of} if self.split_of is not None else {})}
 
     def stem(self) -> str:
         """Readable: the tokenization and the options."""
         o = self.settings
         tok = o["tokenization"] if self.pieces is None else f"pieces-{self.pieces.digest}"
         dev = "devfile" if self.files["dev"] is not None else f"dev{o['dev_size']}_s{o['split_seed']}"
+        if self.split_of is not None:
+            dev = "split{dev}-{test}_s{seed}".format(**self.split_of)
         kg = "" if self.kg_path is None else (f"_kg-{self.kg_path.name.split('.')[0]}-{o['inject']}{o['max_entities']}"
                                               f"{'' if o['predicate'] else '-objects'}"
                                               f"{'-nouns' if o['noun_reading'] else ''}"
@@ -245,6 +261,7 @@ class RelationDataset(CachedDataset):
         #: ``{"share": percent, "top": [[token, count], ...]}`` of unknown training tokens (see :meth:`unknown_share`)
         self.unknown: dict[str, Any] | None = meta.get("unknown")
         self.selection_report = (meta.get("selection") or {}).get(self.split)
+        self.file_examples = meta.get("file_examples")
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -256,6 +273,14 @@ class RelationDataset(CachedDataset):
         test labels outside it are errors naming file and line."""
         o = self.settings
         train_all = read_relation_file(self.files["train"], self.format)
+        if self.split_of is not None:
+            self.file_examples = len(train_all)
+            parts = {split: [train_all[i] for i in split_rows(len(train_all), split, where=self.files["train"],
+                                                              **self.split_of)] for split in SPLITS}
+            labels = label_set(parts["train"])
+            for split in ("dev", "test"):
+                check_labels(parts[split], labels, self.files[split])
+            return parts, labels
         labels = label_set(train_all)
         parts = {"train": train_all, "dev": [], "test": []}
         if self.files["dev"] is None:
@@ -324,7 +349,7 @@ class RelationDataset(CachedDataset):
                           stacklevel=2)
         meta = {"labels": labels, "vocab": None if vocab is None else vocab.itos, "max_length": max_length,
                 "skipped": [err.where for err in skipped], "unknown": unknown,
-                "selection": selected}
+                "selection": selected, "file_examples": self.file_examples}
         write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
 

@@ -34,10 +34,12 @@ INPUTS_FILE = "inputs.json"
 
 def input_paths(task: Task, datasets: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The files whose identity a run records: the task's (:meth:`Task.input_files
-    <graphmatch.tasks.base.Task.input_files>`) and each split's data file (``"train data"``...)."""
+    <graphmatch.tasks.base.Task.input_files>`) and each split's data file (``"train data"``...): a
+    dataset's ``source``, or the file it names after its split (a relation dataset names all three)."""
     paths = {name: str(path) for name, path in task.input_files().items()}
     for split, dataset in (datasets or {}).items():
-        source = dataset.input_files().get("source") if hasattr(dataset, "input_files") else None
+        files = dataset.input_files() if hasattr(dataset, "input_files") else {}
+        source = files.get("source") or files.get(split)
         if source is not None:
             paths[f"{split} data"] = str(source)
     return paths

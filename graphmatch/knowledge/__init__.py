@@ -19,6 +19,7 @@ _WHERE = {
     "Trie": "trie",
     "WordNet": "wordnet",
     "builtin_kg_path": "kg",
+    "is_own_kg": "kg",
     "resolve_kg": "kg",
     "load_lexicon": "hownet",
     "load_sememe_vectors": "sememe_vectors",

@@ -26,6 +26,11 @@ def builtin_kg_path(name: str, root: str | os.PathLike | None = None) -> Path:
     return packaged_graph(root) if name == "wordnet" else locate(BUILTIN_KGS[name], root)
 
 
+def is_own_kg(kg: str | os.PathLike | None) -> bool:
+    """Whether ``kg`` is a user's own file (neither a name of :data:`BUILTIN_KGS` nor no knowledge)."""
+    return kg is not None and str(kg).lower() not in ("none", "null", "", *BUILTIN_KGS)
+
+
 def resolve_kg(kg: str | os.PathLike | None, root: str | os.PathLike | None) -> Path | None:
     """A name of :data:`BUILTIN_KGS` or a path → the ``.spo`` file; ``None``/``"none"`` → no knowledge."""
     if kg is None or str(kg).lower() in ("none", "null", ""):

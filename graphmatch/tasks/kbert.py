@@ -27,7 +27,8 @@ from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
-from graphmatch.data.kbert import KINDS, check_files, dataset_kind, tree_builder
+from graphmatch.data.file_split import split_line
+from graphmatch.data.kbert import KINDS, check_files, data_lines, dataset_kind, tree_builder
 from graphmatch.data.labels import positive_label
 from graphmatch.errors import InputError
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -35,11 +36,12 @@ from graphmatch.graphs.kbert import IGNORE_INDEX, SentenceTreeBuilder, dense_inp
 from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder, collated_coverage
 from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.io.datafiles import locate
-from graphmatch.knowledge import BUILTIN_KGS, resolve_kg
+from graphmatch.knowledge import is_own_kg, resolve_kg
 from graphmatch.models.kbert import KBert
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
+from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
 from graphmatch.tasks.recipe import Recipe
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for, vocab_size
@@ -79,7 +81,7 @@ class KBertTask(KBertKeys, Task):
         if cls is KBertTask and config is not None:  # the one place the kind is chosen
             data = Recipe.of(config, cls).data
             with contextlib.suppress(ValueError, OSError):  # no data to read (a moved run): the checkpoint says
-                cls = cls.kind_of(dataset_kind(data.dataset, data.root))
+                cls = cls.kind_of(dataset_kind(data.dataset, data.root, split_of(data.split)))
         return super().__new__(cls)
 
     @staticmethod
@@ -173,7 +175,7 @@ class KBertTask(KBertKeys, Task):
 
     def _common(self) -> dict[str, Any]:
         d = self.data
-        return dict(root=d.root, cache=d.cache_dir, kg=d.kg, vocab=self.vocab_path(),
+        return dict(root=d.root, cache=d.cache_dir, kg=d.kg, vocab=self.vocab_path(), split_of=split_of(d.split),
                     progress=self.recipe.train.progress, selection=self.selection(), options=self.tree_options)
 
     def train_split(self) -> Dataset:
@@ -186,21 +188,24 @@ class KBertTask(KBertKeys, Task):
     def datasets(self) -> dict[str, Dataset]:
         """The three splits; a dataset folder's files are all checked first, before any graph is
         built (:func:`~graphmatch.data.kbert.check_files`)."""
-        data_kind = dataset_kind(self.data.dataset, self.data.root)  # the data's own error when they are gone
+        split = split_of(self.data.split)
+        data_kind = dataset_kind(self.data.dataset, self.data.root, split)  # the data's own error when they are gone
         if type(self) is KBertTask:
             self._become(data_kind)
         self.check_kind(data_kind, "data.dataset")
         limits = {split: self.data.limit.count(split) for split in ("train", "dev", "test")}
-        check_files(self.data.dataset, self.kind, self.data.root, limits)
+        check_files(self.data.dataset, self.kind, self.data.root, limits, split)
         train = self.train_split()
         if self.labels is not None and list(train.labels) != self.labels:
             raise ValueError(f"the labels of the data ({list(train.labels)}) differ from the checkpoint's "
                              f"({self.labels})")
         labels = self.label_names()
         out: dict[str, Dataset] = {"train": train}
-        for split in ("dev", "test"):
-            out[split] = KINDS[self.kind](self.data.dataset, split, labels=labels,
-                                          limit=self.data.limit.count(split), **self._common())
+        for part in ("dev", "test"):
+            out[part] = KINDS[self.kind](self.data.dataset, part, labels=labels,
+                                         limit=self.data.limit.count(part), **self._common())
+        if split is not None:
+            print(split_line(train.source, len(data_lines(train.source, train.required)), split), file=sys.stderr)
         return out
 
     def report(self, datasets: dict[str, Dataset]) -> list[str]:
@@ -278,9 +283,8 @@ class KBertTask(KBertKeys, Task):
 
     def user_files(self) -> dict[str, str]:
         """A ``.spo`` file given as ``data.kg`` (not a built-in name) and a ``data.vocab`` file."""
-        kg = self.data.kg
-        own_kg = kg is not None and str(kg).lower() not in ("none", "null", "", *BUILTIN_KGS)
-        return {**({"kg": "data.kg"} if own_kg else {}), **({"vocab": "data.vocab"} if self.data.vocab else {})}
+        return {**({"kg": "data.kg"} if is_own_kg(self.data.kg) else {}),
+                **({"vocab": "data.vocab"} if self.data.vocab else {})}
 
     def branch_kg(self) -> str | None:
         """The KG's path, when branches hang on the tree (``data.knowledge_as: text`` has none to probe)."""

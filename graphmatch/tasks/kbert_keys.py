@@ -13,11 +13,14 @@ from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import (
     BranchSelect,
     ClassWeight,
+    DataSplit,
     SampleLimits,
     TaskKeys,
+    check_split,
     class_weight_key,
     knowledge_keys,
     register_keys,
+    split_key,
 )
 
 BACKENDS = ("ours", "hf")
@@ -29,8 +32,9 @@ _DROPOUT = "[0, 1]"
 class KBertData:
     """K-BERT's data: the dataset, the knowledge graph and how sentence trees are built."""
 
-    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, sst2, lcqmc, msra_ner, medical_ner, or "
-                                       "a folder of {train,dev,test}.tsv")
+    dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, sst2, lcqmc, msra_ner, medical_ner, "
+                                       "a folder of {train,dev,test}.tsv, or one TSV file with data.split")
+    split: DataSplit | None = split_key()
     root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
     cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
     kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
@@ -107,6 +111,7 @@ class KBertKeys(TaskKeys):
 
     @classmethod
     def check_sections(cls, data: KBertData, model: KBertModel) -> None:
+        check_split(data.split)
         if data.kg is None or str(data.kg).lower() in ("none", "null", ""):
             knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0, "knowledge_as": data.knowledge_as == "text"},
                            model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})

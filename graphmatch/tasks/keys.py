@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
 from graphmatch.recipe_keys import Renamed, build, defaults, key
@@ -48,6 +48,45 @@ class SampleLimits:
         """The limit of ``split`` when it is a count (what a dataset can read), else None."""
         value = getattr(self, split)
         return value if isinstance(value, int) else None
+
+
+_PART = "a count >= 1 (int) or a fraction in (0, 1) (float)"
+
+
+def _part(value: Any) -> str | None:
+    ok = (isinstance(value, int) and value >= 1) or (isinstance(value, float) and 0 < value < 1)
+    return None if ok else _PART
+
+
+@dataclass(frozen=True)
+class DataSplit:
+    """``data.split``: one data file cut into train, dev and test (:mod:`graphmatch.data.file_split`):
+    ``dev`` and ``test`` lines drawn at random, the rest trains; the same seed and file give the
+    same split (``evaluate`` and ``resume`` read it again)."""
+
+    dev: int | float = key(0.1, "dev lines: a count, or a fraction of the file's", check=_part, allowed=_PART)
+    test: int | float = key(0.1, "test lines, the same way", check=_part, allowed=_PART)
+    seed: int = key(1, "the seed of the draw")
+
+
+def check_split(split: DataSplit | None) -> None:
+    """A one-line ValueError naming ``data.split`` when its fractions leave no training line."""
+    fractions = [getattr(split, part) for part in ("dev", "test") if split is not None
+                 and isinstance(getattr(split, part), float)]
+    if sum(fractions) >= 1:
+        raise ValueError(f"data.split: dev + test = {sum(fractions):g} of the file leaves nothing to train on; "
+                         "the fractions must sum to less than 1")
+
+
+def split_of(split: DataSplit | None) -> dict[str, Any] | None:
+    """``data.split`` as the datasets take it (``{"dev", "test", "seed"}``), or None."""
+    return None if split is None else asdict(split)
+
+
+def split_key() -> Any:
+    """The ``data.split`` key, the same in every family that reads one file as three splits."""
+    return key(None, "one data file cut into dev, test and train (e.g. {dev: 0.1, test: 0.1, seed: 1}); null = "
+                     "the splits are files of their own")
 
 
 @dataclass(frozen=True)

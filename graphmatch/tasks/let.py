@@ -20,13 +20,15 @@ from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
 from graphmatch.checkpoints import resolve_checkpoint
-from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files
+from graphmatch.data.file_split import split_line
+from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files, read_pairs
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
 from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.io.datafiles import resolve_path
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
 from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments, piece_tokenizer_of
@@ -104,9 +106,24 @@ class LETTask(LETKeys, Task):
     def environment(self) -> dict[str, Any]:
         return {"segmenters": {name: segmenter_version(name) for name in self._segmenters}}
 
+    #: the files a user may give by path, each with the recipe key that names it
+    USER_FILES = {"vocab": "data.vocab", "sememe_vectors": "data.sememe_vectors"}
+
+    def input_files(self) -> dict[str, str]:
+        """A ``data.vocab`` and ``data.sememe_vectors`` file, where given."""
+        return {name: str(getattr(self.data, key.split(".")[1])) for name, key in self.USER_FILES.items()
+                if getattr(self.data, key.split(".")[1])}
+
+    def user_files(self) -> dict[str, str]:
+        """Both of :meth:`input_files`, copied into the run: a loaded run reads its vocabulary there
+        (the sememe vectors only start a fresh model, and are a few MB)."""
+        return {name: self.USER_FILES[name] for name in self.input_files()}
+
     def source(self, split: str) -> Path | None:
         """The pair file of ``split``; ``None`` for a missing optional test split."""
         d = self.data
+        if d.split is not None:  # every split is cut from the training file
+            split = "train"
         if getattr(d, split):
             return resolve_path(getattr(d, split), d.root, f"data.{split}")
         if d.dataset == "lcqmc":
@@ -128,14 +145,21 @@ class LETTask(LETKeys, Task):
         dataset = PairMatchingDataset(path, self.builder(), root=d.root, cache=d.cache_dir,
                                       inputs=lexicon_files(d.root) if d.senses else None,
                                       limit=self.data.limit.count(split), fmt=d.format,
-                                      progress=self.recipe.train.progress, require_labels=split != "test",
-                                      workers=d.workers)
+                                      progress=self.recipe.train.progress,
+                                      require_labels=split != "test" or d.split is not None, workers=d.workers,
+                                      split_of=split_of(d.split), split=split)
         if split == "train":
             self._train = dataset
         return dataset
 
     def datasets(self) -> dict[str, Dataset]:
-        return {split: ds for split in SPLITS if (ds := self.split(split)) is not None}
+        """The splits there are files of, or the three ``data.split`` cuts of ``data.train`` (their sizes
+        in one line)."""
+        out = {split: ds for split in SPLITS if (ds := self.split(split)) is not None}
+        if self.data.split is not None:
+            path = out["train"].source
+            print(split_line(path, len(read_pairs(path, self.data.format)), split_of(self.data.split)), file=sys.stderr)
+        return out
 
     def training_labels(self) -> Tensor:
         return self.split("train")._data.y

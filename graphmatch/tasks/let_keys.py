@@ -10,7 +10,16 @@ from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
 from graphmatch.recipe_keys import Renamed, key
-from graphmatch.tasks.keys import ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
+from graphmatch.tasks.keys import (
+    ClassWeight,
+    DataSplit,
+    SampleLimits,
+    TaskKeys,
+    check_split,
+    class_weight_key,
+    register_keys,
+    split_key,
+)
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
 DATASETS: tuple[str, ...] = get_args(PairDataset)
@@ -37,6 +46,7 @@ class LETData:
     train: str | None = key(None, "training pair file (required for bq and tsv; overrides lcqmc's)")
     dev: str | None = key(None, "dev pair file (required for bq and tsv; overrides lcqmc's)")
     test: str | None = key(None, "test pair file (optional)")
+    split: DataSplit | None = split_key()
     format: Literal["auto", "tsv", "csv"] = key("auto", "pair file format")
     segmentation: str = key("lattice", "word segmenters: lattice (jieba + thulac + pkuseg), one of them or a "
                                        "comma list", check=_segmentation)
@@ -102,6 +112,10 @@ class LETKeys(TaskKeys):
 
     @classmethod
     def check_sections(cls, data: LETData, model: LETModel) -> None:
+        check_split(data.split)
+        if data.split is not None and (data.train is None or data.dev or data.test):
+            raise ValueError("data.split cuts dev and test out of data.train: give data.train, and data.dev and "
+                             "data.test null (a recipe may set them)")
         if model.encoder == "transformer" and model.pretrained is not None:
             raise ValueError(f"model.pretrained={model.pretrained}: model.encoder=transformer is LET's own small "
                              "character transformer, trained from scratch, and loads no pretrained encoder; use "

@@ -19,11 +19,14 @@ from graphmatch.recipe_keys import key
 from graphmatch.tasks.keys import (
     BranchSelect,
     ClassWeight,
+    DataSplit,
     SampleLimits,
     TaskKeys,
+    check_split,
     class_weight_key,
     knowledge_keys,
     register_keys,
+    split_key,
 )
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
@@ -49,6 +52,7 @@ class RelationData:
                                        "TEST_FILE_FULL.TXT")
     dev_file: str | None = key(None, "dev file; null = data.dev_size sentences held out of train")
     test_file: str | None = key(None, "test file")
+    split: DataSplit | None = split_key()
     format: Literal["auto", "semeval", "tsv"] = key("auto", "relation file format")
     tokenization: str | None = key(None, "null = words for the BiLSTM models, the pretrained tokenizer's pieces "
                                          "for the transformers", choices=(*TOKENIZATIONS, "pieces"))
@@ -126,6 +130,10 @@ class RelationKeys(TaskKeys):
 
     @classmethod
     def check_sections(cls, data: RelationData, model: RelationModel) -> None:
+        check_split(data.split)
+        if data.split is not None and (data.train_file is None or data.dev_file or data.test_file):
+            raise ValueError("data.split cuts dev and test out of data.train_file: give data.train_file, and "
+                             "data.dev_file and data.test_file null (a recipe may set them)")
         if model.name in TRANSFORMER_MODELS and not model.pretrained:
             raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
         if model.name in BILSTM_MODELS and model.pretrained:

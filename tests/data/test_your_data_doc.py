@@ -10,7 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
+from graphmatch.data.file_split import split_line
 from graphmatch.data.kbert import dataset_kind, kbert_dataset
 from graphmatch.data.let import read_pairs
 from graphmatch.data.relation_formats import detect_format, read_relation_file
@@ -27,7 +29,7 @@ def files(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("your_data")
     text = DOC.read_text(encoding="utf-8")
     written = HEREDOC.findall(text)
-    assert len(written) == 6
+    assert len(written) == 7
     for name, body in written:
         assert len(body.splitlines()) == 5, f"{name}: the doc promises five-line examples"
         (work / name).parent.mkdir(parents=True, exist_ok=True)
@@ -49,6 +51,23 @@ def test_kbert_folders_are_read_as_their_task(files, shared_data, folder, kind, 
         data = kbert_dataset(str(path), split, root=shared_data, cache=files / "cache", kg=str(files / "my.spo"),
                              max_length=64, labels=None if split == "train" else labels)
         assert len(data) == 4 and data.labels == labels
+
+
+def test_one_file_is_cut_by_the_docs_data_split(files, shared_data):
+    split = yaml.safe_load(re.search(r"'data\.split=(\{.*?\})'", DOC.read_text(encoding="utf-8"))[1])
+    assert split == {"dev": 1, "test": 1, "seed": 1}
+    path = str(files / "myreviews.tsv")
+    assert dataset_kind(path, split_of=split) == "classification"
+    texts = {}
+    for part in ("train", "dev", "test"):
+        data = kbert_dataset(path, part, root=shared_data, cache=files / "cache", kg=None, max_length=64,
+                             labels=None if part == "train" else ["0", "1"], split_of=split)
+        texts[part] = [ex.text_a for ex in data.read()]
+        assert data.labels == ["0", "1"]
+    assert [len(texts[part]) for part in ("train", "dev", "test")] == [2, 1, 1]
+    lines = (files / "myreviews.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    assert sorted(sum(texts.values(), [])) == sorted(line.split("\t")[1] for line in lines)
+    assert f"{path}: data.split (seed 1): train 2, dev 1, test 1 lines" == split_line(path, 4, split)
 
 
 def test_the_let_pair_file_has_a_header_and_four_labelled_pairs(files):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
+from graphmatch.data.file_split import split_line
 from graphmatch.data.relation import SPLITS, RelationDataset
 from graphmatch.data.relation_formats import NEGATIVE_LABELS, is_semeval
 from graphmatch.data.semeval import SemEval2010Task8
@@ -49,9 +51,10 @@ from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
 from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.io.datafiles import resolve_path
 from graphmatch.io.input_files import InputLine
-from graphmatch.knowledge import KnowledgeGraph, resolve_kg
+from graphmatch.knowledge import KnowledgeGraph, is_own_kg, resolve_kg
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
+from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import selection_lines
 from graphmatch.tasks.recipe import Recipe
 from graphmatch.tasks.relation_keys import RelationData, RelationKeys, RelationModel  # noqa: F401 - re-exported
@@ -198,7 +201,7 @@ class RelationTask(RelationKeys, Task):
             dataclasses.asdict(self.options), max_length=d.max_length, dev_size=d.dev_size,
             split_seed=d.split_seed, min_freq=d.min_freq, on_bad_line=d.on_bad_line,
             pretrained=self.tokenizer_folder(), kg=d.kg, selection=self.selection(),
-            limits={s: d.limit.count(s) for s in SPLITS},
+            limits={s: d.limit.count(s) for s in SPLITS}, split_of=split_of(d.split),
         )
         given = {key: getattr(d, key) for key in ("train_file", "dev_file", "test_file")}
         files = {key: None if path is None else resolve_path(Path(path).expanduser(), d.root, f"data.{key}")
@@ -208,7 +211,7 @@ class RelationTask(RelationKeys, Task):
                 raise ValueError("data.dev_file needs a data.train_file (SemEval's dev is held out of its train file)")
             return SemEval2010Task8(split, root=d.root, cache=d.cache_dir, test_file=files["test_file"],
                                     **options)
-        if split == "test" and files["test_file"] is None:
+        if split == "test" and files["test_file"] is None and d.split is None:
             return None
         return RelationDataset(split, train_file=files["train_file"], dev_file=files["dev_file"],
                                test_file=files["test_file"], format=d.format, root=d.root,
@@ -228,6 +231,9 @@ class RelationTask(RelationKeys, Task):
             if dataset is not None:
                 out[split] = dataset
         self.labels = list(out["train"].label_names)
+        if self.data.split is not None:
+            print(split_line(out["train"].files["train"], out["train"].file_examples, split_of(self.data.split)),
+                  file=sys.stderr)
         return out
 
     def unknown_lines(self, unknown: dict[str, Any] | None) -> list[str]:
@@ -407,8 +413,15 @@ class RelationTask(RelationKeys, Task):
 
     # ---------------------------------------------------------------- model
     def input_files(self) -> dict[str, str]:
-        """The word vectors, when a BiLSTM starts from them."""
-        return {"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {}
+        """The knowledge graph of ``data.kg`` and the word vectors a BiLSTM starts from, where given."""
+        kg = resolve_kg(self.data.kg, self.data.root)
+        return {**({"kg": str(kg)} if kg is not None else {}),
+                **({"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {})}
+
+    def user_files(self) -> dict[str, str]:
+        """A ``.spo`` file given as ``data.kg``, which a loaded run reads again. Word vectors are only
+        recorded: the checkpoint holds the embeddings they started, and they can be gigabytes."""
+        return {"kg": "data.kg"} if is_own_kg(self.data.kg) else {}
 
     def loss(self, out: Tensor, batch: Batch) -> Tensor:
         """Cross-entropy, weighted per label as ``model.class_weight`` says (the engine adds :meth:`penalty`)."""
