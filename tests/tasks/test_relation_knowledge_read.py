@@ -213,7 +213,11 @@ def test_probe_refuses_a_relation_run_without_a_kg_and_a_missing_kg(bert, spo, t
     with_kg = tmp_path / "kg"
     assert cli(["train", "relation/semeval_minilm_wordnet", "--out", str(with_kg), "--set",
                 *_sets(bert, gone, tmp_path / "cache", ["train.max_steps=1"])]) == 0
-    gone.unlink()
+    gone.unlink()  # the run carries its copy (RUN/inputs/): the probe still reads it
+    capsys.readouterr()
+    assert cli(["probe", str(with_kg), "--input", str(SAMPLE / "test.txt")]) == 0
+    for copy in (with_kg / "inputs").rglob("*.spo"):
+        copy.unlink()  # now neither the copy nor the original is there
     capsys.readouterr()
     assert cli(["probe", str(with_kg), "--input", str(SAMPLE / "test.txt")]) == 2
     err = capsys.readouterr().err.strip()
