@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import warnings
@@ -44,3 +45,19 @@ def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[C
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})
+
+
+def old_keywords(where: str, options: Any, given: dict[str, Any], instead: str = "options=") -> Any:
+    """``options`` with the loose keywords ``given`` of an old call of ``where`` (a class or
+    function that now takes one object, ``instead``) put in, with one ``DeprecationWarning``; no
+    keyword gives ``options`` back unchanged. ``options`` is a dataclass instance (the defaults);
+    a keyword it has no field for is a ``TypeError`` naming ``where``."""
+    if not given:
+        return options
+    fields = {f.name for f in dataclasses.fields(options)}
+    unknown = sorted(set(given) - fields)
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    warnings.warn(f"{where}({', '.join(f'{name}=' for name in given)}) is deprecated: pass {instead} "
+                  f"({type(options).__name__}); the keywords go in the next release", DeprecationWarning, stacklevel=3)
+    return dataclasses.replace(options, **given)
