@@ -13,6 +13,7 @@ from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.relation import RelationDataset
 from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 
 
 def _let(samples, tokenizer, cache):
@@ -29,7 +30,7 @@ def _kbert(samples, shared_data, cache):
 def _relation(samples, cache, split="train"):
     files = {s: samples / "relation_zh" / f"{s}.tsv" for s in ("train", "dev", "test")}
     return RelationDataset(split, train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
-                           tokenization="chars", cache=cache)
+                           options=RelationOptions(tokenization="chars"), cache=cache)
 
 
 @pytest.fixture(params=["kbert", "let", "relation"])
