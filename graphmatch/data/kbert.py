@@ -153,7 +153,7 @@ class KBertDataset(CachedDataset):
         self.labels: list[str] = list(labels) if labels is not None else []
         self._given, self._builder = builder is not None, builder
         if options is None:
-            options = self.old_options(old)
+            options = self._old_options(old)
         elif old:
             raise TypeError(f"{type(self).__name__}() takes the tree's settings in options= only, not also as "
                             f"{', '.join(old)}=")
@@ -169,7 +169,7 @@ class KBertDataset(CachedDataset):
         self.selection_report: dict[str, Any] | None = None
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
 
-    def old_options(self, old: dict[str, Any]) -> TreeOptions:
+    def _old_options(self, old: dict[str, Any]) -> TreeOptions:
         """The tree options of a call without ``options=``: the defaults for this kind of data, the
         tokenization its vocabulary implies, and the loose keywords of old calls (``max_length``,
         ``max_entities``, ``mode``, ``tokenization``, ``lowercase``, ``noun_reading``; deprecated)."""

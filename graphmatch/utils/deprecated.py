@@ -74,6 +74,7 @@ def old_arguments(where: str, config_cls: type, config: Any, args: tuple[Any, ..
             raise TypeError(f"{where}() takes its settings in one {config_cls.__name__}, not also as "
                             f"{', '.join([*(repr(a) for a in args), *(f'{k}=' for k in kwargs)])}")
         return config
+    made = config_cls(*(() if config is None else (config,)), *args, **kwargs)  # a bad argument: no warning
     warnings.warn(f"{where}() with loose settings is deprecated: pass one {config_cls.__name__}; the loose "
                   "settings go in the next release", DeprecationWarning, stacklevel=3)
-    return config_cls(*(() if config is None else (config,)), *args, **kwargs)
+    return made
