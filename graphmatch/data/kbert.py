@@ -19,6 +19,7 @@ the builder's format version and the sha256 of the source, KG and vocabulary fil
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -45,6 +46,7 @@ from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
+from graphmatch.utils.deprecated import old_keywords
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
 FORMAT_VERSION = 1
@@ -110,26 +112,24 @@ class KBertDataset(CachedDataset):
             ``$GRAPHMATCH_CACHE/processed/kbert``).
         kg (str, optional): ``"hownet"``, ``"medical"``, a ``.spo`` path, or ``None`` for no
             knowledge (plain BERT input). (default: ``"hownet"``)
-        max_length (int): tokens kept after injection. (default: :attr:`TreeOptions.max_length`)
-        max_entities (int): branches per word. (default: :attr:`TreeOptions.max_entities`)
         vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
-        tokenization (str): ``"chars"`` (Chinese characters), ``"wordpiece"`` (an English
-            checkpoint's word pieces; classification and pairs only) or ``"auto"``, which reads
-            the vocabulary (:func:`graphmatch.text.checkpoint.tokenization_of`). (default: ``"auto"``)
-        lowercase (bool): word pieces of an uncased vocabulary (the checkpoint's ``do_lower_case``).
-            (default: :obj:`True`)
         labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the
             file (do that for train only and pass train's labels to dev and test).
         limit (int, optional): read only the first ``limit`` data lines (quick runs).
         split_of (Mapping, optional): ``{"dev", "test", "seed"}`` of ``data.split``: ``name`` is one
             file (or a folder holding only ``train.tsv``) cut into the three splits
             (:mod:`graphmatch.data.file_split`).
-        mode (str): the builder's ``"default"`` or ``"reference"`` mode. (default: ``"default"``)
         force_reload (bool): rebuild even when a cache exists.
         builder (SentenceTreeBuilder, optional): the builder, made from ``kg`` and ``vocab`` (its
             options key the cache); by default :func:`tree_builder` makes it when graphs are built.
-        options (TreeOptions, optional): the tree options, made once (the task's): they replace
-            ``max_length``, ``max_entities``, ``mode``, ``tokenization``, ``lowercase`` and ``noun_reading``.
+        options (TreeOptions, optional): everything about the trees, made once (the task's:
+            :meth:`TreeOptions.of <graphmatch.graphs.kbert.options.TreeOptions.of>` a recipe's ``data``);
+            by default the builder's defaults for this kind of data, in the tokenization the
+            vocabulary implies (:func:`graphmatch.text.checkpoint.tokenization_of`). The loose
+            keywords of old calls (``max_length=``, ``mode=``, ...) still work, with a
+            ``DeprecationWarning``, until the next release.
+        selection (BranchSelection, optional): the branches that fit the sentence
+            (:mod:`~graphmatch.graphs.branch_selection`); its settings key the cache.
 
     Graphs carry ``y`` (``[1]``, classification) or ``token.y`` (NER tag ids, -100 on branch
     tokens), and ``entity.length`` (tokens of each branch kept after the cut). NER graphs also
@@ -144,14 +144,11 @@ class KBertDataset(CachedDataset):
 
     def __init__(self, name: str, split: str = "train", root: str | os.PathLike | None = None,
                  cache: str | os.PathLike | None = None, kg: str | os.PathLike | None = "hownet",
-                 max_length: int = TreeOptions.max_length, max_entities: int = TreeOptions.max_entities,
                  vocab: str | os.PathLike | None = None, labels: list[str] | None = None, limit: int | None = None,
-                 mode: str = TreeOptions.mode,
-                 transform=None, force_reload: bool = False, progress: bool = True,
-                 builder: SentenceTreeBuilder | None = None, tokenization: str = "auto",
-                 lowercase: bool = TreeOptions.lowercase, selection: BranchSelection | None = None,
-                 noun_reading: bool = TreeOptions.noun_reading, options: TreeOptions | None = None,
-                 split_of: Mapping[str, Any] | None = None):
+                 options: TreeOptions | None = None, selection: BranchSelection | None = None,
+                 builder: SentenceTreeBuilder | None = None, transform=None, force_reload: bool = False,
+                 progress: bool = True, split_of: Mapping[str, Any] | None = None,
+                 **old: Any):
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if limit is not None and limit < 1:
@@ -167,10 +164,11 @@ class KBertDataset(CachedDataset):
         self.labels: list[str] = list(labels) if labels is not None else []
         self._given, self._builder = builder is not None, builder
         if options is None:
-            options = TreeOptions(self.kind, max_length, max_entities, mode,
-                                  tokenization_of(self.vocab_path, tokenization, tagging=self.kind == "ner"), lowercase,
-                                  noun_reading)
-        elif options.kind != self.kind:
+            options = self._old_options(old)
+        elif old:
+            raise TypeError(f"{type(self).__name__}() takes the tree's settings in options= only, not also as "
+                            f"{', '.join(old)}=")
+        if options.kind != self.kind:
             raise ValueError(f"tree options of {options.kind} data for a {self.kind} dataset")
         #: what the trees are built with
         self.tree_options = options
@@ -181,6 +179,14 @@ class KBertDataset(CachedDataset):
         #: the candidate branches seen and kept, and a sample of those dropped (``selection.json``)
         self.selection_report: dict[str, Any] | None = None
         super().__init__(root, cache, transform=transform, force_reload=force_reload)
+
+    def _old_options(self, old: dict[str, Any]) -> TreeOptions:
+        """The tree options of a call without ``options=``: the defaults for this kind of data, the
+        tokenization its vocabulary implies, and the loose keywords of old calls (``max_length``,
+        ``max_entities``, ``mode``, ``tokenization``, ``lowercase``, ``noun_reading``; deprecated)."""
+        tokenization = tokenization_of(self.vocab_path, old.get("tokenization", "auto"), tagging=self.kind == "ner")
+        given = {**old, "tokenization": tokenization} if "tokenization" in old else old
+        return old_keywords(type(self).__name__, TreeOptions(self.kind, tokenization=tokenization), given)
 
     # ----------------------------------------------------------------- cache
     def builder_key(self) -> dict[str, Any]:
@@ -471,7 +477,11 @@ def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[
 
 
 def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,
-                  **kwargs: Any) -> KBertDataset:
-    """The dataset class that fits ``name`` (see :data:`DATASETS`), built with ``kwargs``."""
-    return KINDS[dataset_kind(name, root, kwargs.get("split_of"))](name, split, root=root, **kwargs)
+                  options: TreeOptions | None = None, **kwargs: Any) -> KBertDataset:
+    """The dataset class that fits ``name`` (see :data:`DATASETS`), built with ``kwargs`` and the
+    tree ``options``, their ``kind`` set to the data's."""
+    kind = dataset_kind(name, root, kwargs.get("split_of"))
+    if options is not None:
+        options = dataclasses.replace(options, kind=kind)
+    return KINDS[kind](name, split, root=root, options=options, **kwargs)
 

@@ -54,6 +54,7 @@ from graphmatch.io.atomic import write_atomically
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.vocab import Vocab
+from graphmatch.utils.deprecated import old_keywords
 
 SPLITS = ("train", "dev", "test")
 #: what a dataset does with a line the models cannot represent (:class:`UnrepresentableExample`)
@@ -85,33 +86,27 @@ class RelationDataset(CachedDataset):
         dev_file (str, optional): the dev file; :obj:`None` holds ``dev_size`` training examples out.
         test_file (str, optional): the test file; :obj:`None` = no test split (empty).
         format (str): ``"auto"`` (told by each file's first line), ``"semeval"`` or ``"tsv"``.
-        tokenization (str): ``"words"``, ``"chars"``, ``"jieba"``, ``"thulac"``, ``"pkuseg"``
-            (see :func:`~graphmatch.graphs.relation.splitter`) or ``"pieces"`` (the word pieces
-            of the tokenizer in ``pretrained``). (default: ``"words"``)
+        options (RelationOptions, optional): everything about the graphs, made once (the
+            task's: :meth:`RelationOptions.of <graphmatch.graphs.relation_options.RelationOptions.of>`
+            a recipe's ``data``): the ``tokenization`` (``"words"``, ``"chars"``, ``"jieba"``,
+            ``"thulac"``, ``"pkuseg"``, see :func:`~graphmatch.graphs.relation.splitter`, or
+            ``"pieces"``: the word pieces of the tokenizer in ``pretrained``), ``max_distance``,
+            ``max_length`` (a number, or ``"auto"``: the smallest length no training sentence
+            exceeds, markers and ``[CLS]``/``[SEP]`` included, chosen when the graphs are built and
+            kept as :attr:`max_length`), ``markers``, ``position_anchor`` and, with ``kg``,
+            ``inject``, ``max_entities``, ``predicate`` and ``noun_reading``. (default: its
+            defaults) The loose keywords of old calls (``max_distance=``, ...) still work, with a
+            ``DeprecationWarning``, until the next release.
         pretrained (str, optional): a local checkpoint folder whose tokenizer gives the word pieces.
-        max_distance (int): relative positions are clipped to ±``max_distance``. (default: 50)
-        max_length (int or str): tokens kept per sentence, or ``"auto"``: the smallest length no
-            training sentence exceeds (markers and ``[CLS]``/``[SEP]`` included), chosen when
-            the graphs are built and kept as :attr:`max_length`. (default: 90)
         dev_size (int): training examples held out as dev when there is no dev file. (default: 800)
         split_seed (int): seed of the dev draw. (default: 1)
         min_freq (int): training count a token needs to enter the vocabulary. (default: 1)
-        markers (bool): keep the entity markers as tokens. (default: True)
-        position_anchor (str): relative positions to each entity's ``"span"`` (0 inside it) or
-            to its ``"last"`` token. (default: ``"span"``)
         on_bad_line (str): a line the models cannot represent (e.g. its entities further apart
             than ``max_length``) stops with an ``"error"`` naming file and line, or is left out
             (``"skip"``): one warning gives the count and the first lines. (default: ``"error"``)
         kg (str, optional): a knowledge graph (``"wordnet"``, another name of
             :data:`~graphmatch.knowledge.BUILTIN_KGS` or a ``.spo`` file) whose values are hung
             on the sentences as K-BERT branches (word pieces only); :obj:`None` = none.
-        inject (str): with ``kg``: branches on the entities' head words (``"entities"``) or on
-            every matched word (``"all"``). (default: ``"entities"``)
-        max_entities (int): with ``kg``: values per matched word. (default: 2)
-        predicate (bool): with ``kg``: a value is its predicate and object (``type group``), or
-            its object alone (``group``). (default: :obj:`True`)
-        noun_reading (bool): with ``kg``: a single word matches only where it reads as a noun
-            (:class:`~graphmatch.knowledge.noun_reading.NounReadings`). (default: :obj:`False`)
         selection (BranchSelection, optional): with ``kg``: the values that fit the sentence
             (:mod:`~graphmatch.graphs.branch_selection`); its settings key the cache, and each
             split's candidates and kept branches are :attr:`selection_report`.
@@ -133,21 +128,13 @@ class RelationDataset(CachedDataset):
         dev_file: str | os.PathLike | None = None,
         test_file: str | os.PathLike | None = None,
         format: str = "auto",  # noqa: A002 - the recipe key's name
-        tokenization: str = RelationOptions.tokenization,
+        options: RelationOptions | None = None,
         pretrained: str | os.PathLike | None = None,
-        max_distance: int = RelationOptions.max_distance,
-        max_length: int | str = RelationOptions.max_length,
         dev_size: int = 800,
         split_seed: int = 1,
         min_freq: int = 1,
-        markers: bool = RelationOptions.markers,
-        position_anchor: str = RelationOptions.position_anchor,
         on_bad_line: str = "error",
         kg: str | os.PathLike | None = None,
-        inject: str = RelationOptions.inject,
-        max_entities: int = RelationOptions.max_entities,
-        predicate: bool = RelationOptions.predicate,
-        noun_reading: bool = RelationOptions.noun_reading,
         selection: BranchSelection | None = None,
         limits: dict[str, int | None] | None = None,
         split_of: Mapping[str, Any] | None = None,
@@ -155,7 +142,14 @@ class RelationDataset(CachedDataset):
         cache: str | os.PathLike | None = None,
         transform=None,
         force_reload: bool = False,
+        **old: Any,
     ):
+        if options is not None and old:
+            raise TypeError(f"{type(self).__name__}() takes the graphs' settings in options= only, not also as "
+                            f"{', '.join(old)}=")
+        options = old_keywords(type(self).__name__, options or RelationOptions(), old)
+        tokenization, position_anchor = options.tokenization, options.position_anchor
+        max_length, inject = options.max_length, options.inject
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
         if tokenization not in (*TOKENIZATIONS, "pieces"):
@@ -189,10 +183,7 @@ class RelationDataset(CachedDataset):
         self.format = format
         self.pieces = relation_pieces(pretrained) if pretrained is not None else None
         #: the builder's settings (``max_length`` as asked: ``auto`` is decided in :meth:`write`)
-        self.builder_options = RelationOptions(
-            tokenization=tokenization, max_distance=max_distance, max_length=max_length, markers=markers,
-            position_anchor=position_anchor, inject=inject, max_entities=max_entities, predicate=predicate,
-            noun_reading=noun_reading)
+        self.builder_options = options
         self.selection = selection if self.kg_path is not None else None
         #: with a selection: this split's candidate branches and those kept, and a sample of those dropped
         self.selection_report: dict[str, Any] | None = None

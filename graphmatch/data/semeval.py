@@ -13,7 +13,6 @@ import os
 from graphmatch.data.relation import SPLITS, RelationDataset, dev_ids
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.relation_formats import RelationExample, read_semeval_file
-from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
 from graphmatch.io.datafiles import locate
 
 TRAIN_FILE = "semeval2010_task8/TRAIN_FILE.TXT"
@@ -33,9 +32,8 @@ class SemEval2010Task8(RelationDataset):
             ``$GRAPHMATCH_CACHE/processed/semeval2010_task8``).
         train_file, test_file (str, optional): files in the organisers' format to use instead of
             ``TRAIN_FILE.TXT`` / ``TEST_FILE_FULL.TXT`` (e.g. a small sample set).
-        **kwargs: the options of :class:`~graphmatch.data.relation.RelationDataset`
-            (``max_distance``, ``max_length``, ``dev_size``, ``split_seed``, ``min_freq``,
-            ``markers``, ``position_anchor``, ``tokenization``, ``pretrained``).
+        **kwargs: the arguments of :class:`~graphmatch.data.relation.RelationDataset`
+            (``options``, ``dev_size``, ``split_seed``, ``min_freq``, ``pretrained``, ...).
     """
 
     family = "semeval2010_task8"
@@ -45,8 +43,6 @@ class SemEval2010Task8(RelationDataset):
         split: str = "train",
         root: str | os.PathLike | None = None,
         cache: str | os.PathLike | None = None,
-        max_distance: int = RELATION_MAX_DISTANCE,
-        max_length: int = RELATION_MAX_LENGTH,
         train_file: str | os.PathLike | None = None,
         test_file: str | os.PathLike | None = None,
         **kwargs,
@@ -55,5 +51,5 @@ class SemEval2010Task8(RelationDataset):
             split,
             train_file=train_file if train_file is not None else locate(TRAIN_FILE, root),
             test_file=test_file if test_file is not None else locate(TEST_FILE, root),
-            format="semeval", max_distance=max_distance, max_length=max_length, root=root, cache=cache, **kwargs,
+            format="semeval", root=root, cache=cache, **kwargs,
         )  # fmt: skip

@@ -2,6 +2,9 @@ r"""Att-BLSTM relation classifier over a batch of relation sentence graphs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -11,7 +14,37 @@ from graphmatch.models.choices import Init, RnnDropoutOn
 from graphmatch.nn.additive_pooling import AdditiveAttentionPooling
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.inits import glorot_linear_, uniform_embedding_
+from graphmatch.utils.deprecated import old_arguments
 from graphmatch.utils.ragged import batch_vector
+
+
+@dataclass(frozen=True)
+class AttBLSTMConfig:
+    r"""The settings of :class:`AttBLSTM`.
+
+    Args:
+        num_words (int): vocabulary size (id 0 is padding).
+        num_classes (int): number of relation labels.
+        embedding_dim (int): word embedding size. (default: 100)
+        hidden_size (int): LSTM size per direction (= size of :math:`\mathbf{h}^{*}`). (default: 100)
+        emb_dropout (float): dropout on word embeddings. (default: 0.3)
+        rnn_dropout (float): dropout of the LSTM layer. (default: 0.3)
+        dropout (float): dropout on :math:`\mathbf{h}^{*}`. (default: 0.5)
+        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
+        init (str): ``"pytorch"`` (PyTorch's defaults: embeddings :math:`\mathcal{N}(0, 1)`) or
+            ``"official"`` (the official code: embeddings uniform in :math:`\pm 0.25`, Glorot-normal
+            kernels and attention vector, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
+    """
+
+    num_words: int
+    num_classes: int
+    embedding_dim: int = 100
+    hidden_size: int = 100
+    emb_dropout: float = 0.3
+    rnn_dropout: float = 0.3
+    dropout: float = 0.5
+    rnn_dropout_on: RnnDropoutOn = "output"
+    init: Init = "pytorch"
 
 
 class AttBLSTM(torch.nn.Module):
@@ -35,17 +68,9 @@ class AttBLSTM(torch.nn.Module):
     edges, so padding never takes attention.
 
     Args:
-        num_words (int): vocabulary size (id 0 is padding).
-        num_classes (int): number of relation labels.
-        embedding_dim (int): word embedding size. (default: 100)
-        hidden_size (int): LSTM size per direction (= size of :math:`\mathbf{h}^{*}`). (default: 100)
-        emb_dropout (float): dropout on word embeddings. (default: 0.3)
-        rnn_dropout (float): dropout of the LSTM layer. (default: 0.3)
-        dropout (float): dropout on :math:`\mathbf{h}^{*}`. (default: 0.5)
-        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
-        init (str): ``"pytorch"`` (PyTorch's defaults: embeddings :math:`\mathcal{N}(0, 1)`) or
-            ``"official"`` (the official code: embeddings uniform in :math:`\pm 0.25`, Glorot-normal
-            kernels and attention vector, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
+        config (AttBLSTMConfig): its sizes and switches. (The loose arguments of old calls,
+            ``AttBLSTM(num_words, num_classes, embedding_dim=...)``, still work, with a
+            ``DeprecationWarning``, until the next release.)
 
     Shapes:
         - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
@@ -53,31 +78,24 @@ class AttBLSTM(torch.nn.Module):
           ``{"token": (N,)}``, each sentence's weights summing to one
     """
 
-    def __init__(
-        self,
-        num_words: int,
-        num_classes: int,
-        embedding_dim: int = 100,
-        hidden_size: int = 100,
-        emb_dropout: float = 0.3,
-        rnn_dropout: float = 0.3,
-        dropout: float = 0.5,
-        rnn_dropout_on: RnnDropoutOn = "output",
-        init: Init = "pytorch",
-    ):
+    def __init__(self, config: AttBLSTMConfig | Any = None, *args: Any, **kwargs: Any):
         super().__init__()
-        self.init = init
-        self.rnn_dropout_on = rnn_dropout_on
+        config = old_arguments("AttBLSTM", AttBLSTMConfig, config, args, kwargs)
+        #: the settings it was made with
+        self.config = config
+        self.init = init = config.init
+        self.rnn_dropout_on = config.rnn_dropout_on
+        embedding_dim, hidden_size, rnn_dropout = config.embedding_dim, config.hidden_size, config.rnn_dropout
         layer_init = "glorot" if init == "official" else "default"
-        on_input = rnn_dropout_on == "input"
-        self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
-        self.emb_dropout = torch.nn.Dropout(emb_dropout)
+        on_input = config.rnn_dropout_on == "input"
+        self.embedding = torch.nn.Embedding(config.num_words, embedding_dim, padding_idx=0)
+        self.emb_dropout = torch.nn.Dropout(config.emb_dropout)
         self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="sum", init=layer_init,
                                  input_dropout=rnn_dropout if on_input else 0.0)
         self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
         self.pool = AdditiveAttentionPooling(hidden_size, init=layer_init)
-        self.dropout = torch.nn.Dropout(dropout)
-        self.classifier = torch.nn.Linear(hidden_size, num_classes)
+        self.dropout = torch.nn.Dropout(config.dropout)
+        self.classifier = torch.nn.Linear(hidden_size, config.num_classes)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

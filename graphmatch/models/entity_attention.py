@@ -2,6 +2,9 @@ r"""Entity-aware attention BiLSTM with latent entity typing over relation senten
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 from torch import Tensor
 from torch_geometric.data import HeteroData
@@ -11,7 +14,53 @@ from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.bilstm import PackedBiLSTM
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.inits import glorot_linear_, glorot_normal_, uniform_embedding_
+from graphmatch.utils.deprecated import old_arguments
 from graphmatch.utils.ragged import batch_vector
+
+
+@dataclass(frozen=True)
+class EntityAttentionConfig:
+    r"""The settings of :class:`EntityAttentionBiLSTM`.
+
+    Args:
+        num_words (int): vocabulary size (id 0 is padding).
+        num_classes (int): number of relation labels.
+        num_positions (int): rows of the relative-position table (:math:`2D + 1`).
+        embedding_dim (int): word embedding size, divisible by ``heads``. (default: 300)
+        position_dim (int): relative-position embedding size. (default: 50)
+        heads (int): self-attention heads. (default: 4)
+        hidden_size (int): LSTM size per direction. (default: 300)
+        latent_types (int): number of latent entity types :math:`K`. (default: 3)
+        attention_size (int): size of :math:`\mathbf{u}_i`. (default: 50)
+        emb_dropout (float): dropout on word embeddings. (default: 0.3)
+        rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
+        dropout (float): dropout on :math:`\mathbf{z}`. (default: 0.5)
+        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
+        self_attention_relu (bool): ReLU on the self-attention's output projection (the official
+            code). (default: :obj:`False`)
+        entity_state (str): ``"mean"`` over the entity's tokens or its ``"last"`` token (the
+            official code). (default: ``"mean"``)
+        init (str): ``"pytorch"`` (PyTorch's defaults) or ``"official"`` (the official code: word
+            embeddings uniform in :math:`\pm 0.25`, every kernel, type vector, position table
+            and attention vector Glorot-normal, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
+    """
+
+    num_words: int
+    num_classes: int
+    num_positions: int
+    embedding_dim: int = 300
+    position_dim: int = 50
+    heads: int = 4
+    hidden_size: int = 300
+    latent_types: int = 3
+    attention_size: int = 50
+    emb_dropout: float = 0.3
+    rnn_dropout: float = 0.3
+    dropout: float = 0.5
+    rnn_dropout_on: str = "output"
+    self_attention_relu: bool = False
+    entity_state: str = "mean"
+    init: str = "pytorch"
 
 
 class EntityAttentionBiLSTM(torch.nn.Module):
@@ -52,26 +101,9 @@ class EntityAttentionBiLSTM(torch.nn.Module):
     ``pool.`` → ``head.pool.``, ``classifier.`` → ``head.classifier.``).
 
     Args:
-        num_words (int): vocabulary size (id 0 is padding).
-        num_classes (int): number of relation labels.
-        num_positions (int): rows of the relative-position table (:math:`2D + 1`).
-        embedding_dim (int): word embedding size, divisible by ``heads``. (default: 300)
-        position_dim (int): relative-position embedding size. (default: 50)
-        heads (int): self-attention heads. (default: 4)
-        hidden_size (int): LSTM size per direction. (default: 300)
-        latent_types (int): number of latent entity types :math:`K`. (default: 3)
-        attention_size (int): size of :math:`\mathbf{u}_i`. (default: 50)
-        emb_dropout (float): dropout on word embeddings. (default: 0.3)
-        rnn_dropout (float): dropout on LSTM outputs. (default: 0.3)
-        dropout (float): dropout on :math:`\mathbf{z}`. (default: 0.5)
-        rnn_dropout_on (str): ``"output"`` or ``"input"`` (the official code). (default: ``"output"``)
-        self_attention_relu (bool): ReLU on the self-attention's output projection (the official
-            code). (default: :obj:`False`)
-        entity_state (str): ``"mean"`` over the entity's tokens or its ``"last"`` token (the
-            official code). (default: ``"mean"``)
-        init (str): ``"pytorch"`` (PyTorch's defaults) or ``"official"`` (the official code: word
-            embeddings uniform in :math:`\pm 0.25`, every kernel, type vector, position table
-            and attention vector Glorot-normal, forget-gate bias 1, zero biases). (default: ``"pytorch"``)
+        config (EntityAttentionConfig): its sizes and switches. (The loose arguments of old calls,
+            ``EntityAttentionBiLSTM(num_words, num_classes, num_positions, embedding_dim=...)``, still
+            work, with a ``DeprecationWarning``, until the next release.)
 
     Shapes:
         - **input:** a (batched) relation graph with :math:`N` tokens in :math:`B` sentences
@@ -82,45 +114,31 @@ class EntityAttentionBiLSTM(torch.nn.Module):
     #: parameter names of releases before the shared head: old prefix -> new prefix
     RENAMED_KEYS = {"typing.": "head.typing.", "pool.": "head.pool.", "classifier.": "head.classifier."}
 
-    def __init__(
-        self,
-        num_words: int,
-        num_classes: int,
-        num_positions: int,
-        embedding_dim: int = 300,
-        position_dim: int = 50,
-        heads: int = 4,
-        hidden_size: int = 300,
-        latent_types: int = 3,
-        attention_size: int = 50,
-        emb_dropout: float = 0.3,
-        rnn_dropout: float = 0.3,
-        dropout: float = 0.5,
-        rnn_dropout_on: str = "output",
-        self_attention_relu: bool = False,
-        entity_state: str = "mean",
-        init: str = "pytorch",
-    ):
+    def __init__(self, config: EntityAttentionConfig | Any = None, *args: Any, **kwargs: Any):
         super().__init__()
+        config = old_arguments("EntityAttentionBiLSTM", EntityAttentionConfig, config, args, kwargs)
+        embedding_dim, heads, rnn_dropout = config.embedding_dim, config.heads, config.rnn_dropout
         if embedding_dim % heads:
             raise ValueError(f"embedding_dim ({embedding_dim}) must be divisible by heads ({heads})")
-        self.init = init
-        self.rnn_dropout_on = rnn_dropout_on
-        self.entity_state = entity_state
-        self.self_attention_relu = bool(self_attention_relu)
+        #: the settings it was made with
+        self.config = config
+        self.init = init = config.init
+        self.rnn_dropout_on = config.rnn_dropout_on
+        self.entity_state = config.entity_state
+        self.self_attention_relu = bool(config.self_attention_relu)
         layer_init = "glorot" if init == "official" else "default"
-        on_input = rnn_dropout_on == "input"
-        self.embedding = torch.nn.Embedding(num_words, embedding_dim, padding_idx=0)
-        self.position = torch.nn.Embedding(num_positions, position_dim)
-        self.emb_dropout = torch.nn.Dropout(emb_dropout)
+        on_input = config.rnn_dropout_on == "input"
+        self.embedding = torch.nn.Embedding(config.num_words, embedding_dim, padding_idx=0)
+        self.position = torch.nn.Embedding(config.num_positions, config.position_dim)
+        self.emb_dropout = torch.nn.Dropout(config.emb_dropout)
         self.self_attn = torch.nn.MultiheadAttention(embedding_dim, heads, batch_first=True)
         self.norm = torch.nn.LayerNorm(embedding_dim)
-        self.lstm = PackedBiLSTM(embedding_dim, hidden_size, merge="concat", init=layer_init,
+        self.lstm = PackedBiLSTM(embedding_dim, config.hidden_size, merge="concat", init=layer_init,
                                  input_dropout=rnn_dropout if on_input else 0.0)
         self.rnn_dropout = torch.nn.Dropout(0.0 if on_input else rnn_dropout)
         h = self.lstm.out_channels
-        self.head = EntityAwareAttentionHead(h, num_classes, 2 * position_dim, latent_types, attention_size, dropout,
-                                             bias=False, init=layer_init)
+        self.head = EntityAwareAttentionHead(h, config.num_classes, 2 * config.position_dim, config.latent_types,
+                                             config.attention_size, config.dropout, bias=False, init=layer_init)
         self.reset_parameters()
         accept_renamed_keys(self)
 

@@ -1,8 +1,8 @@
 r"""K-BERT: a mask-transformer over the sentence tree (the body, :class:`KBert`) with one of three
 heads, each a subclass: :class:`KBertSequence` (sentence and joint-pair classification),
 :class:`KBertTagger` (token tagging, NER) and :class:`KBertPairMatch` (a pair's texts read apart,
-matched by their cosine). ``KBert(encoder, num_labels, tagging=..., pair_encoding=...)`` makes the
-subclass those arguments name; every head keeps the parameter names of the one-class model
+matched by their cosine). ``KBert(encoder, KBertConfig(num_labels, tagging=..., pair_encoding=...))``
+makes the subclass its config names; every head keeps the parameter names of the one-class model
 (``output_layer``, ``classifier``, ``match``), so checkpoints load unchanged.
 
 `"K-BERT: Enabling Language Representation with Knowledge Graph"
@@ -14,7 +14,7 @@ visibility on the batch's device (:func:`graphmatch.graphs.kbert.dense_inputs`);
 
 from __future__ import annotations
 
-import inspect
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -24,6 +24,62 @@ from graphmatch.graphs.kbert import dense_inputs, second_text
 from graphmatch.models.choices import Head, PairEncoding, Pooling
 from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.cosine_match import CosineMatchHead
+from graphmatch.utils.deprecated import old_arguments
+
+
+@dataclass(frozen=True)
+class KBertConfig:
+    r"""The settings of :class:`KBert` (its encoder is a module of its own); they name its head's
+    subclass (:attr:`model_class`).
+
+    Args:
+        num_labels (int): number of classes or tags.
+        tagging (bool, optional): token tagging instead of classification. (default: :obj:`False`)
+        pooling (str, optional): ``"first"``, ``"mean"``, ``"max"`` or ``"last"``.
+            (default: :obj:`"first"`)
+        head (str, optional): ``"uer"`` or ``"bert_pooler"``. (default: :obj:`"uer"`)
+        dropout (float, optional): dropout before the output layer (``head="bert_pooler"`` only).
+            (default: :obj:`0.1`)
+        visible_matrix (bool, optional): ablation; ``False`` lets every real token see every
+            other one (injected tokens included). (default: :obj:`True`)
+        soft_positions (bool, optional): ablation; ``False`` uses hard positions
+            :math:`0, \dots, L-1`. (default: :obj:`True`)
+        pair_encoding (str, optional): ``"joint"`` or ``"separate"`` (two labels, pairs only).
+            (default: :obj:`"joint"`)
+        sep_id (int, optional): the separator token's id (``pair_encoding="separate"``).
+        cls_id (int, optional): what a separator that opens text b reads as
+            (``pair_encoding="separate"``): XLM-R / e5's ``</s> b </s>`` becomes ``<s> b </s>``, the
+            text as the encoder reads it alone. (default: :obj:`None`, kept)
+        match_label (int, optional): the label of a matching pair (``pair_encoding="separate"``).
+            (default: :obj:`1`)
+        branch_embedding (bool, optional): a learned vector added to the embedding of every branch
+            token (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised).
+            (default: :obj:`False`)
+        branch_bias (bool, optional): a learned scalar per layer and head added to the attention
+            logits between trunk and branch tokens (zero-initialised). (default: :obj:`False`)
+    """
+
+    num_labels: int
+    tagging: bool = False
+    pooling: Pooling = "first"
+    dropout: float = 0.1
+    visible_matrix: bool = True
+    soft_positions: bool = True
+    head: Head = "uer"
+    pair_encoding: PairEncoding = "joint"
+    sep_id: int | None = None
+    match_label: int = 1
+    cls_id: int | None = None
+    branch_embedding: bool = False
+    branch_bias: bool = False
+
+    @property
+    def model_class(self) -> type[KBert]:
+        """The head's subclass: :class:`KBertPairMatch` for ``pair_encoding="separate"``, else
+        :class:`KBertTagger` (``tagging``) or :class:`KBertSequence`."""
+        if self.pair_encoding == "separate":
+            return KBertPairMatch
+        return KBertTagger if self.tagging else KBertSequence
 
 
 class KBert(nn.Module):
@@ -62,30 +118,9 @@ class KBert(nn.Module):
     Args:
         encoder (nn.Module): ``encoder(input_ids, pos, seg, visible) -> [B, L, F]`` with
             ``hidden_size`` and ``pool(vec)``.
-        num_labels (int): number of classes or tags.
-        tagging (bool, optional): token tagging instead of classification. (default: :obj:`False`)
-        pooling (str, optional): ``"first"``, ``"mean"``, ``"max"`` or ``"last"``.
-            (default: :obj:`"first"`)
-        head (str, optional): ``"uer"`` or ``"bert_pooler"``. (default: :obj:`"uer"`)
-        dropout (float, optional): dropout before the output layer (``head="bert_pooler"`` only).
-            (default: :obj:`0.1`)
-        visible_matrix (bool, optional): ablation; ``False`` lets every real token see every
-            other one (injected tokens included). (default: :obj:`True`)
-        soft_positions (bool, optional): ablation; ``False`` uses hard positions
-            :math:`0, \dots, L-1`. (default: :obj:`True`)
-        pair_encoding (str, optional): ``"joint"`` or ``"separate"`` (two labels, pairs only).
-            (default: :obj:`"joint"`)
-        sep_id (int, optional): the separator token's id (``pair_encoding="separate"``).
-        cls_id (int, optional): what a separator that opens text b reads as
-            (``pair_encoding="separate"``): XLM-R / e5's ``</s> b </s>`` becomes ``<s> b </s>``, the
-            text as the encoder reads it alone. (default: :obj:`None`, kept)
-        match_label (int, optional): the label of a matching pair (``pair_encoding="separate"``).
-            (default: :obj:`1`)
-        branch_embedding (bool, optional): a learned vector added to the embedding of every branch
-            token (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised).
-            (default: :obj:`False`)
-        branch_bias (bool, optional): a learned scalar per layer and head added to the attention
-            logits between trunk and branch tokens (zero-initialised). (default: :obj:`False`)
+        config (KBertConfig): the head and its switches. (The loose arguments of old calls,
+            ``KBert(encoder, num_labels, tagging=...)``, still work, with a ``DeprecationWarning``,
+            until the next release.)
 
     Shapes:
         - **input:** a batch of K-BERT sentence-tree graphs, or dense ``[B, L]`` tensors for
@@ -104,50 +139,52 @@ class KBert(nn.Module):
     #: the head's layers -> the official code's (UER) names (``head="uer"``, :meth:`uer_names`)
     uer_heads: ClassVar[dict[str, str]] = {}
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> KBert:
-        if cls is KBert and (args or kwargs):  # the one place the head is chosen
-            given = _SIGNATURE.bind(None, *args, **kwargs).arguments
-            if given.get("pair_encoding", "joint") == "separate":
-                cls = KBertPairMatch
-            else:
-                cls = KBertTagger if given.get("tagging", False) else KBertSequence
+    def __new__(cls, encoder: nn.Module | None = None, config: KBertConfig | Any = None, *args: Any,
+                **kwargs: Any) -> KBert:
+        if cls is KBert and (config is not None or args or kwargs):  # the one place the head is chosen
+            if not isinstance(config, KBertConfig):  # an old call: its arguments are checked in __init__
+                config = KBertConfig(*(() if config is None else (config,)), *args, **kwargs)
+            cls = config.model_class
         return super().__new__(cls)
 
-    def __init__(self, encoder: nn.Module, num_labels: int, tagging: bool = False, pooling: Pooling = "first",
-                 dropout: float = 0.1, visible_matrix: bool = True, soft_positions: bool = True, head: Head = "uer",
-                 pair_encoding: PairEncoding = "joint", sep_id: int | None = None, match_label: int = 1,
-                 cls_id: int | None = None, branch_embedding: bool = False, branch_bias: bool = False):
+    def __init__(self, encoder: nn.Module, config: KBertConfig | Any = None, *args: Any, **kwargs: Any):
         super().__init__()
+        config = old_arguments("KBert", KBertConfig, config, args, kwargs)
+        num_labels, tagging, head = config.num_labels, config.tagging, config.head
+        sep_id, match_label = config.sep_id, config.match_label
         if num_labels < 1:
             raise ValueError(f"num_labels must be positive, got {num_labels}")
-        separate = pair_encoding == "separate"
+        separate = config.pair_encoding == "separate"
         if separate and (tagging or num_labels != 2 or sep_id is None or match_label not in (0, 1)):
             raise ValueError("pair_encoding='separate' classifies pairs into two labels (a match_label of 0 or 1) "
                              f"and needs sep_id; got tagging={tagging}, num_labels={num_labels}, sep_id={sep_id}, "
                              f"match_label={match_label}")
+        #: the settings it was made with
+        self.config = config
         self.encoder = encoder
         self.num_labels = num_labels
-        self.pooling = pooling
+        self.pooling = config.pooling
         self.head = head
-        self.visible_matrix = visible_matrix
-        self.soft_positions = soft_positions
+        self.visible_matrix = config.visible_matrix
+        self.soft_positions = config.soft_positions
         self.sep_id = sep_id
-        self.cls_id = cls_id
+        self.cls_id = config.cls_id
         self.match_label = match_label
-        self.dropout: nn.Module = nn.Dropout(dropout) if head == "bert_pooler" else nn.Identity()
+        self.dropout: nn.Module = nn.Dropout(config.dropout) if head == "bert_pooler" else nn.Identity()
         self.output_layer: nn.Linear | None = None
         self.classifier: nn.Linear | None = None
         self.match: CosineMatchHead | None = None
         self.build_head()
         #: the marks of the branch tokens (``None`` without them: K-BERT's model)
         self.branch_marking = BranchMarking(encoder.hidden_size, encoder.num_layers, encoder.num_heads,
-                                            branch_embedding, branch_bias) \
-            if branch_embedding or branch_bias else None
+                                            config.branch_embedding, config.branch_bias) \
+            if config.branch_embedding or config.branch_bias else None
         self.reset_parameters()
 
     def build_head(self) -> None:
         """The head's layers (each subclass its own)."""
-        raise NotImplementedError("KBert(...) makes a head's subclass: KBertSequence, KBertTagger or KBertPairMatch")
+        raise NotImplementedError("KBert(encoder, config) makes a head's subclass: KBertSequence, KBertTagger or "
+                                  "KBertPairMatch")
 
     def logits(self, hidden: Tensor, token_mask: Tensor, second: Tensor | None) -> Tensor:
         """The head: the encoder's states ``[B, L, F]`` → logits (``second``: text b's tokens, :meth:`prepare`)."""
@@ -274,9 +311,6 @@ class KBert(nn.Module):
         if log:
             report.log()
         return report
-
-
-_SIGNATURE = inspect.signature(KBert.__init__)
 
 
 class KBertSequence(KBert):

@@ -3,6 +3,8 @@ r"""Relation classifier over a pretrained transformer, on word-piece relation se
 from __future__ import annotations
 
 from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -15,6 +17,7 @@ from graphmatch.models.renamed_keys import accept_renamed_keys
 from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.entity_aware_head import EntityAwareAttentionHead
 from graphmatch.nn.entity_start import EntityStartHead
+from graphmatch.utils.deprecated import old_arguments
 from graphmatch.utils.ragged import batch_vector
 
 HEADS = ("entity_start", "entity_attention")
@@ -34,6 +37,39 @@ def pack_pairs(counts: Tensor) -> tuple[Tensor, Tensor, int]:
     offset = torch.where(first, 0, counts[order[row]])
     width = int(scatter(counts, row, dim=0, dim_size=rows, reduce="sum").max()) if b else 0
     return row, offset, width
+
+
+@dataclass(frozen=True)
+class RelationTransformerConfig:
+    """The settings of :class:`RelationTransformer` (its encoder is a module of its own).
+
+    Args:
+        num_classes (int): number of relation labels.
+        head (str): ``"entity_start"`` or ``"entity_attention"``. (default: ``"entity_start"``)
+        dropout (float): the head's dropout. (default: 0.1)
+        num_positions (int): relative-position table size of ``entity_attention``. (default: 101)
+        position_dim, latent_types, attention_size (int): ``entity_attention``'s sizes.
+            (default: 50, 3, 50)
+        hidden_channels (int, optional): R-BERT's per-part projection of ``entity_start``.
+        pack (bool): two sentences per encoder row. (default: :obj:`True`)
+        pad_id (int): id of the padding piece. (default: 0)
+        branch_embedding, branch_bias (bool): with sentence trees, K-BERT's branch tokens marked by a
+            learned embedding and a per-layer, per-head attention bias between trunk and branch tokens
+            (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised). (default: :obj:`False`)
+    """
+
+    num_classes: int
+    head: str = "entity_start"
+    dropout: float = 0.1
+    num_positions: int = 101
+    position_dim: int = 50
+    latent_types: int = 3
+    attention_size: int = 50
+    hidden_channels: int | None = None
+    pack: bool = True
+    pad_id: int = 0
+    branch_embedding: bool = False
+    branch_bias: bool = False
 
 
 class RelationTransformer(torch.nn.Module):
@@ -66,18 +102,9 @@ class RelationTransformer(torch.nn.Module):
     Args:
         encoder: a ``transformers`` ``BertModel`` (any BERT-family encoder taking ``input_ids``,
             a 4D additive ``attention_mask`` and ``position_ids``).
-        num_classes (int): number of relation labels.
-        head (str): ``"entity_start"`` or ``"entity_attention"``. (default: ``"entity_start"``)
-        dropout (float): the head's dropout. (default: 0.1)
-        num_positions (int): relative-position table size of ``entity_attention``. (default: 101)
-        position_dim, latent_types, attention_size (int): ``entity_attention``'s sizes.
-            (default: 50, 3, 50)
-        hidden_channels (int, optional): R-BERT's per-part projection of ``entity_start``.
-        pack (bool): two sentences per encoder row. (default: :obj:`True`)
-        pad_id (int): id of the padding piece. (default: 0)
-        branch_embedding, branch_bias (bool): with sentence trees, K-BERT's branch tokens marked by a
-            learned embedding and a per-layer, per-head attention bias between trunk and branch tokens
-            (:class:`~graphmatch.nn.branch_marking.BranchMarking`, zero-initialised). (default: :obj:`False`)
+        config (RelationTransformerConfig): the head and its sizes. (The loose arguments of old
+            calls, ``RelationTransformer(encoder, num_classes, head=...)``, still work, with a
+            ``DeprecationWarning``, until the next release.)
 
     Shapes:
         - **input:** a (batched) word-piece relation graph with :math:`N` tokens in :math:`B` sentences
@@ -88,44 +115,34 @@ class RelationTransformer(torch.nn.Module):
     #: parameter names of releases before the shared head: old prefix -> new prefix
     RENAMED_KEYS = {"head.position.": "position."}
 
-    def __init__(
-        self,
-        encoder: torch.nn.Module,
-        num_classes: int,
-        head: str = "entity_start",
-        dropout: float = 0.1,
-        num_positions: int = 101,
-        position_dim: int = 50,
-        latent_types: int = 3,
-        attention_size: int = 50,
-        hidden_channels: int | None = None,
-        pack: bool = True,
-        pad_id: int = 0,
-        branch_embedding: bool = False,
-        branch_bias: bool = False,
-    ):
+    def __init__(self, encoder: torch.nn.Module, config: RelationTransformerConfig | Any = None, *args: Any,
+                 **kwargs: Any):
         super().__init__()
+        config = old_arguments("RelationTransformer", RelationTransformerConfig, config, args, kwargs)
+        #: the settings it was made with
+        self.config = config
+        head, num_classes, dropout = config.head, config.num_classes, config.dropout
         self.encoder = encoder
         self.head_name = head
-        self.pack = pack
-        self.pad_id = pad_id
+        self.pack = config.pack
+        self.pad_id = config.pad_id
         #: the position-table row of position 0 (2 for XLM-R: :func:`graphmatch.checkpoints.position_offset`)
         self.position_offset = getattr(encoder.config, "position_offset", 0)
         channels = encoder.config.hidden_size
         if head == "entity_start":
-            self.head: torch.nn.Module = EntityStartHead(channels, num_classes, dropout, hidden_channels)
+            self.head: torch.nn.Module = EntityStartHead(channels, num_classes, dropout, config.hidden_channels)
         else:
-            self.position = torch.nn.Embedding(num_positions, position_dim)
-            self.head = EntityAwareAttentionHead(channels, num_classes, 2 * position_dim, latent_types,
-                                                 attention_size, dropout)
+            self.position = torch.nn.Embedding(config.num_positions, config.position_dim)
+            self.head = EntityAwareAttentionHead(channels, num_classes, 2 * config.position_dim, config.latent_types,
+                                                 config.attention_size, dropout)
             # as the head did when it held the table: every part built, then every part reset
             self.position.reset_parameters()
             self.head.reset_parameters()
-        config = encoder.config
+        shape = encoder.config
         #: the marks of the branch tokens (``None`` without them)
-        self.branch_marking = BranchMarking(channels, config.num_hidden_layers, config.num_attention_heads,
-                                            branch_embedding, branch_bias) \
-            if branch_embedding or branch_bias else None
+        self.branch_marking = BranchMarking(channels, shape.num_hidden_layers, shape.num_attention_heads,
+                                            config.branch_embedding, config.branch_bias) \
+            if config.branch_embedding or config.branch_bias else None
         accept_renamed_keys(self)
 
     def encode(self, data: HeteroData) -> Tensor:

@@ -37,7 +37,7 @@ from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder, collated_coverage
 from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.io.datafiles import locate
 from graphmatch.knowledge import is_own_kg, resolve_kg
-from graphmatch.models.kbert import KBert
+from graphmatch.models.kbert import KBert, KBertConfig
 from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
@@ -428,10 +428,10 @@ class KBertTask(KBertKeys, Task):
         words = encoder.bert.embeddings.word_embeddings if m.backend == "hf" else encoder.embeddings.word
         words.weight.requires_grad_(not m.freeze_word_embeddings)  # left out of the optimiser when frozen
         labels = self.label_names()
-        return KBert(encoder, len(labels), tagging=self.tags_tokens, pooling=m.pooling,
-                     dropout=m.dropout, visible_matrix=m.visible_matrix, soft_positions=m.soft_positions,
-                     head=m.head, branch_embedding=m.branch_embedding, branch_bias=m.branch_bias,
-                     **self.pair_model_args())
+        return KBert(encoder, KBertConfig(
+            len(labels), tagging=self.tags_tokens, pooling=m.pooling, dropout=m.dropout,
+            visible_matrix=m.visible_matrix, soft_positions=m.soft_positions, head=m.head,
+            branch_embedding=m.branch_embedding, branch_bias=m.branch_bias, **self.pair_model_args()))
 
     def pair_model_args(self) -> dict[str, Any]:
         """The model's arguments for reading a pair's texts apart (none but for pairs)."""

@@ -12,12 +12,12 @@ from graphmatch.nn.choices import MODES
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import (
     BranchSelect,
-    ClassWeight,
     DataSplit,
     SampleLimits,
+    TaskData,
     TaskKeys,
+    TaskModel,
     check_split,
-    class_weight_key,
     knowledge_keys,
     register_keys,
     split_key,
@@ -29,14 +29,12 @@ _DROPOUT = "[0, 1]"
 
 
 @dataclass(frozen=True)
-class KBertData:
+class KBertData(TaskData):
     """K-BERT's data: the dataset, the knowledge graph and how sentence trees are built."""
 
     dataset: str = key("chnsenticorp", "book_review, chnsenticorp, shopping, sst2, lcqmc, msra_ner, medical_ner, "
                                        "a folder of {train,dev,test}.tsv, or one TSV file with data.split")
     split: DataSplit | None = split_key()
-    root: str | None = key(None, "data root; null = $GRAPHMATCH_DATA (or a checked download)")
-    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed")
     kg: str | None = key("hownet", "hownet, medical, wordnet or a .spo file; null = no knowledge")
     max_length: int = key(KBERT_MAX_LENGTH, "tokens kept after knowledge injection", interval=_SIZE)
     max_entities: int = key(KBERT_MAX_ENTITIES, "branches injected per word", interval="[0, inf)")
@@ -63,12 +61,10 @@ class KBertData:
 
 
 @dataclass(frozen=True)
-class KBertModel:
-    """K-BERT's encoder and head."""
+class KBertModel(TaskModel):
+    """K-BERT's encoder and head; model.pretrained may also be an official K-BERT/UER checkpoint."""
 
     backend: Literal["ours", "hf"] = key("ours", "the mask-transformer: ours, or hf (transformers.BertModel)")
-    pretrained: str | None = key(None, "a local BERT checkpoint folder, an official K-BERT/UER checkpoint, minilm "
-                                       "or a HuggingFace hub id; its config sets the sizes (loaded strictly)")
     hidden_size: int = key(768, "encoder width (without model.pretrained)", interval=_SIZE)
     num_layers: int = key(12, "encoder layers (without model.pretrained)", interval=_SIZE)
     num_heads: int = key(12, "attention heads (without model.pretrained)", interval=_SIZE)
@@ -81,7 +77,6 @@ class KBertModel:
     pair_encoding: PairEncoding = key("joint", "pairs: joint (one sequence, the paper's) or separate (each text "
                                                "sees only itself, pooled alone; the match logit from their "
                                                "cosine, its threshold fitted on training pairs; two labels)")
-    class_weight: ClassWeight = class_weight_key()
     tag_prior: bool = key(True, "NER: the tag layer's bias starts at the log frequency of each training tag")
     visible_matrix: bool = key(True, "K-BERT's visible matrix; false = full attention (ablation)")
     soft_positions: bool = key(True, "soft positions; false = hard positions 0..L-1 (ablation)")

@@ -126,6 +126,27 @@ def knowledge_keys(data_keys: Mapping[str, bool] | None = None, model_keys: Mapp
 
 
 @dataclass(frozen=True)
+class TaskData:
+    """The ``data`` keys every task has, declared here once: a family's ``Data`` subclasses it (they
+    come first in its table)."""
+
+    root: str | None = key(None, "data root, where the family's built-in data are looked up; null = $GRAPHMATCH_DATA "
+                                 "(or a checked download)")
+    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE/processed/<family>")
+
+
+@dataclass(frozen=True)
+class TaskModel:
+    """The ``model`` keys every task has, declared here once: a family's ``Model`` subclasses it.
+    (``dropout`` is not one of them: each family's default and meaning differ.)"""
+
+    pretrained: str | None = key(None, "a pretrained encoder: a local checkpoint folder, a packaged name (minilm, "
+                                       "e5-small) or a HuggingFace hub id; its config sets the sizes (loaded "
+                                       "strictly); null = none (what the family's model takes: see its checks)")
+    class_weight: ClassWeight = class_weight_key()
+
+
+@dataclass(frozen=True)
 class NoKeys:
     """A section without keys."""
 

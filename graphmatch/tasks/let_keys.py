@@ -11,12 +11,12 @@ from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
 from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import (
-    ClassWeight,
     DataSplit,
     SampleLimits,
+    TaskData,
     TaskKeys,
+    TaskModel,
     check_split,
-    class_weight_key,
     register_keys,
     split_key,
 )
@@ -37,12 +37,11 @@ def _segmentation(value: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class LETData:
-    """LET's data: the pair files, the lattice and the senses."""
+class LETData(TaskData):
+    """LET's data: the pair files, the lattice and the senses (data.root holds lcqmc/, hownet/, kbert/vocab/)."""
 
     dataset: PairDataset = key("lcqmc", "lcqmc (its files under data.root), bq or tsv "
                                                           "(pair files given as data.train/dev/test)")
-    root: str | None = key(None, "data root holding lcqmc/, hownet/, kbert/vocab/; null = $GRAPHMATCH_DATA")
     train: str | None = key(None, "training pair file (required for bq and tsv; overrides lcqmc's)")
     dev: str | None = key(None, "dev pair file (required for bq and tsv; overrides lcqmc's)")
     test: str | None = key(None, "test pair file (optional)")
@@ -61,19 +60,17 @@ class LETData:
                  "(a character then takes the state of the piece it sits in)")
     limit: SampleLimits = key(SampleLimits(), "pairs used per split; a count reads only the first N pairs "
                                               "(graphs are built for them only)")
-    cache_dir: str | None = key(None, "where processed graphs go; null = $GRAPHMATCH_CACHE")
     vocab: str | None = key(None, "a vocab.txt; null = model.pretrained's, else Google's Chinese vocabulary")
     sememe_vectors: str | None = key(None, "sememe vectors (word2vec text); null = hownet/sememe_vec.txt")
     workers: int | None = key(None, "processes building the graphs; null = the CPU cores", interval=_SIZE)
 
 
 @dataclass(frozen=True)
-class LETModel:
-    """LET's character encoder, SaGT and matching layers."""
+class LETModel(TaskModel):
+    """LET's character encoder, SaGT and matching layers (model.pretrained: the encoder bert's, e.g. e5-small)."""
 
     encoder: Encoder = key("transformer", "character encoder: a small transformer trained from scratch, or bert "
                                           "(model.pretrained)")
-    pretrained: str | None = key(None, "a local HF BERT folder, minilm or e5-small (encoder bert; loaded strictly)")
     encoder_hidden: int = key(128, "own transformer: width", interval=_SIZE)
     encoder_layers: int = key(2, "own transformer: layers", interval=_SIZE)
     encoder_heads: int = key(4, "own transformer: attention heads", interval=_SIZE)
@@ -89,7 +86,6 @@ class LETModel:
     sememe_scope: SememeScope = key("sense", "what a sememe attends over; sentence = the released code")
     sagt_mlp: bool = key(True, "MLP before SaGT's word update (released code)")
     update: str = key("gru", "SaGT's word update", choices=UPDATES)
-    class_weight: ClassWeight = class_weight_key()
     objective: Objective = key("bce", "bce: sigmoid + binary cross-entropy (paper); softmax (released code)")
     cls: ClsVector = key("pooled", "c_CLS: the encoder's pooled output (released code), the raw first state, or "
                                    "mean: the mean of the pair's token states (e5-small: no pooler, trained so)")

@@ -18,12 +18,12 @@ from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.recipe_keys import key
 from graphmatch.tasks.keys import (
     BranchSelect,
-    ClassWeight,
     DataSplit,
     SampleLimits,
+    TaskData,
     TaskKeys,
+    TaskModel,
     check_split,
-    class_weight_key,
     knowledge_keys,
     register_keys,
     split_key,
@@ -43,11 +43,9 @@ def _max_length(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
-class RelationData:
-    """Relation data: the files, the tokenization and the sentence graphs."""
+class RelationData(TaskData):
+    """Relation data: the files, the tokenization and the sentence graphs (data.root holds semeval2010_task8/)."""
 
-    root: str | None = key(None, "data root holding semeval2010_task8/; null = $GRAPHMATCH_DATA (or a download)")
-    cache_dir: str | None = key(None, "where processed graphs go")
     train_file: str | None = key(None, "training relation file; null = SemEval's TRAIN_FILE.TXT and "
                                        "TEST_FILE_FULL.TXT")
     dev_file: str | None = key(None, "dev file; null = data.dev_size sentences held out of train")
@@ -86,8 +84,8 @@ class RelationData:
 
 
 @dataclass(frozen=True)
-class RelationModel:
-    """Relation models: a BiLSTM (Att-BLSTM, entity-aware) or a pretrained transformer with a head."""
+class RelationModel(TaskModel):
+    """Relation models: a BiLSTM (Att-BLSTM, entity-aware) or a pretrained transformer (model.pretrained), a head."""
 
     name: ModelName = key("att_blstm", "the model")
     embedding_dim: int = key(100, "word embedding size", interval=_SIZE)
@@ -108,10 +106,7 @@ class RelationModel:
     l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
     l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
-    pretrained: str | None = key(None, "the transformer's local checkpoint folder, minilm, e5-small (multilingual, "
-                                           "for Chinese) or a HuggingFace hub id")
     pack: bool = key(True, "two sentences per encoder row (transformers)")
-    class_weight: ClassWeight = class_weight_key()
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
                                   interval=_SIZE)
     branch_embedding: bool = key(False, "with data.kg: a learned vector (zero at first) added to the embedding of "

@@ -1,7 +1,9 @@
-"""Old module paths kept for one release: the old module warns once, on import, and is the new one."""
+"""Old module paths, keywords and loose arguments kept for one release, each with a ``DeprecationWarning``: an
+old module warns once, on import, and is the new one."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import warnings
@@ -44,3 +46,35 @@ def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[C
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})
+
+
+def old_keywords(where: str, options: Any, given: dict[str, Any], instead: str = "options=") -> Any:
+    """``options`` with the loose keywords ``given`` of an old call of ``where`` (a class or
+    function that now takes one object, ``instead``) put in, with one ``DeprecationWarning``; no
+    keyword gives ``options`` back unchanged. ``options`` is a dataclass instance (the defaults);
+    a keyword it has no field for is a ``TypeError`` naming ``where``."""
+    if not given:
+        return options
+    fields = {f.name for f in dataclasses.fields(options)}
+    unknown = sorted(set(given) - fields)
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    warnings.warn(f"{where}({', '.join(f'{name}=' for name in given)}) is deprecated: pass {instead} "
+                  f"({type(options).__name__}); the keywords go in the next release", DeprecationWarning, stacklevel=3)
+    return dataclasses.replace(options, **given)
+
+
+def old_arguments(where: str, config_cls: type, config: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The config object of a call ``where(..., config)`` that now takes one ``config_cls`` (a
+    dataclass): ``config`` itself, or, for an old call with the config's fields as loose arguments
+    (``config`` then holds the first of them, or ``None``), ``config_cls(config, *args, **kwargs)``
+    with one ``DeprecationWarning``. A config and loose arguments at once is a ``TypeError``."""
+    if isinstance(config, config_cls):
+        if args or kwargs:
+            raise TypeError(f"{where}() takes its settings in one {config_cls.__name__}, not also as "
+                            f"{', '.join([*(repr(a) for a in args), *(f'{k}=' for k in kwargs)])}")
+        return config
+    made = config_cls(*(() if config is None else (config,)), *args, **kwargs)  # a bad argument: no warning
+    warnings.warn(f"{where}() with loose settings is deprecated: pass one {config_cls.__name__}; the loose "
+                  "settings go in the next release", DeprecationWarning, stacklevel=3)
+    return made

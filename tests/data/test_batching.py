@@ -11,6 +11,7 @@ from graphmatch.data.kbert import kbert_dataset
 from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.engine.datamodule import DataLoader, IndexedDataset
+from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
 
 INDEX = [5, 0, 7, 7, 3, 1]  # out of order and repeated
@@ -48,7 +49,7 @@ def check_dataset(dataset) -> None:
 @pytest.fixture(scope="module")
 def kbert(shared_data, tmp_path_factory):
     cache = tmp_path_factory.mktemp("kbert_cache")
-    kw = dict(root=shared_data, cache=cache, max_length=64, limit=12, progress=False)
+    kw = dict(root=shared_data, cache=cache, options=TreeOptions(max_length=64), limit=12, progress=False)
     return {"cls": kbert_dataset("chnsenticorp", "dev", **kw),
             "pair": kbert_dataset("lcqmc", "dev", **kw),
             "ner": kbert_dataset("msra_ner", "dev", **kw)}

@@ -11,7 +11,9 @@ from graphmatch.data.cached import MANIFEST
 from graphmatch.data.kbert import KBertClassificationDataset
 from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.relation import RelationDataset
+from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 
 
 def _let(samples, tokenizer, cache):
@@ -21,13 +23,14 @@ def _let(samples, tokenizer, cache):
 
 def _kbert(samples, shared_data, cache):
     return KBertClassificationDataset(str(samples / "sentiment"), "dev", root=shared_data, cache=cache,
-                                      kg=samples / "kg" / "sample.spo", max_length=32, limit=6, progress=False)
+                                      kg=samples / "kg" / "sample.spo", options=TreeOptions(max_length=32), limit=6,
+                                      progress=False)
 
 
 def _relation(samples, cache, split="train"):
     files = {s: samples / "relation_zh" / f"{s}.tsv" for s in ("train", "dev", "test")}
     return RelationDataset(split, train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
-                           tokenization="chars", cache=cache)
+                           options=RelationOptions(tokenization="chars"), cache=cache)
 
 
 @pytest.fixture(params=["kbert", "let", "relation"])
@@ -132,7 +135,7 @@ def test_the_key_holds_the_inputs_sha256(samples, shared_data, tmp_path):
     kg.write_text((samples / "kg" / "sample.spo").read_text(encoding="utf-8") + "手机\t类别\t电子产品\n",
                   encoding="utf-8")
     other = KBertClassificationDataset(str(samples / "sentiment"), "dev", root=shared_data, cache=tmp_path, kg=kg,
-                                       max_length=32, limit=6, progress=False)
+                                       options=TreeOptions(max_length=32), limit=6, progress=False)
     assert other.cache_digest != ds.cache_digest
 
 
@@ -149,7 +152,8 @@ def test_an_ner_cache_whose_tags_come_from_its_file_is_reused(tmp_path, shared_d
     folder = tmp_path / "ner"
     folder.mkdir()
     (folder / "train.tsv").write_text("text_a\tlabel\n头 痛 三 天\tB-S I-S O O\n左 腿\tB-B I-B\n", encoding="utf-8")
-    kw = dict(root=shared_data, cache=tmp_path / "cache", kg="medical", max_length=16, progress=False)
+    kw = dict(root=shared_data, cache=tmp_path / "cache", kg="medical", options=TreeOptions("ner", max_length=16),
+              progress=False)
     ds = KBertNERDataset(str(folder), "train", **kw)
     stamp = os.stat(ds.processed_paths[0]).st_mtime_ns
     capfd.readouterr()

@@ -12,7 +12,7 @@ from graphmatch.data.kbert import (
     kbert_dataset,
     label_set,
 )
-from graphmatch.graphs.kbert import dense_inputs
+from graphmatch.graphs.kbert import TreeOptions, dense_inputs
 
 
 @pytest.fixture
@@ -33,8 +33,10 @@ def folder(tmp_path, shared_data):
     return root
 
 
-def _kw(tmp_path, shared_data, **kw):
-    return dict(root=shared_data, cache=tmp_path / "cache", max_length=32, progress=False, **kw)
+def _kw(tmp_path, shared_data, kind="classification", **tree):
+    """The arguments of a dataset of ``kind``; ``tree`` changes its tree options."""
+    return dict(root=shared_data, cache=tmp_path / "cache", progress=False,
+                options=TreeOptions(kind, **{"max_length": 32, **tree}))
 
 
 def test_classification_labels_and_graphs(folder, tmp_path, shared_data):
@@ -54,7 +56,7 @@ def test_unknown_label_in_dev_names_file_and_line(folder, tmp_path, shared_data)
 
 
 def test_ner_tags_chars_and_branches(folder, tmp_path, shared_data):
-    ds = KBertNERDataset(str(folder / "ner"), "train", kg="medical", **_kw(tmp_path, shared_data))
+    ds = KBertNERDataset(str(folder / "ner"), "train", kg="medical", **_kw(tmp_path, shared_data, "ner"))
     assert ds.labels == ["O", "B-BodyPart", "B-Symptom", "I-BodyPart", "I-Symptom"]
     g = ds[0]
     tok = g["token"]
@@ -70,11 +72,11 @@ def test_ner_tags_chars_and_branches(folder, tmp_path, shared_data):
 def test_ner_tag_count_mismatch_names_the_line(folder, tmp_path, shared_data):
     with pytest.raises(ValueError, match=r"dev\.tsv:2: 4 characters but 3 tags"):
         KBertNERDataset(str(folder / "ner"), "dev", labels=["O", "B-Symptom", "I-Symptom"],
-                        **_kw(tmp_path, shared_data))
+                        **_kw(tmp_path, shared_data, "ner"))
 
 
 def test_pairs(folder, tmp_path, shared_data):
-    ds = KBertPairDataset(str(folder / "pair"), "train", **_kw(tmp_path, shared_data))
+    ds = KBertPairDataset(str(folder / "pair"), "train", **_kw(tmp_path, shared_data, "pair"))
     g = ds[0]
     assert (g["token"].seg == 1).any() and (g["token"].input_ids == 102).sum() == 2
     assert ds.labels == ["0", "1"] and int(g.y) == 1
@@ -83,7 +85,7 @@ def test_pairs(folder, tmp_path, shared_data):
 def test_truncation_to_max_length(tmp_path, shared_data):
     """A sentence longer than max_length after injection is cut, as the reference does."""
     ds = kbert_dataset("chnsenticorp", "dev", labels=["0", "1"], limit=20,
-                       **{**_kw(tmp_path, shared_data), "max_length": 24})
+                       **_kw(tmp_path, shared_data, max_length=24))
     lengths = torch.tensor([ds[i]["token"].num_nodes for i in range(len(ds))])
     assert lengths.max() == 24 and len(ds) == 20
 
@@ -97,7 +99,9 @@ def test_cache_is_keyed_by_options_and_source(folder, tmp_path, shared_data):
     again = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
     assert os.stat(again.processed_paths[0]).st_mtime_ns == stamp  # reused, not rebuilt
     dirs = {a.processed_dir}
-    for change in ({"max_length": 16}, {"max_entities": 1}, {"kg": None}, {"limit": 2}, {"mode": "reference"}):
+    changes = ({"options": TreeOptions(max_length=16)}, {"options": TreeOptions(max_length=32, max_entities=1)},
+               {"kg": None}, {"limit": 2}, {"options": TreeOptions(max_length=32, mode="reference")})
+    for change in changes:
         other = KBertClassificationDataset(str(folder / "cls"), "train", **{**kw, **change})
         assert other.processed_dir not in dirs, change
         dirs.add(other.processed_dir)
@@ -108,6 +112,22 @@ def test_cache_is_keyed_by_options_and_source(folder, tmp_path, shared_data):
     path.write_text(path.read_text(encoding="utf-8") + "0\t不好\n", encoding="utf-8")
     changed = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
     assert changed.processed_dir not in dirs and len(changed) == 4
+
+
+def test_old_keywords_give_the_same_graphs_with_one_warning(folder, tmp_path, shared_data):
+    """The loose tree keywords of old calls build what ``options=`` builds (the same cache), with
+    one DeprecationWarning naming ``options=``; both at once, or an unknown keyword, is a TypeError."""
+    kw = _kw(tmp_path, shared_data, max_length=16, mode="reference")
+    new = KBertClassificationDataset(str(folder / "cls"), "train", **kw)
+    old_kw = {**kw, "options": None}
+    with pytest.warns(DeprecationWarning, match=r"KBertClassificationDataset\(max_length=, mode=\) is deprecated: "
+                                                r"pass options="):
+        old = KBertClassificationDataset(str(folder / "cls"), "train", max_length=16, mode="reference", **old_kw)
+    assert old.processed_dir == new.processed_dir and old.tree_options == new.tree_options
+    with pytest.raises(TypeError, match="options= only, not also as max_length="):
+        KBertClassificationDataset(str(folder / "cls"), "train", max_length=16, **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'max_lenght'"):
+        KBertClassificationDataset(str(folder / "cls"), "train", max_lenght=16, **old_kw)
 
 
 def test_bad_input(folder, tmp_path, shared_data):
@@ -125,7 +145,7 @@ def test_bad_input(folder, tmp_path, shared_data):
         KBertClassificationDataset(str(folder / "cls"), "valid", **_kw(tmp_path, shared_data))
     (bad / "train.tsv").write_text("text_a\tlabel\n头\tO\n\u3000\tO\n", encoding="utf-8")  # only a wide space
     with pytest.raises(ValueError, match=r"train\.tsv:3: empty text"):
-        KBertNERDataset(str(bad), "train", **_kw(tmp_path, shared_data))
+        KBertNERDataset(str(bad), "train", **_kw(tmp_path, shared_data, "ner"))
 
 
 def test_label_set_order():
@@ -138,7 +158,7 @@ def test_label_set_order():
 
 
 def test_real_medical_ner_limit(tmp_path, shared_data):
-    ds = kbert_dataset("medical_ner", "train", limit=30, kg="medical", **{**_kw(tmp_path, shared_data)})
+    ds = kbert_dataset("medical_ner", "train", limit=30, kg="medical", **_kw(tmp_path, shared_data))
     assert isinstance(ds, KBertNERDataset) and len(ds) == 30
     assert "O" in ds.labels and any(t.startswith("B-") for t in ds.labels)
     # built all at once, every graph is what the one-by-one builder gives, plus the gold tags

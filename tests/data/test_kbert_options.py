@@ -25,8 +25,9 @@ def test_every_default_is_the_builders_and_the_recipes():
     assert (options.max_length, options.max_entities, options.segmenter) == \
         (defaults.KBERT_MAX_LENGTH, defaults.KBERT_MAX_ENTITIES, defaults.KBERT_SEGMENTER) == \
         (core["max_length"], core["max_entities"], core["segmenter"]) == (256, 2, "jieba")
-    assert (dataset["max_length"], dataset["max_entities"], dataset["mode"]) == \
-        (options.max_length, options.max_entities, options.mode) == (data.max_length, data.max_entities, data.mode)
+    assert (options.max_length, options.max_entities, options.mode) == (data.max_length, data.max_entities, data.mode)
+    # the dataset takes the tree as one object: none of its settings is a keyword of its own
+    assert dataset["options"] is None and not set(dataset) & {f for f in TreeOptions.__dataclass_fields__}
     assert core["max_words"] == defaults.KBERT_MAX_WORDS and core["mode"] == options.mode
     # inspect leaves every builder setting it is not given to TreeOptions
     assert {k: v for k, v in _defaults(cli_inspect.kbert_rows).items()

@@ -3,6 +3,7 @@ import torch
 
 from graphmatch.data.relation import RelationDataset
 from graphmatch.data.relation_formats import read_tsv_file
+from graphmatch.graphs.relation_options import RelationOptions
 
 
 @pytest.fixture(scope="module")
@@ -11,8 +12,10 @@ def zh(samples):
 
 
 def _ds(tmp_path, files, split="train", **kw):
+    """A dataset of ``files``; the keywords that are graph settings go in its ``options``."""
+    tree = {name: kw.pop(name) for name in RelationOptions.__dataclass_fields__ if name in kw}
     return RelationDataset(split, cache=tmp_path, train_file=files["train"], dev_file=files.get("dev"),
-                           test_file=files.get("test"), **kw)
+                           test_file=files.get("test"), options=RelationOptions(**tree), **kw)
 
 
 def test_chinese_files_per_character(tmp_path, zh):
@@ -148,3 +151,16 @@ def test_limits_build_graphs_for_the_first_examples_only(tmp_path, zh, monkeypat
     assert ds["train"][4].sid.tolist() == whole[4].sid.tolist()  # the first lines, in order
     with pytest.raises(ValueError, match="limits must be positive"):
         _ds(tmp_path, zh, limits={"train": 0})
+
+
+def test_old_keywords_give_the_same_graphs_with_one_warning(tmp_path, zh):
+    """The loose graph keywords of old calls build what ``options=`` builds (the same cache), with
+    one DeprecationWarning naming ``options=``; both at once is a TypeError."""
+    new = _ds(tmp_path, zh, tokenization="chars", max_distance=10)
+    files = dict(cache=tmp_path, train_file=zh["train"], dev_file=zh["dev"], test_file=zh["test"])
+    with pytest.warns(DeprecationWarning, match=r"RelationDataset\(tokenization=, max_distance=\) is deprecated: "
+                                                r"pass options="):
+        old = RelationDataset("train", tokenization="chars", max_distance=10, **files)
+    assert old.processed_dir == new.processed_dir and old.builder_options == new.builder_options
+    with pytest.raises(TypeError, match="options= only, not also as max_distance="):
+        RelationDataset("train", options=RelationOptions(tokenization="chars"), max_distance=10, **files)

@@ -4,6 +4,7 @@ import torch
 from graphmatch.data.relation_formats import SEMEVAL_LABELS as LABELS
 from graphmatch.data.semeval import LABEL_INDEX, SemEval2010Task8, dev_ids, read_semeval_file
 from graphmatch.graphs.relation import tokenize_marked
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
 GOOD = (
@@ -128,10 +129,11 @@ def test_vocabulary_is_built_on_train_only(semeval, shared_data):
 
 def test_cache_is_keyed_by_options(semeval, shared_data):
     ds, root = semeval
-    small = SemEval2010Task8("dev", root=shared_data, cache=root, max_distance=5, dev_size=100)
+    small = SemEval2010Task8("dev", root=shared_data, cache=root, options=RelationOptions(max_distance=5),
+                             dev_size=100)
     assert len(small) == 100 and small.processed_dir != ds["dev"].processed_dir
     assert int(torch.cat([d["token"].pos1 for d in small]).max()) <= 10
-    plain = SemEval2010Task8("dev", root=shared_data, cache=root, markers=False)
+    plain = SemEval2010Task8("dev", root=shared_data, cache=root, options=RelationOptions(markers=False))
     assert plain.processed_dir != ds["dev"].processed_dir and "<e1>" not in plain.vocab
     assert plain[0]["token"].num_nodes == ds["dev"][0]["token"].num_nodes - 4
     again = SemEval2010Task8("dev", root=shared_data, cache=root)

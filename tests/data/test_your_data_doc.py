@@ -16,6 +16,7 @@ from graphmatch.data.file_split import split_line
 from graphmatch.data.kbert import dataset_kind, kbert_dataset
 from graphmatch.data.let import read_pairs
 from graphmatch.data.relation_formats import detect_format, read_relation_file
+from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "your_data.md"
@@ -49,7 +50,7 @@ def test_kbert_folders_are_read_as_their_task(files, shared_data, folder, kind, 
     assert dataset_kind(str(path)) == kind
     for split in ("train", "dev", "test"):
         data = kbert_dataset(str(path), split, root=shared_data, cache=files / "cache", kg=str(files / "my.spo"),
-                             max_length=64, labels=None if split == "train" else labels)
+                             options=TreeOptions(max_length=64), labels=None if split == "train" else labels)
         assert len(data) == 4 and data.labels == labels
 
 

@@ -198,7 +198,7 @@ class RelationTask(RelationKeys, Task):
         """One split (None: no test file)."""
         d = self.data
         options = dict(  # the length as asked: the data decide auto on their training split (their cache's key)
-            dataclasses.asdict(self.options), max_length=d.max_length, dev_size=d.dev_size,
+            options=dataclasses.replace(self.options, max_length=d.max_length), dev_size=d.dev_size,
             split_seed=d.split_seed, min_freq=d.min_freq, on_bad_line=d.on_bad_line,
             pretrained=self.tokenizer_folder(), kg=d.kg, selection=self.selection(),
             limits={s: d.limit.count(s) for s in SPLITS}, split_of=split_of(d.split),

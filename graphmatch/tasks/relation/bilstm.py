@@ -14,8 +14,8 @@ from torch_geometric.data import Dataset
 
 from graphmatch.data.relation import relation_builder
 from graphmatch.graphs.relation import RelationGraphBuilder
-from graphmatch.models.att_blstm import AttBLSTM
-from graphmatch.models.entity_attention import EntityAttentionBiLSTM
+from graphmatch.models.att_blstm import AttBLSTM, AttBLSTMConfig
+from graphmatch.models.entity_attention import EntityAttentionBiLSTM, EntityAttentionConfig
 from graphmatch.tasks.relation.base import RelationTask, variant
 from graphmatch.tasks.relation_keys import BILSTM_MODELS
 from graphmatch.text.vocab import Vocab, load_word_vectors
@@ -79,12 +79,12 @@ class BiLSTMRelationTask(RelationTask):
             dropout=m.dropout, rnn_dropout_on=m.rnn_dropout_on, init=m.init,
         )
         if m.name == "att_blstm":
-            return AttBLSTM(**common)
-        return EntityAttentionBiLSTM(
+            return AttBLSTM(AttBLSTMConfig(**common))
+        return EntityAttentionBiLSTM(EntityAttentionConfig(
             **common, num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim,
             heads=m.heads, latent_types=m.latent_types, attention_size=m.attention_size,
             self_attention_relu=m.self_attention_relu, entity_state=m.entity_state,
-        )
+        ))
 
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """Every parameter but the word and position embedding tables, or all of them with

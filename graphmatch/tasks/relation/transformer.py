@@ -80,18 +80,18 @@ class TransformerRelationTask(RelationTask):
     def build_model(self) -> torch.nn.Module:
         from transformers import BertModel
 
-        from graphmatch.models.relation_transformer import RelationTransformer
+        from graphmatch.models.relation_transformer import RelationTransformer, RelationTransformerConfig
 
         m = self.model
         # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
         encoder = BertModel(self.pretrained.bert_config(vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
-        return RelationTransformer(
-            encoder, len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
+        return RelationTransformer(encoder, RelationTransformerConfig(
+            len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
             num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim, latent_types=m.latent_types,
             attention_size=m.attention_size, hidden_channels=m.head_hidden, pack=m.pack,
             pad_id=self.pieces().tokenizer.pad_token_id or 0, branch_embedding=m.branch_embedding,
             branch_bias=m.branch_bias,
-        )
+        ))
 
     def training_batch(self, batch: Any) -> Any:
         """``data.entity_mask``: the pieces of each entity whose head word kept a branch masked at
