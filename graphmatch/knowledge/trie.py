@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from graphmatch.io import datafiles
 from graphmatch.io.atomic import write_atomically
+from graphmatch.knowledge.strings import encode_strings, first_of, prefix_levels
 
 _END = ""  # key marking the end of a word; never a character of a word
 
@@ -72,7 +73,7 @@ _CODES = 0x110000
 #: builds in milliseconds)
 CACHE_MIN_WORDS = 5000
 #: bump when the compiled arrays change
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 _ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64 / φ
 
@@ -169,43 +170,59 @@ class FlatTrie:
         return True
 
     def _build(self, words: list[str]) -> None:
-        nodes: dict[str, int] = {"": 0}
-        parent: list[int] = [0]
-        code: list[int] = [0]
-        ends: dict[int, int] = {}  # node -> word index
-        self.words: list[str] = []
-        for word in words:
-            node = 0
-            for k in range(1, len(word) + 1):
-                prefix = word[:k]
-                child = nodes.get(prefix)
-                if child is None:
-                    child = nodes[prefix] = len(nodes)
-                    parent.append(node)
-                    code.append(ord(word[k - 1]))
-                node = child
-            if word and node not in ends:
-                ends[node] = len(self.words)
-                self.words.append(word)
-        # per node: its depth, and the longest word ending on the path to it (a parent comes first)
-        depth, best_word, best_length = [0] * len(nodes), [-1] * len(nodes), [0] * len(nodes)
-        for node in range(1, len(nodes)):
-            up = parent[node]
-            depth[node] = depth[up] + 1
-            if node in ends:
-                best_word[node], best_length[node] = ends[node], depth[node]
-            else:
-                best_word[node], best_length[node] = best_word[up], best_length[up]
-        self._depth = np.asarray(depth, dtype=np.int64)
-        self._best_word = np.asarray(best_word, dtype=np.int64)
-        self._best_length = np.asarray(best_length, dtype=np.int64)
-        parent_a = np.asarray(parent[1:], dtype=np.int64)
-        code_a = np.asarray(code[1:], dtype=np.int64)
-        child_a = np.arange(1, len(nodes), dtype=np.int64)
-        self._slots, self._child = _hash_table((parent_a << _SHIFT) | code_a, child_a)
+        codes, ptr = encode_strings(words)
+        node, keys, level_ptr = prefix_levels(codes, ptr, _SHIFT)
+        nonempty = (ptr[1:] > ptr[:-1]).nonzero()[0]
+        kept = nonempty[first_of(node[nonempty])[1]]  # the first word ending on each node, in order
+        self._compile(keys, level_ptr, node[kept], [words[i] for i in kept.tolist()])
+
+    @classmethod
+    def from_levels(cls, keys: np.ndarray, level_ptr: np.ndarray, ends: np.ndarray,
+                    words: Sequence[str]) -> FlatTrie:
+        """The trie of :func:`~graphmatch.knowledge.strings.prefix_levels`' ``keys`` and
+        ``level_ptr``, whose distinct, non-empty ``words`` end on the nodes ``ends``."""
+        trie = cls.__new__(cls)
+        trie._compile(keys, level_ptr, ends, words)
+        return trie
+
+    def _compile(self, keys: np.ndarray, level_ptr: np.ndarray, ends: np.ndarray, words: Sequence[str]) -> None:
+        """The lookup tables of a trie whose node ``k + 1`` is reached by the transition key
+        ``keys[k]`` (nodes of depth :math:`d` from ``level_ptr[d]``) and whose word ``w`` ends
+        on node ``ends[w]``."""
+        self.words = words
+        parent, code = keys >> _SHIFT, keys & ((1 << _SHIFT) - 1)
+        child = np.arange(1, len(keys) + 1, dtype=np.int64)
+        self._depth = np.repeat(np.arange(len(level_ptr) - 1, dtype=np.int32), np.diff(level_ptr))
+        # per node, the longest word ending on the path to it: its own, else its parent's (level by level)
+        best_word = np.full(len(self._depth), -1, dtype=np.int32)
+        best_word[ends] = np.arange(len(ends), dtype=np.int32)
+        up = np.concatenate(([0], parent))
+        for lo, hi in zip(level_ptr[1:-1].tolist(), level_ptr[2:].tolist(), strict=True):
+            level = best_word[lo:hi]
+            unset = level < 0
+            level[unset] = best_word[up[lo:hi][unset]]
+        self._best_word = best_word
+        self._best_length = np.append(self._depth[ends], 0)[best_word]  # -1 (no word): the 0 appended
+        del up
+        self._slots, child_at = _hash_table(keys, child)
+        self._child = child_at.astype(np.int32)
         self._root = np.full(_CODES, -1, dtype=np.int64)
-        top = parent_a == 0
-        self._root[code_a[top]] = child_a[top]
+        top = parent == 0
+        self._root[code[top]] = child[top]
+
+    def save(self, folder: Path) -> None:
+        """The lookup tables as ``.npy`` files in ``folder`` (the words are the caller's to keep)."""
+        for name in (*_ARRAYS, "_root"):
+            np.save(folder / f"trie{name}.npy", getattr(self, name), allow_pickle=False)
+
+    @classmethod
+    def load(cls, folder: Path, words: Sequence[str]) -> FlatTrie:
+        """A trie :meth:`save` wrote, memory-mapped (pages are read as lookups touch them)."""
+        trie = cls.__new__(cls)
+        for name in (*_ARRAYS, "_root"):
+            setattr(trie, name, np.load(folder / f"trie{name}.npy", mmap_mode="r", allow_pickle=False))
+        trie.words = words
+        return trie
 
     def __len__(self) -> int:
         return len(self.words)
@@ -261,7 +278,8 @@ class FlatTrie:
             hit = state > 0
             start, state = start[hit], state[hit]
             k += 1
-        return self._best_length[last], self._best_word[last], self._depth[last]
+        return (self._best_length[last].astype(np.int64), self._best_word[last].astype(np.int64),
+                self._depth[last].astype(np.int64))
 
     def _children(self, keys: np.ndarray) -> np.ndarray:
         """The child node of each transition key, 0 where the trie has no such transition."""
@@ -269,7 +287,7 @@ class FlatTrie:
         at = _home(keys, mask.bit_length())
         held = slots[at]  # the first probe, for every key at once
         found = held == keys
-        child = np.where(found, self._child[at], 0)
+        child = np.where(found, self._child[at], 0).astype(np.int64)
         todo = (~found & (held >= 0)).nonzero()[0]
         at = (at[todo] + 1) & mask
         while todo.size:
