@@ -73,9 +73,10 @@ _CODES = 0x110000
 #: builds in milliseconds)
 CACHE_MIN_WORDS = 5000
 #: bump when the compiled arrays change
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 _ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64 / φ
+_GOLDEN_INT, _U64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+_GOLDEN = np.uint64(_GOLDEN_INT)  # Fibonacci hashing: the top bits of key × 2^64 / φ
 
 
 def _home(keys: np.ndarray, bits: int) -> np.ndarray:
@@ -84,31 +85,33 @@ def _home(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An open-addressing table (linear probing, at most half full) of distinct non-negative
-    ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). Filled in rounds: every
-    key still homeless takes its slot when it is empty and no other key claims it first."""
+    r"""An open-addressing table (linear probing, at most half full) of distinct non-negative
+    ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). The keys are laid out
+    in order of their first slot :math:`h_i`, each in the first free slot from it:
+    :math:`\text{at}_i = i + \max_{j \le i} (h_j - j)`. A probe never wraps around: the table
+    runs on past its :math:`2^b` first slots as far as the last key went, then one empty slot."""
     bits = max(1, int(2 * len(keys) - 1).bit_length())
-    slots = np.full(1 << bits, -1, dtype=np.int64)
-    out = np.zeros(1 << bits, dtype=np.int64)
-    mask = (1 << bits) - 1
-    todo, at = np.arange(len(keys)), _home(keys, bits)
-    while todo.size:
-        free = slots[at] < 0
-        _, first = np.unique(at[free], return_index=True)
-        won = free.nonzero()[0][first]
-        slots[at[won]], out[at[won]] = keys[todo[won]], values[todo[won]]
-        left = np.ones(len(todo), dtype=bool)
-        left[won] = False
-        todo, at = todo[left], at[left]
-        at = np.where(slots[at] < 0, at, (at + 1) & mask)  # lost to a rival: try the same slot again
+    home = _home(keys, bits)
+    order = np.argsort(home, kind="stable")
+    rank = np.arange(len(keys), dtype=np.int64)
+    at = np.maximum.accumulate(home[order] - rank) + rank if len(keys) else rank
+    size = max(1 << bits, int(at[-1]) + 1 if len(keys) else 0) + 1
+    slots = np.full(size, -1, dtype=np.int64)
+    out = np.zeros(size, dtype=values.dtype)
+    slots[at], out[at] = keys[order], values[order]
     return slots, out
+
+
+def _bits(slots: np.ndarray) -> int:
+    """The :math:`b` of a :func:`_hash_table` of :math:`2^b` slots and its overflow."""
+    return (len(slots) - 1).bit_length() - 1
 
 
 class FlatTrie:
     r"""The trie as flat arrays, for longest-match lookups at every offset of many texts at once.
 
     A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
-    hash table (open addressing, linear probing, at most half full); the root's transitions are a
+    hash table (open addressing, linear probing, at most half full: :func:`_hash_table`); the root's transitions are a
     dense table over all code points. One lookup step advances every still-matching offset by
     one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few
     vectorised passes of at most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
@@ -204,8 +207,7 @@ class FlatTrie:
         self._best_word = best_word
         self._best_length = np.append(self._depth[ends], 0)[best_word]  # -1 (no word): the 0 appended
         del up
-        self._slots, child_at = _hash_table(keys, child)
-        self._child = child_at.astype(np.int32)
+        self._slots, self._child = _hash_table(keys, child.astype(np.int32))
         self._root = np.full(_CODES, -1, dtype=np.int64)
         top = parent == 0
         self._root[code[top]] = child[top]
@@ -239,6 +241,29 @@ class FlatTrie:
             table.update(dict.fromkeys(self.words, True))
             self._prefixes = table
         return table
+
+    def index(self, word: str) -> int:
+        """The index of ``word`` in :attr:`words`, -1 if it is none: a walk in plain Python, one
+        probe of the transition table per character."""
+        if not word:
+            return -1
+        node = int(self._root[ord(word[0])])
+        slots = self._slots
+        shift = 64 - _bits(slots)
+        for ch in word[1:]:
+            if node < 0:
+                return -1
+            key = (node << _SHIFT) | ord(ch)
+            at = ((key * _GOLDEN_INT) & _U64) >> shift
+            while True:
+                held = int(slots[at])
+                if held == key:
+                    node = int(self._child[at])
+                    break
+                if held < 0:
+                    return -1
+                at += 1
+        return int(self._best_word[node]) if node > 0 and int(self._best_length[node]) == len(word) else -1
 
     def longest(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The longest word starting at every offset.
@@ -283,17 +308,17 @@ class FlatTrie:
 
     def _children(self, keys: np.ndarray) -> np.ndarray:
         """The child node of each transition key, 0 where the trie has no such transition."""
-        slots, mask = self._slots, len(self._slots) - 1
-        at = _home(keys, mask.bit_length())
+        slots = self._slots
+        at = _home(keys, _bits(slots))
         held = slots[at]  # the first probe, for every key at once
         found = held == keys
         child = np.where(found, self._child[at], 0).astype(np.int64)
         todo = (~found & (held >= 0)).nonzero()[0]
-        at = (at[todo] + 1) & mask
+        at = at[todo] + 1
         while todo.size:
             held = slots[at]
             found = held == keys[todo]
             child[todo[found]] = self._child[at[found]]
             going = ~found & (held >= 0)
-            todo, at = todo[going], (at[going] + 1) & mask
+            todo, at = todo[going], at[going] + 1
         return child
