@@ -66,6 +66,11 @@ class KnowledgeGraph:
         self._trie: Trie | None = None
 
     @property
+    def cache_folder(self) -> Path | None:
+        """The cache folder of a graph read from files (``None``: not cached, e.g. too small)."""
+        return None if self._arrays is None else self._arrays.folder
+
+    @property
     def subjects(self) -> Mapping[str, list[tuple[str, str]]]:
         """Subject → its ``(predicate, object)`` values in file order."""
         return self._subjects if self._arrays is None else SubjectValues(self._arrays)

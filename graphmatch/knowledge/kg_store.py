@@ -46,6 +46,8 @@ class KGArrays:
         self.value_ptr, self.value_predicate, self.value_object = value_ptr, value_predicate, value_object
         #: ``(skipped, padded, first padded line)`` of the parse, for its warnings
         self.warnings = warnings
+        #: the cache folder the arrays were read from or saved to (``None``: not cached)
+        self.folder: Path | None = None
         self._ids: dict[str, int] = {}
 
     def __len__(self) -> int:
@@ -91,6 +93,7 @@ class KGArrays:
             except OSError:  # another process wrote it first
                 if not (folder / COMPLETE).is_file():
                     raise
+            self.folder = folder
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -107,9 +110,11 @@ class KGArrays:
             strings = {name: Strings(read(f"{name}_codes"), read(f"{name}_ptr")) for name in _STRINGS}
             warnings = np.asarray(read("warnings"))
             first = warnings[2:].astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
-            return cls(**strings, value_ptr=read("value_ptr"), value_predicate=read("value_predicate"),
-                       value_object=read("value_object"), trie=FlatTrie.load(folder, strings["subjects"]),
-                       warnings=(int(warnings[0]), int(warnings[1]), first))
+            arrays = cls(**strings, value_ptr=read("value_ptr"), value_predicate=read("value_predicate"),
+                         value_object=read("value_object"), trie=FlatTrie.load(folder, strings["subjects"]),
+                         warnings=(int(warnings[0]), int(warnings[1]), first))
+            arrays.folder = folder
+            return arrays
         except (OSError, ValueError, EOFError):
             return None
 
