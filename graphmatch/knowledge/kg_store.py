@@ -104,8 +104,8 @@ class KGArrays:
             if (folder / COMPLETE).read_text(encoding="utf-8").strip() != str(FORMAT):
                 return None
 
-            def read(name: str) -> np.ndarray:
-                return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            def read(name: str) -> np.ndarray:  # a plain view of the map: slicing a np.memmap costs µs
+                return np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False))
 
             strings = {name: Strings(read(f"{name}_codes"), read(f"{name}_ptr")) for name in _STRINGS}
             warnings = np.asarray(read("warnings"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +72,8 @@ _CODES = 0x110000
 #: a trie of at least this many words is kept compiled under ``$GRAPHMATCH_CACHE/tries`` (a smaller one
 #: builds in milliseconds)
 CACHE_MIN_WORDS = 5000
+#: a trie of more nodes answers :meth:`FlatTrie.prefixes` by walks, not a ``dict`` of every prefix
+PREFIX_TABLE_NODES = 2_000_000
 #: bump when the compiled arrays change
 CACHE_FORMAT = 4
 _ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
@@ -105,6 +107,33 @@ def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
 def _bits(slots: np.ndarray) -> int:
     """The :math:`b` of a :func:`_hash_table` of :math:`2^b` slots and its overflow."""
     return (len(slots) - 1).bit_length() - 1
+
+
+class _WalkedPrefixes(Mapping[str, bool]):
+    """:meth:`FlatTrie.prefixes` of a large trie: ``get(prefix)`` walks down the arrays
+    (:meth:`FlatTrie.node`), memoised; iterating it is not offered."""
+
+    def __init__(self, trie: FlatTrie):
+        self._trie, self._memo = trie, {}
+
+    def get(self, prefix: str, default: bool | None = None) -> bool | None:  # type: ignore[override]
+        found = self._memo.get(prefix, self)  # self: not asked yet; None: no prefix
+        if found is self:
+            node = self._trie.node(prefix) if prefix else -1
+            found = self._memo[prefix] = None if node < 0 else int(self._trie._best_length[node]) == len(prefix)
+        return default if found is None else found
+
+    def __getitem__(self, prefix: str) -> bool:
+        found = self.get(prefix)
+        if found is None:
+            raise KeyError(prefix)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("the prefixes of a large trie are walked, not listed")
+
+    def __len__(self) -> int:
+        return int(len(self._trie._depth)) - 1
 
 
 class FlatTrie:
@@ -222,18 +251,22 @@ class FlatTrie:
         """A trie :meth:`save` wrote, memory-mapped (pages are read as lookups touch them)."""
         trie = cls.__new__(cls)
         for name in (*_ARRAYS, "_root"):
-            setattr(trie, name, np.load(folder / f"trie{name}.npy", mmap_mode="r", allow_pickle=False))
+            setattr(trie, name, np.asarray(np.load(folder / f"trie{name}.npy", mmap_mode="r", allow_pickle=False)))
         trie.words = words
         return trie
 
     def __len__(self) -> int:
         return len(self.words)
 
-    def prefixes(self) -> dict[str, bool]:
+    def prefixes(self) -> Mapping[str, bool]:
         """Every prefix of every word, mapped to whether it is a word itself (built on first use):
-        a walk along one short text in plain Python, one ``dict`` lookup per character."""
+        a walk along one short text in plain Python, one ``dict`` lookup per character. A trie
+        of more than :data:`PREFIX_TABLE_NODES` nodes (a KG of millions of subjects: the table
+        would take gigabytes) answers by a walk down its arrays instead, memoised."""
         table = self.__dict__.get("_prefixes")
-        if table is None:
+        if table is None and len(self._depth) > PREFIX_TABLE_NODES:
+            table = self._prefixes = _WalkedPrefixes(self)
+        elif table is None:
             table = {}
             for word in self.words:
                 for k in range(1, len(word)):
@@ -243,10 +276,15 @@ class FlatTrie:
         return table
 
     def index(self, word: str) -> int:
-        """The index of ``word`` in :attr:`words`, -1 if it is none: a walk in plain Python, one
-        probe of the transition table per character."""
+        """The index of ``word`` in :attr:`words`, -1 if it is none."""
+        node = self.node(word)
+        return int(self._best_word[node]) if node > 0 and int(self._best_length[node]) == len(word) else -1
+
+    def node(self, word: str) -> int:
+        """The node ``word`` leads to from the root, -1 if it leads nowhere (0: the empty word):
+        a walk in plain Python, one probe of the transition table per character."""
         if not word:
-            return -1
+            return 0
         node = int(self._root[ord(word[0])])
         slots = self._slots
         shift = 64 - _bits(slots)
@@ -263,7 +301,7 @@ class FlatTrie:
                 if held < 0:
                     return -1
                 at += 1
-        return int(self._best_word[node]) if node > 0 and int(self._best_length[node]) == len(word) else -1
+        return node
 
     def longest(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The longest word starting at every offset.

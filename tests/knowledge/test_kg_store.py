@@ -85,8 +85,8 @@ def test_a_large_graph_is_cached_and_read_back_memory_mapped(tmp_path: Path, mon
     assert first.cache_folder == folder and (folder / kg_store.COMPLETE).is_file()
     monkeypatch.setattr(kg_store, "parse_spo", lambda *a, **k: pytest.fail("parsed again"))
     again = KnowledgeGraph.from_spo(spo, cache_dir=tmp_path / "cache")
-    assert again.from_cache and isinstance(again._arrays.value_ptr, np.memmap)
-    assert isinstance(again.flat_trie()._slots, np.memmap)
+    assert again.from_cache and isinstance(again._arrays.value_ptr.base, np.memmap)
+    assert isinstance(again.flat_trie()._slots.base, np.memmap)
     assert again.values("词42") == first.values("词42") == ["类别类0"] and "词5000" not in again
     assert list(again.subjects)[:3] == ["词0", "词1", "词2"]
     monkeypatch.undo()
@@ -133,3 +133,17 @@ def test_kg_cache_builds_once_then_reads(tmp_path: Path, capsys, monkeypatch) ->
     assert main(["kg", "cache"]) == 2 and main(["kg", "wordnet"]) == 2
     assert capsys.readouterr().err.count("\n") == 2
 
+
+
+def test_a_large_trie_walks_its_prefixes_instead_of_a_table(monkeypatch) -> None:
+    from graphmatch.knowledge import trie as trie_module
+
+    rows = triples(2000, seed=4)
+    table = KnowledgeGraph(rows).flat_trie().prefixes()
+    monkeypatch.setattr(trie_module, "PREFIX_TABLE_NODES", 0)
+    walked = KnowledgeGraph(rows).flat_trie().prefixes()
+    assert not isinstance(walked, dict) and len(walked) == len(table)
+    rng = random.Random(5)
+    asked = [*table, *("".join(rng.choice(CHARS + "的") for _ in range(rng.randint(0, 5))) for _ in range(3000))]
+    assert [walked.get(p) for p in asked] == [table.get(p) for p in asked]
+    assert [walked.get(p) for p in asked] == [table.get(p) for p in asked]  # memoised, the same
