@@ -16,7 +16,7 @@ import os
 import shutil
 import uuid
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +140,26 @@ class SubjectValues(Mapping[str, list[tuple[str, str]]]):
 
     def __len__(self) -> int:
         return len(self._arrays)
+
+    def values(self) -> ValuesView[list[tuple[str, str]]]:
+        return _ValuesById(self)
+
+    def items(self) -> ItemsView[str, list[tuple[str, str]]]:
+        return _ItemsById(self)
+
+
+class _ValuesById(ValuesView):
+    """The values of :class:`SubjectValues` read by subject id (no lookup by name)."""
+
+    def __iter__(self) -> Iterator[list[tuple[str, str]]]:
+        arrays = self._mapping._arrays
+        return (arrays.pairs(i) for i in range(len(arrays)))
+
+
+class _ItemsById(ItemsView):
+    def __iter__(self) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+        arrays = self._mapping._arrays
+        return zip(arrays.subjects, (arrays.pairs(i) for i in range(len(arrays))), strict=True)
 
 
 def file_digest(paths: Sequence[str | os.PathLike], on_error: str) -> str:

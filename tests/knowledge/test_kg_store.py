@@ -57,6 +57,8 @@ def test_a_read_graph_is_the_graph_built_in_memory(tmp_path: Path) -> None:
     assert read._arrays is not None and built._arrays is None
     assert list(read.subjects) == list(built.subjects) and len(read) == len(built)
     assert all(read.subjects[s] == v for s, v in built.subjects.items())
+    assert list(read.subjects.items()) == list(built.subjects.items())
+    assert list(read.subjects.values()) == list(built.subjects.values())
     for s in [*built.subjects, "不是", "北京大学城"]:
         assert (s in read) == (s in built)
         assert read.values(s, 2, joiner="|") == built.values(s, 2, joiner="|")
