@@ -149,3 +149,18 @@ def test_a_large_trie_walks_its_prefixes_instead_of_a_table(monkeypatch) -> None
     asked = [*table, *("".join(rng.choice(CHARS + "的") for _ in range(rng.randint(0, 5))) for _ in range(3000))]
     assert [walked.get(p) for p in asked] == [table.get(p) for p in asked]
     assert [walked.get(p) for p in asked] == [table.get(p) for p in asked]  # memoised, the same
+
+
+def test_kg_cache_shows_a_bar_on_a_terminal(tmp_path: Path, monkeypatch) -> None:
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    spo = write(tmp_path / "kg.spo", many(50))
+    assert main(["kg", "cache", str(spo)]) == 0
+    shown = sys.stderr.getvalue()
+    assert "reading the KG: 100%" in shown and shown.rstrip().endswith("(fewer than 5,000 subjects: not cached)")
