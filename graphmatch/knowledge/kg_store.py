@@ -27,7 +27,7 @@ from graphmatch.knowledge.strings import Strings, encode_strings, prefix_levels
 from graphmatch.knowledge.trie import _SHIFT, CACHE_MIN_WORDS, FlatTrie
 
 #: bump when the cached arrays change
-FORMAT = 1
+FORMAT = 2
 #: the file written last in a cache folder: without it the folder is not read
 COMPLETE = "complete"
 _BLOCK = 1 << 23  # bytes read at a time

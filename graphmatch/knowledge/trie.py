@@ -75,7 +75,7 @@ CACHE_MIN_WORDS = 5000
 #: a trie of more nodes answers :meth:`FlatTrie.prefixes` by walks, not a ``dict`` of every prefix
 PREFIX_TABLE_NODES = 2_000_000
 #: bump when the compiled arrays change
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 _ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
 _GOLDEN_INT, _U64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
 _GOLDEN = np.uint64(_GOLDEN_INT)  # Fibonacci hashing: the top bits of key × 2^64 / φ
@@ -87,12 +87,12 @@ def _home(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""An open-addressing table (linear probing, at most half full) of distinct non-negative
+    r"""An open-addressing table (linear probing, at most 60 % full) of distinct non-negative
     ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). The keys are laid out
     in order of their first slot :math:`h_i`, each in the first free slot from it:
     :math:`\text{at}_i = i + \max_{j \le i} (h_j - j)`. A probe never wraps around: the table
     runs on past its :math:`2^b` first slots as far as the last key went, then one empty slot."""
-    bits = max(1, int(2 * len(keys) - 1).bit_length())
+    bits = max(1, (len(keys) * 5 // 3).bit_length())  # 2^bits > 5/3 of the keys
     home = _home(keys, bits)
     order = np.argsort(home, kind="stable")
     rank = np.arange(len(keys), dtype=np.int64)
@@ -140,7 +140,7 @@ class FlatTrie:
     r"""The trie as flat arrays, for longest-match lookups at every offset of many texts at once.
 
     A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
-    hash table (open addressing, linear probing, at most half full: :func:`_hash_table`); the root's transitions are a
+    hash table (open addressing, linear probing, at most 60 % full: :func:`_hash_table`); the root's transitions are a
     dense table over all code points. One lookup step advances every still-matching offset by
     one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few
     vectorised passes of at most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
