@@ -164,3 +164,16 @@ def test_kg_cache_shows_a_bar_on_a_terminal(tmp_path: Path, monkeypatch) -> None
     assert main(["kg", "cache", str(spo)]) == 0
     shown = sys.stderr.getvalue()
     assert "reading the KG: 100%" in shown and shown.rstrip().endswith("(fewer than 5,000 subjects: not cached)")
+
+
+def test_a_cached_graph_warns_as_its_parse_did(tmp_path: Path) -> None:
+    spo = write(tmp_path / "kg.spo", [*many(CACHE_MIN_WORDS), ("词x ", "类别", " 类")], bad_at=10)
+    for cached in (False, True):
+        with pytest.warns(UserWarning) as caught:
+            kg = KnowledgeGraph.from_spo(spo, on_error="skip", cache_dir=tmp_path / "cache")
+        assert kg.from_cache is cached and kg.values("词x") == ["类别类"]
+        assert sorted(str(w.message) for w in caught) == [
+            f"{spo}:{CACHE_MIN_WORDS + 2}: 1 line(s) of the knowledge graph have spaces around a subject, predicate or "
+            "object (first here); read with the spaces stripped", f"skipped 1 malformed line(s) in {spo}"]
+    with pytest.raises(ValueError, match=":11: expected"):  # raise and skip are cached apart
+        KnowledgeGraph.from_spo(spo, cache_dir=tmp_path / "cache")
