@@ -17,8 +17,8 @@ Load times are wall seconds inside the child (the interpreter's start and import
 beside the CPU seconds of the whole child (start-up included: on a shared machine the wall
 time follows the load, the CPU time much less). Run::
 
-    python benchmarks/make_big_kg.py --triples 5000000 --out /tmp/big.spo
-    PYTHONPATH=. python benchmarks/bench_big_kg.py --kg /tmp/big.spo
+    python benchmarks/make_big_kg.py --triples 5000000 --out big.spo
+    PYTHONPATH=. python benchmarks/bench_big_kg.py --kg big.spo
 """
 
 from __future__ import annotations
