@@ -60,13 +60,6 @@ def first_of(node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse.reshape(-1)], first[order]
 
 
-def intern(codes: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Integer ids of the strings ``codes[ptr[i]:ptr[i + 1]]``: ``(ids, first)``, equal strings
-    sharing an id, ids numbered in order of first occurrence, ``first[k]`` the first string of
-    id ``k`` (:func:`prefix_levels`, then :func:`first_of`)."""
-    return first_of(prefix_levels(codes, ptr)[0])
-
-
 class Strings(Sequence[str]):
     """A read-only sequence of strings stored as :func:`encode_strings` arrays (which may be
     memory-mapped): each is decoded when it is asked for."""

@@ -11,7 +11,7 @@ import pytest
 
 from graphmatch.cli.main import main
 from graphmatch.knowledge import KnowledgeGraph, kg_store
-from graphmatch.knowledge.strings import Strings, intern
+from graphmatch.knowledge.strings import Strings, first_of, prefix_levels
 from graphmatch.knowledge.trie import CACHE_MIN_WORDS
 from graphmatch.text.segmenters import Span
 
@@ -46,8 +46,10 @@ def test_strings_and_their_ids() -> None:
     words = ["北京", "", "北京大学", "北", "北京", "𠀀x", ""]
     strings = Strings.of(words)
     assert list(strings) == words and strings[2] == "北京大学" and strings[-2] == "𠀀x" and len(strings) == 7
-    ids, first = intern(strings.codes, strings.ptr)
+    node, keys, level_ptr = prefix_levels(strings.codes, strings.ptr)
+    ids, first = first_of(node)
     assert ids.tolist() == [0, 1, 2, 3, 0, 4, 1] and first.tolist() == [0, 1, 2, 3, 5]
+    assert level_ptr.tolist() == [0, 1, 3, 5, 6, 7] and len(keys) == 6  # 北 𠀀 | 北京 𠀀x | ..., one node each
 
 
 def test_a_read_graph_is_the_graph_built_in_memory(tmp_path: Path) -> None:
