@@ -50,9 +50,10 @@ class KnowledgeGraph:
     first ``max_entities`` in iteration order, which changes with the string hash seed; here
     the first ones in file order are taken, so the choice is the same on every run.
 
-    A graph read from files (:meth:`from_spo`) is held as arrays (:class:`~graphmatch.knowledge.
-    kg_store.KGArrays`: integer ids, CSR values, the subjects' trie), cached by the files' digest;
-    one made in memory (``KnowledgeGraph(triples)``, :meth:`add`) as a ``dict``.
+    A graph read from files (:meth:`from_spo`) is held as arrays
+    (:class:`~graphmatch.knowledge.kg_store.KGArrays`: integer ids, CSR values, the subjects'
+    trie), cached by the files' digest; one made in memory (``KnowledgeGraph(triples)``,
+    :meth:`add`) as a ``dict``.
     """
 
     def __init__(self, triples: Sequence[tuple[str, str, str]] = ()):
