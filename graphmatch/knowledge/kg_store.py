@@ -10,10 +10,12 @@ duplicates removed) are ``value_predicate[k]``, ``value_object[k]`` for
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
 import shutil
+import time
 import uuid
 from array import array
 from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
@@ -30,6 +32,8 @@ from graphmatch.knowledge.trie import _SHIFT, CACHE_MIN_WORDS, FlatTrie
 FORMAT = 2
 #: the file written last in a cache folder: without it the folder is not read
 COMPLETE = "complete"
+#: a temporary folder this old was left by a killed process: removed by the next writer
+STALE_S = 3600
 _BLOCK = 1 << 23  # bytes read at a time
 _STRINGS = ("subjects", "predicates", "objects")
 _ARRAYS = ("value_ptr", "value_predicate", "value_object", "warnings")
@@ -73,6 +77,10 @@ class KGArrays:
         :data:`COMPLETE` marker last: a folder a killed process left is never taken as whole."""
         tmp = folder.with_name(f".{folder.name}.{uuid.uuid4().hex[:12]}.tmp")
         tmp.mkdir(parents=True)
+        for left in folder.parent.glob(f".{folder.name}.*.tmp"):  # by a killed process, an hour ago or more
+            with contextlib.suppress(OSError):
+                if left != tmp and time.time() - left.stat().st_mtime > STALE_S:
+                    shutil.rmtree(left, ignore_errors=True)
         try:
             for name in _STRINGS:
                 strings = Strings.of(self.predicates) if name == "predicates" else getattr(self, name)

@@ -99,9 +99,17 @@ def test_a_large_graph_is_cached_and_read_back_memory_mapped(tmp_path: Path, mon
 
 
 def test_a_cache_without_its_marker_is_never_read(tmp_path: Path) -> None:
+    import os
+
     spo = write(tmp_path / "kg.spo", many(CACHE_MIN_WORDS))
+    folder = kg_store.cache_folder([spo], "raise", tmp_path / "cache")
+    old, young = (tmp_path / "cache" / f".{folder.name}.{n}.tmp" for n in ("old", "young"))
+    for left in (old, young):  # left by processes killed while writing, long ago and now
+        left.mkdir(parents=True)
+        (left / "value_ptr.npy").write_bytes(b"half")
+    os.utime(old, (0, 0))
     KnowledgeGraph.from_spo(spo, cache_dir=tmp_path / "cache")
-    (folder,) = (tmp_path / "cache").iterdir()
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [young.name, folder.name]
     (folder / kg_store.COMPLETE).unlink()  # as a process killed before it wrote the marker leaves it
     (folder / "value_ptr.npy").write_bytes(b"damaged")
     again = KnowledgeGraph.from_spo(spo, cache_dir=tmp_path / "cache")
