@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import gzip
 import os
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from graphmatch.io.datafiles import locate, resolve_path
-from graphmatch.io.text_files import decode_lines
+from graphmatch.knowledge.kg_store import KGArrays, SubjectValues, load_spo
 from graphmatch.knowledge.trie import FlatTrie, Trie
 from graphmatch.knowledge.wordnet import packaged_graph
 from graphmatch.text.segmenters import Span
@@ -55,17 +54,38 @@ class KnowledgeGraph:
     K-BERT's reference keeps the values of a subject in a Python ``set`` and injects the
     first ``max_entities`` in iteration order, which changes with the string hash seed; here
     the first ones in file order are taken, so the choice is the same on every run.
+
+    A graph read from files (:meth:`from_spo`) is held as arrays
+    (:class:`~graphmatch.knowledge.kg_store.KGArrays`: integer ids, CSR values, the subjects'
+    trie), cached by the files' digest; one made in memory (``KnowledgeGraph(triples)``,
+    :meth:`add`) as a ``dict``.
     """
 
     def __init__(self, triples: Sequence[tuple[str, str, str]] = ()):
-        self.subjects: dict[str, list[tuple[str, str]]] = {}
+        self._subjects: dict[str, list[tuple[str, str]]] = {}
+        self._arrays: KGArrays | None = None
+        #: whether :meth:`from_spo` read the graph from its cache
+        self.from_cache = False
         self._flat_tries: dict[str, FlatTrie] = {}
         for s, p, o in triples:
             self.add(s, p, o)
         self._trie: Trie | None = None
 
+    @property
+    def cache_folder(self) -> Path | None:
+        """The cache folder of a graph read from files (``None``: not cached, e.g. too small)."""
+        return None if self._arrays is None else self._arrays.folder
+
+    @property
+    def subjects(self) -> Mapping[str, list[tuple[str, str]]]:
+        """Subject → its ``(predicate, object)`` values in file order."""
+        return self._subjects if self._arrays is None else SubjectValues(self._arrays)
+
     def add(self, subject: str, predicate: str, obj: str) -> None:
-        values = self.subjects.setdefault(subject, [])
+        if self._arrays is not None:  # held as arrays: from now on a dict
+            self._subjects = {s: list(v) for s, v in self.subjects.items()}
+            self._arrays = None
+        values = self._subjects.setdefault(subject, [])
         if (predicate, obj) not in values:
             values.append((predicate, obj))
         self._trie = None
@@ -76,7 +96,10 @@ class KnowledgeGraph:
         """A :class:`FlatTrie` over the subjects (``words`` maps them to the trie's words; ``name``
         says which mapping), built (or read from its cache) once per graph: every builder of
         every split holding one graph (:meth:`shared`) holds one trie, which for a 2-million-subject
-        file is hundreds of MB."""
+        file is hundreds of MB. A graph read from files has the subjects' own (``words=None``)
+        already."""
+        if words is None and self._arrays is not None:
+            return self._arrays.trie
         trie = self._flat_tries.get(name)
         if trie is None:
             trie = self._flat_tries[name] = FlatTrie(words(self.subjects) if words else self.subjects)
@@ -99,60 +122,47 @@ class KnowledgeGraph:
         return _shared_kg(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
 
     @classmethod
-    def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike],
-                 on_error: str = "raise") -> KnowledgeGraph:
+    def from_spo(cls, paths: str | os.PathLike | Sequence[str | os.PathLike], on_error: str = "raise",
+                 cache_dir: str | os.PathLike | bool | None = None,
+                 progress: Callable[[int], None] | None = None) -> KnowledgeGraph:
         """Read one or more ``.spo`` files (gzip-compressed when their name ends in ``.gz``).
 
+        A graph of :data:`~graphmatch.knowledge.trie.CACHE_MIN_WORDS` subjects or more is kept
+        as arrays under ``cache_dir`` (default ``$GRAPHMATCH_CACHE/kgs``; ``False``: never),
+        keyed by the files' sha256, and read back memory-mapped (:mod:`~graphmatch.knowledge.kg_store`).
+
         Args:
-            on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message;
-                ``"skip"`` drops such lines and warns once with their count. Blank lines are
-                ignored; spaces around a field are stripped, with one warning counting such lines.
+            on_error: ``"raise"`` stops at a malformed line with ``file:line`` in the message (and
+                caches nothing); ``"skip"`` drops such lines and warns once with their count. Blank
+                lines are ignored; spaces around a field are stripped, with one warning counting
+                such lines.
+            progress: told of every ``n`` bytes parsed (not called when the cache is read).
         """
         if on_error not in ("raise", "skip"):
             raise ValueError("on_error must be 'raise' or 'skip'")
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        kg = cls()
-        skipped = padded = 0
-        first_padded = ""
-        for path in paths:
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"knowledge graph file not found: {path}")
-            with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f:
-                for lineno, line in enumerate(decode_lines(f, str(path)), 1):
-                    line = line.strip()
-                    if not line:
-                        continue
-                    fields = line.split("\t")
-                    if len(fields) != 3 or not all(x.strip() for x in fields):
-                        if on_error == "raise":
-                            raise ValueError(
-                                f"{path}:{lineno}: expected 'subject<TAB>predicate<TAB>object', got {line!r}"
-                            )
-                        skipped += 1
-                        continue
-                    stripped = [x.strip() for x in fields]
-                    if stripped != fields:
-                        padded += 1
-                        first_padded = first_padded or f"{path}:{lineno}"
-                    kg.add(*stripped)
+        arrays, cached = load_spo(paths, on_error, cache_dir, progress)
+        skipped, padded, first_padded = arrays.warnings
         if padded:
             warnings.warn(f"{first_padded}: {padded} line(s) of the knowledge graph have spaces around a subject, "
                           "predicate or object (first here); read with the spaces stripped", stacklevel=2)
         if skipped:
             warnings.warn(f"skipped {skipped} malformed line(s) in {', '.join(map(str, paths))}",
                           stacklevel=2)
-        if not kg.subjects and paths:
+        if not len(arrays) and paths:
             raise ValueError(f"{', '.join(map(str, paths))}: the knowledge graph is empty (no "
                              "'subject<TAB>predicate<TAB>object' line); give a file with triples, or no knowledge "
                              "graph (kg: null in a recipe, --kg none on the command line)")
+        kg = cls()
+        kg._arrays, kg.from_cache = arrays, cached
         return kg
 
     def __len__(self) -> int:
         return len(self.subjects)
 
     def __contains__(self, subject: str) -> bool:
-        return subject in self.subjects
+        return subject in self.subjects if self._arrays is None else self._arrays.subject_id(subject) >= 0
 
     @property
     def trie(self) -> Trie:
@@ -168,12 +178,16 @@ class KnowledgeGraph:
         classification input: glued for Chinese, ``义原标点``; ``joiner=" "`` for words,
         ``is a institution``); without, the object alone (its NER input).
         """
-        pairs = self.subjects.get(subject, ())[:max_entities]
+        if self._arrays is None:
+            pairs = self._subjects.get(subject, ())[:max_entities]
+        else:
+            sid = self._arrays.subject_id(subject)
+            pairs = self._arrays.pairs(sid, max_entities) if sid >= 0 else []
         return [p + joiner + o if predicate else o for p, o in pairs]
 
     def query(self, words: Sequence[Span]) -> list[Span]:
         """K-Query by words: the segmenter words that are subjects."""
-        return [w for w in words if w.word in self.subjects]
+        return [w for w in words if w.word in self]
 
     def longest_matches(self, text: str) -> list[Span]:
         """K-Query over characters: greedy, left to right, longest subject at each position."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from graphmatch.io import datafiles
 from graphmatch.io.atomic import write_atomically
+from graphmatch.knowledge.strings import encode_strings, first_of, prefix_levels
 
 _END = ""  # key marking the end of a word; never a character of a word
 
@@ -71,10 +72,13 @@ _CODES = 0x110000
 #: a trie of at least this many words is kept compiled under ``$GRAPHMATCH_CACHE/tries`` (a smaller one
 #: builds in milliseconds)
 CACHE_MIN_WORDS = 5000
+#: a trie of more nodes answers :meth:`FlatTrie.prefixes` by walks, not a ``dict`` of every prefix
+PREFIX_TABLE_NODES = 2_000_000
 #: bump when the compiled arrays change
-CACHE_FORMAT = 2
+CACHE_FORMAT = 5
 _ARRAYS = ("_depth", "_best_word", "_best_length", "_slots", "_child")
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key × 2^64 / φ
+_GOLDEN_INT, _U64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+_GOLDEN = np.uint64(_GOLDEN_INT)  # Fibonacci hashing: the top bits of key × 2^64 / φ
 
 
 def _home(keys: np.ndarray, bits: int) -> np.ndarray:
@@ -83,31 +87,60 @@ def _home(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _hash_table(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An open-addressing table (linear probing, at most half full) of distinct non-negative
-    ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). Filled in rounds: every
-    key still homeless takes its slot when it is empty and no other key claims it first."""
-    bits = max(1, int(2 * len(keys) - 1).bit_length())
-    slots = np.full(1 << bits, -1, dtype=np.int64)
-    out = np.zeros(1 << bits, dtype=np.int64)
-    mask = (1 << bits) - 1
-    todo, at = np.arange(len(keys)), _home(keys, bits)
-    while todo.size:
-        free = slots[at] < 0
-        _, first = np.unique(at[free], return_index=True)
-        won = free.nonzero()[0][first]
-        slots[at[won]], out[at[won]] = keys[todo[won]], values[todo[won]]
-        left = np.ones(len(todo), dtype=bool)
-        left[won] = False
-        todo, at = todo[left], at[left]
-        at = np.where(slots[at] < 0, at, (at + 1) & mask)  # lost to a rival: try the same slot again
+    r"""An open-addressing table (linear probing, at most 60 % full) of distinct non-negative
+    ``keys``: ``(slots, values)``, a slot holding its key or -1 (empty). The keys are laid out
+    in order of their first slot :math:`h_i`, each in the first free slot from it:
+    :math:`\text{at}_i = i + \max_{j \le i} (h_j - j)`. A probe never wraps around: the table
+    runs on past its :math:`2^b` first slots as far as the last key went, then one empty slot."""
+    bits = max(1, (len(keys) * 5 // 3).bit_length())  # 2^bits > 5/3 of the keys
+    home = _home(keys, bits)
+    order = np.argsort(home, kind="stable")
+    rank = np.arange(len(keys), dtype=np.int64)
+    at = np.maximum.accumulate(home[order] - rank) + rank if len(keys) else rank
+    size = max(1 << bits, int(at[-1]) + 1 if len(keys) else 0) + 1
+    slots = np.full(size, -1, dtype=np.int64)
+    out = np.zeros(size, dtype=values.dtype)
+    slots[at], out[at] = keys[order], values[order]
     return slots, out
+
+
+def _bits(slots: np.ndarray) -> int:
+    """The :math:`b` of a :func:`_hash_table` of :math:`2^b` slots and its overflow."""
+    return (len(slots) - 1).bit_length() - 1
+
+
+class _WalkedPrefixes(Mapping[str, bool]):
+    """:meth:`FlatTrie.prefixes` of a large trie: ``get(prefix)`` walks down the arrays
+    (:meth:`FlatTrie.node`), memoised; iterating it is not offered."""
+
+    def __init__(self, trie: FlatTrie):
+        self._trie, self._memo = trie, {}
+
+    def get(self, prefix: str, default: bool | None = None) -> bool | None:  # type: ignore[override]
+        found = self._memo.get(prefix, self)  # self: not asked yet; None: no prefix
+        if found is self:
+            node = self._trie.node(prefix) if prefix else -1
+            found = self._memo[prefix] = None if node < 0 else int(self._trie._best_length[node]) == len(prefix)
+        return default if found is None else found
+
+    def __getitem__(self, prefix: str) -> bool:
+        found = self.get(prefix)
+        if found is None:
+            raise KeyError(prefix)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("the prefixes of a large trie are walked, not listed")
+
+    def __len__(self) -> int:
+        return int(len(self._trie._depth)) - 1
 
 
 class FlatTrie:
     r"""The trie as flat arrays, for longest-match lookups at every offset of many texts at once.
 
     A transition ``node --c--> child`` is the key :math:`(\text{node} \ll 21) \,|\, c` in a
-    hash table (open addressing, linear probing, at most half full); the root's transitions are a
+    hash table (open addressing, linear probing, at most 60 % full: :func:`_hash_table`); the root's transitions are a
     dense table over all code points. One lookup step advances every still-matching offset by
     one character with a few vectorised probes, so a corpus of :math:`N` characters costs a few
     vectorised passes of at most :math:`N` elements (the number of offsets still inside a word shrinks quickly). A step
@@ -169,52 +202,71 @@ class FlatTrie:
         return True
 
     def _build(self, words: list[str]) -> None:
-        nodes: dict[str, int] = {"": 0}
-        parent: list[int] = [0]
-        code: list[int] = [0]
-        ends: dict[int, int] = {}  # node -> word index
-        self.words: list[str] = []
-        for word in words:
-            node = 0
-            for k in range(1, len(word) + 1):
-                prefix = word[:k]
-                child = nodes.get(prefix)
-                if child is None:
-                    child = nodes[prefix] = len(nodes)
-                    parent.append(node)
-                    code.append(ord(word[k - 1]))
-                node = child
-            if word and node not in ends:
-                ends[node] = len(self.words)
-                self.words.append(word)
-        # per node: its depth, and the longest word ending on the path to it (a parent comes first)
-        depth, best_word, best_length = [0] * len(nodes), [-1] * len(nodes), [0] * len(nodes)
-        for node in range(1, len(nodes)):
-            up = parent[node]
-            depth[node] = depth[up] + 1
-            if node in ends:
-                best_word[node], best_length[node] = ends[node], depth[node]
-            else:
-                best_word[node], best_length[node] = best_word[up], best_length[up]
-        self._depth = np.asarray(depth, dtype=np.int64)
-        self._best_word = np.asarray(best_word, dtype=np.int64)
-        self._best_length = np.asarray(best_length, dtype=np.int64)
-        parent_a = np.asarray(parent[1:], dtype=np.int64)
-        code_a = np.asarray(code[1:], dtype=np.int64)
-        child_a = np.arange(1, len(nodes), dtype=np.int64)
-        self._slots, self._child = _hash_table((parent_a << _SHIFT) | code_a, child_a)
+        codes, ptr = encode_strings(words)
+        node, keys, level_ptr = prefix_levels(codes, ptr, _SHIFT)
+        nonempty = (ptr[1:] > ptr[:-1]).nonzero()[0]
+        kept = nonempty[first_of(node[nonempty])[1]]  # the first word ending on each node, in order
+        self._compile(keys, level_ptr, node[kept], [words[i] for i in kept.tolist()])
+
+    @classmethod
+    def from_levels(cls, keys: np.ndarray, level_ptr: np.ndarray, ends: np.ndarray,
+                    words: Sequence[str]) -> FlatTrie:
+        """The trie of :func:`~graphmatch.knowledge.strings.prefix_levels`' ``keys`` and
+        ``level_ptr``, whose distinct, non-empty ``words`` end on the nodes ``ends``."""
+        trie = cls.__new__(cls)
+        trie._compile(keys, level_ptr, ends, words)
+        return trie
+
+    def _compile(self, keys: np.ndarray, level_ptr: np.ndarray, ends: np.ndarray, words: Sequence[str]) -> None:
+        """The lookup tables of a trie whose node ``k + 1`` is reached by the transition key
+        ``keys[k]`` (nodes of depth :math:`d` from ``level_ptr[d]``) and whose word ``w`` ends
+        on node ``ends[w]``."""
+        self.words = words
+        parent, code = keys >> _SHIFT, keys & ((1 << _SHIFT) - 1)
+        child = np.arange(1, len(keys) + 1, dtype=np.int64)
+        self._depth = np.repeat(np.arange(len(level_ptr) - 1, dtype=np.int32), np.diff(level_ptr))
+        # per node, the longest word ending on the path to it: its own, else its parent's (level by level)
+        best_word = np.full(len(self._depth), -1, dtype=np.int32)
+        best_word[ends] = np.arange(len(ends), dtype=np.int32)
+        up = np.concatenate(([0], parent))
+        for lo, hi in zip(level_ptr[1:-1].tolist(), level_ptr[2:].tolist(), strict=True):
+            level = best_word[lo:hi]
+            unset = level < 0
+            level[unset] = best_word[up[lo:hi][unset]]
+        self._best_word = best_word
+        self._best_length = np.append(self._depth[ends], 0)[best_word]  # -1 (no word): the 0 appended
+        del up
+        self._slots, self._child = _hash_table(keys, child.astype(np.int32))
         self._root = np.full(_CODES, -1, dtype=np.int64)
-        top = parent_a == 0
-        self._root[code_a[top]] = child_a[top]
+        top = parent == 0
+        self._root[code[top]] = child[top]
+
+    def save(self, folder: Path) -> None:
+        """The lookup tables as ``.npy`` files in ``folder`` (the words are the caller's to keep)."""
+        for name in (*_ARRAYS, "_root"):
+            np.save(folder / f"trie{name}.npy", getattr(self, name), allow_pickle=False)
+
+    @classmethod
+    def load(cls, folder: Path, words: Sequence[str]) -> FlatTrie:
+        """A trie :meth:`save` wrote, memory-mapped (pages are read as lookups touch them)."""
+        trie = cls.__new__(cls)
+        for name in (*_ARRAYS, "_root"):
+            setattr(trie, name, np.asarray(np.load(folder / f"trie{name}.npy", mmap_mode="r", allow_pickle=False)))
+        trie.words = words
+        return trie
 
     def __len__(self) -> int:
         return len(self.words)
 
-    def prefixes(self) -> dict[str, bool]:
+    def prefixes(self) -> Mapping[str, bool]:
         """Every prefix of every word, mapped to whether it is a word itself (built on first use):
-        a walk along one short text in plain Python, one ``dict`` lookup per character."""
+        a walk along one short text in plain Python, one ``dict`` lookup per character. A trie
+        of more than :data:`PREFIX_TABLE_NODES` nodes (a KG of millions of subjects: the table
+        would take gigabytes) answers by a walk down its arrays instead, memoised."""
         table = self.__dict__.get("_prefixes")
-        if table is None:
+        if table is None and len(self._depth) > PREFIX_TABLE_NODES:
+            table = self._prefixes = _WalkedPrefixes(self)
+        elif table is None:
             table = {}
             for word in self.words:
                 for k in range(1, len(word)):
@@ -222,6 +274,34 @@ class FlatTrie:
             table.update(dict.fromkeys(self.words, True))
             self._prefixes = table
         return table
+
+    def index(self, word: str) -> int:
+        """The index of ``word`` in :attr:`words`, -1 if it is none."""
+        node = self.node(word)
+        return int(self._best_word[node]) if node > 0 and int(self._best_length[node]) == len(word) else -1
+
+    def node(self, word: str) -> int:
+        """The node ``word`` leads to from the root, -1 if it leads nowhere (0: the empty word):
+        a walk in plain Python, one probe of the transition table per character."""
+        if not word:
+            return 0
+        node = int(self._root[ord(word[0])])
+        slots = self._slots
+        shift = 64 - _bits(slots)
+        for ch in word[1:]:
+            if node < 0:
+                return -1
+            key = (node << _SHIFT) | ord(ch)
+            at = ((key * _GOLDEN_INT) & _U64) >> shift
+            while True:
+                held = int(slots[at])
+                if held == key:
+                    node = int(self._child[at])
+                    break
+                if held < 0:
+                    return -1
+                at += 1
+        return node
 
     def longest(self, codes: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The longest word starting at every offset.
@@ -261,21 +341,22 @@ class FlatTrie:
             hit = state > 0
             start, state = start[hit], state[hit]
             k += 1
-        return self._best_length[last], self._best_word[last], self._depth[last]
+        return (self._best_length[last].astype(np.int64), self._best_word[last].astype(np.int64),
+                self._depth[last].astype(np.int64))
 
     def _children(self, keys: np.ndarray) -> np.ndarray:
         """The child node of each transition key, 0 where the trie has no such transition."""
-        slots, mask = self._slots, len(self._slots) - 1
-        at = _home(keys, mask.bit_length())
+        slots = self._slots
+        at = _home(keys, _bits(slots))
         held = slots[at]  # the first probe, for every key at once
         found = held == keys
-        child = np.where(found, self._child[at], 0)
+        child = np.where(found, self._child[at], 0).astype(np.int64)
         todo = (~found & (held >= 0)).nonzero()[0]
-        at = (at[todo] + 1) & mask
+        at = at[todo] + 1
         while todo.size:
             held = slots[at]
             found = held == keys[todo]
             child[todo[found]] = self._child[at[found]]
             going = ~found & (held >= 0)
-            todo, at = todo[going], (at[going] + 1) & mask
+            todo, at = todo[going], at[going] + 1
         return child

@@ -288,19 +288,18 @@ def test_train_parses_the_kg_once_for_every_split(tmp_path: Path, shared_data: P
     spo.write_text("苹果\t类别\t水果\n酒店\t类别\t住宿\n", encoding="utf-8")
     parsed, tries = [], []
     real = KnowledgeGraph.from_spo.__func__
-    real_trie = FlatTrie.__init__
+    real_trie = FlatTrie._compile
 
-    def counting(cls, paths, on_error="raise"):
+    def counting(cls, paths, on_error="raise", **kwargs):
         parsed.append(paths)
-        return real(cls, paths, on_error)
+        return real(cls, paths, on_error, **kwargs)
 
-    def counting_trie(self, words=(), cache_dir=None):
-        words = list(words)
+    def counting_trie(self, keys, level_ptr, ends, words):
         tries.append(len(words))
-        real_trie(self, words, cache_dir)
+        real_trie(self, keys, level_ptr, ends, words)
 
     monkeypatch.setattr(KnowledgeGraph, "from_spo", classmethod(counting))
-    monkeypatch.setattr(FlatTrie, "__init__", counting_trie)
+    monkeypatch.setattr(FlatTrie, "_compile", counting_trie)
     folder = _dataset(tmp_path / "data", "label\ttext_a\n0\t苹果不好\n1\t酒店很好\n0\t不好\n1\t北京很好\n")
     assert main(["train", RECIPE, "--out", str(tmp_path / "run"), "--set", *TINY, f"data.dataset={folder}",
                  f"data.kg={spo}", f"data.root={shared_data}", f"data.cache_dir={tmp_path / 'cache'}"]) == 0

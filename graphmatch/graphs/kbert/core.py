@@ -408,6 +408,7 @@ class TreeCore:
         if self._trie is None:  # one per graph: the builders of every split share it
             words = type(self.finder).trie_words  # the finders that inherit it share one trie
             self._trie = (FlatTrie(self.finder.trie_words(())) if self.kg is None else
+                          self.kg.flat_trie() if words is WordFinder.trie_words else  # the subjects: the KG's own
                           self.kg.flat_trie(f"{words.__module__}.{words.__qualname__}", self.finder.trie_words))
         return self._trie
 
