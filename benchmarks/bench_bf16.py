@@ -26,11 +26,11 @@ from pathlib import Path
 
 import torch
 
-from graphmatch.engine.config import resolve_recipe
 from graphmatch.engine.fitting import datamodule, prepare
 from graphmatch.engine.optim import build_optimizer
 from graphmatch.engine.precision import bf16_units
 from graphmatch.engine.provenance import cpu_model
+from graphmatch.tasks.recipes.resolve import resolve_recipe
 
 ARMS = ("kbert/chnsenticorp_e5", "let/lcqmc_e5", "relation/semeval_minilm_entity_start")
 PRECISIONS = ("fp32", "bf16")

@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphmatch.engine.config import resolve_recipe
 from graphmatch.engine.datamodule import sample_sizes
 from graphmatch.engine.fitting import datamodule, prepare
 from graphmatch.engine.optim import build_optimizer
 from graphmatch.graphs.kbert import dense_inputs
+from graphmatch.tasks.recipes.resolve import resolve_recipe
 
 PHASES = ("batch", "dense", "forward", "backward", "step")
 ARMS = ("kbert/sst2_minilm", "kbert/sst2_minilm_wordnet", "kbert/sst2_minilm_wordnet_nouns")

@@ -41,12 +41,12 @@ from torch_geometric.data import Batch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plain_e5 import read_split  # noqa: E402
 
-from graphmatch.engine.config import resolve_recipe  # noqa: E402
 from graphmatch.engine.fitting import prepare  # noqa: E402
 from graphmatch.engine.optim import build_optimizer  # noqa: E402
 from graphmatch.engine.precision import bf16_units  # noqa: E402
 from graphmatch.engine.predictor import Predictor  # noqa: E402
 from graphmatch.engine.provenance import cpu_model  # noqa: E402
+from graphmatch.tasks.recipes.resolve import resolve_recipe  # noqa: E402
 from graphmatch.text.checkpoint import tokenizer_for  # noqa: E402
 
 ARMS = ("kbert/chnsenticorp_e5", "kbert/chnsenticorp_e5_hownet")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from graphmatch.utils.old_paths import OLD_PATHS
+
 ROOT = Path(__file__).resolve().parents[1]
 #: old module -> the module that is now what it was
 MOVED = {
@@ -21,6 +23,7 @@ MOVED = {
     "graphmatch.ragged": "graphmatch.utils.ragged",
     "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
     "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
+    **OLD_PATHS,  # kept by an import hook, no file left at the old path
 }
 #: old module split in several -> {name: the module it now lives in}
 SPLIT = {"graphmatch.datafiles": {
@@ -95,3 +98,24 @@ def test_pytest_turns_an_old_path_into_an_error():
     with pytest.raises(DeprecationWarning, match=re.escape("graphmatch.engine.metrics is moved to")):
         warnings.warn(moved_message("graphmatch.engine.metrics", "graphmatch.metrics"), DeprecationWarning,
                       stacklevel=1)
+
+
+@pytest.mark.parametrize("old, new", OLD_PATHS.items())
+def test_a_path_kept_by_the_hook_has_no_file_and_keeps_the_new_modules_identity(old, new, monkeypatch):
+    assert not (ROOT / Path(*old.split("."))).with_suffix(".py").exists()
+    module, _ = _import_fresh(old, monkeypatch)
+    assert module.__name__ == module.__spec__.name == new  # the old name's spec is not left on it
+    parent, _, name = old.rpartition(".")
+    assert getattr(importlib.import_module(parent), name) is module  # from parent import name
+
+
+def test_the_hook_warns_once_per_fresh_interpreter():
+    import subprocess
+
+    code = ("import warnings\nwarnings.simplefilter('always')\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    import graphmatch.engine.config\n    from graphmatch.engine.config import resolve\n"
+            "    import graphmatch.engine.config as again\n"
+            "print(sum(str(x.message).startswith('graphmatch.engine.config is moved') for x in w))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1"]

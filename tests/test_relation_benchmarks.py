@@ -10,7 +10,7 @@ import pytest
 import torch
 from benchmark_scripts import load
 
-from graphmatch.engine.config import resolve
+from graphmatch.tasks.recipes.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "datasets" / "samples" / "relation"

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from graphmatch.engine.config import check_run_overrides, diff, resolve
 from graphmatch.engine.runs import read_yaml
+from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve
 
 
 def run_path(run_or_ckpt: str | os.PathLike) -> Path:

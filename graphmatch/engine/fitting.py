@@ -19,7 +19,6 @@ from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import runs
 from graphmatch.engine.checkpoint import check_state_dict, model_state, read_checkpoint
-from graphmatch.engine.config import diff, resolve, sample_limit, task_class
 from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.module import TaskModule
@@ -30,7 +29,8 @@ from graphmatch.engine.run_files import store_run_files
 from graphmatch.engine.signals import SignalStop, StopOnSignal, TrainingStopped
 from graphmatch.engine.trainer import build_trainer, progress_bars
 from graphmatch.tasks.base import Task
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.resolve import diff, resolve, sample_limit, task_class
+from graphmatch.tasks.recipes.sections import Recipe
 
 
 @dataclass

@@ -25,7 +25,7 @@ from graphmatch.engine.optim import build_optimizer, build_scheduler, param_grou
 from graphmatch.engine.runs import to_plain
 from graphmatch.metrics import compute
 from graphmatch.tasks.base import Task
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 
 #: version of the ``graphmatch`` entry of a checkpoint; 2: ``history`` epochs count from 1 (they counted from 0)
 META_VERSION = 2
@@ -53,8 +53,8 @@ class TaskModule(pl.LightningModule):
     Args:
         task: the task (data, loss, decode, metrics).
         model: ``task.build_model()``.
-        recipe: the resolved recipe (:class:`~graphmatch.tasks.recipe.Recipe`, or its plain form); its ``optim``
-            section builds the optimiser.
+        recipe: the resolved recipe (:class:`~graphmatch.tasks.recipes.sections.Recipe`, or its plain form); its
+            ``optim`` section builds the optimiser.
 
     After an evaluation, ``rows[split]`` and ``metrics[split]`` hold the gathered rows and the
     figures; ``history`` holds one entry per dev evaluation during training (``epoch``

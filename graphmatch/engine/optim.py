@@ -1,5 +1,5 @@
 """Optimiser and learning-rate schedule built from a recipe's ``optim`` section
-(:class:`~graphmatch.tasks.recipe.Optim`; a plain, checked mapping of it is read as one)."""
+(:class:`~graphmatch.tasks.recipes.sections.Optim`; a plain, checked mapping of it is read as one)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
-from graphmatch.tasks.recipe import Optim, typed
+from graphmatch.tasks.recipes.sections import Optim, typed
 
 
 def param_groups(

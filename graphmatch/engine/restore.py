@@ -17,12 +17,12 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_output, check_precision
 from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
-from graphmatch.engine.config import check_run_overrides, diff, resolve, task_class
 from graphmatch.engine.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.run_files import check_run_inputs, stored_inputs
 from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve, task_class
+from graphmatch.tasks.recipes.sections import Recipe
 
 
 def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmatch.engine import shorten
-from graphmatch.engine.config import RUNTIME_KEYS, diff, resolve
 from graphmatch.engine.run_owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
 from graphmatch.io.atomic import write_atomically
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes import shorten
+from graphmatch.tasks.recipes.resolve import RUNTIME_KEYS, diff, resolve
+from graphmatch.tasks.recipes.sections import Recipe
 
 RUN_DIR_ENV = "GRAPHMATCH_RUN_DIR"  # set by rank 0 so the processes Lightning launches agree
 COMPLETE = "COMPLETE"

@@ -25,7 +25,7 @@ from graphmatch.engine.run_files import warn_changed_inputs, write_inputs
 from graphmatch.engine.run_folder import env_rank
 from graphmatch.engine.signals import SignalStop, TrainingStopped, stop_signals
 from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 
 __all__ = ["train", "train_plan", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads",
            "env_rank"]

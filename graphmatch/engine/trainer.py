@@ -21,7 +21,7 @@ from graphmatch.engine.checkpoint import refused_global, unreadable
 from graphmatch.engine.disk_full import disk_full_said
 from graphmatch.engine.precision import cpu_precision
 from graphmatch.io.atomic import write_atomically
-from graphmatch.tasks.recipe import Recipe, Train, typed
+from graphmatch.tasks.recipes.sections import Recipe, Train, typed
 
 
 class _ByteCounter:

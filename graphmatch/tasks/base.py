@@ -13,9 +13,9 @@ Recipe layout (YAML)::
     train: {...}           # engine-owned: batch_size, epochs, seed, patience, ...
 
 A task declares its ``data`` and ``model`` sections as dataclasses (``Task.Data``,
-``Task.Model``; :mod:`graphmatch.recipe_keys`): every key once, with its type, default, allowed
+``Task.Model``; :mod:`graphmatch.tasks.recipes.keys`): every key once, with its type, default, allowed
 values and doc. The engine checks a recipe against them when it is read
-(:func:`graphmatch.engine.config.resolve`), and the task gets the checked sections as
+(:func:`graphmatch.tasks.recipes.resolve.resolve`), and the task gets the checked sections as
 ``self.data`` and ``self.model``. The reference of every key is ``docs/recipes.md``.
 """
 
@@ -35,7 +35,7 @@ from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.errors import InputError  # the interface's error for an input a task refuses
 from graphmatch.io.input_files import InputLine, read_input_file
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 
 __all__ = ["BUILTIN_TASKS", "InputError", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
 
@@ -76,7 +76,7 @@ class Task(TaskKeys, abc.ABC):
     """One model family as the engine sees it.
 
     Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
-    dataclasses of :func:`graphmatch.recipe_keys.key` fields; a ``limit: SampleLimits`` data key
+    dataclasses of :func:`graphmatch.tasks.recipes.keys.key` fields; a ``limit: SampleLimits`` data key
     lets the engine cut the splits) and may list ``renamed`` keys (old names still accepted for one
     release). ``metrics`` (names in :mod:`graphmatch.metrics`, or ``(name, options)`` pairs
     such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
@@ -116,7 +116,7 @@ class Task(TaskKeys, abc.ABC):
     DESCRIBED_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Recipe | Mapping[str, Any]):
-        #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipe.Recipe`): ``recipe.train.progress``, ...
+        #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipes.sections.Recipe`): ``recipe.train.progress``
         self.recipe = Recipe.of(config, type(self))
         #: its plain form (what a checkpoint stores)
         self.config = self.recipe.config

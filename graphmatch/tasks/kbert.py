@@ -41,7 +41,7 @@ from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 from graphmatch.text.checkpoint import tokenization_of, tokenizer_for, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer

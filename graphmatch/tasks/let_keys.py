@@ -9,8 +9,8 @@ from typing import Literal, get_args
 from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
-from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import ClassWeight, SampleLimits, TaskKeys, class_weight_key, register_keys
+from graphmatch.tasks.recipes.keys import Renamed, key
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
 DATASETS: tuple[str, ...] = get_args(PairDataset)

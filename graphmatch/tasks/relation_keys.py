@@ -15,7 +15,6 @@ from graphmatch.graphs.defaults import (
     TOKENIZATIONS,
 )
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
-from graphmatch.recipe_keys import key
 from graphmatch.tasks.keys import (
     BranchSelect,
     ClassWeight,
@@ -25,6 +24,7 @@ from graphmatch.tasks.keys import (
     knowledge_keys,
     register_keys,
 )
+from graphmatch.tasks.recipes.keys import key
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
+import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -44,3 +47,40 @@ def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[C
         raise AttributeError(f"module {old!r} has no attribute {name!r}")
 
     return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})
+
+
+class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The import hook behind :func:`keep_old_paths`: ``import old`` warns once (a
+    ``DeprecationWarning``, :func:`moved_message`) and gives the module ``moved[old]`` itself."""
+
+    def __init__(self, moved: Mapping[str, str]) -> None:
+        self.moved = dict(moved)
+        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.moved:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        new = self.moved[spec.name]
+        warnings.warn(moved_message(spec.name, new), DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(new)
+        self._specs[spec.name] = module.__spec__  # the import system sets the old name's spec on it: put it back
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self._specs.pop(module.__spec__.name)  # set to the old name's by the import system
+
+
+def keep_old_paths(moved: Mapping[str, str]) -> OldPaths:
+    """Keep the modules ``moved`` (``{old: new}``) importable by their old paths for one release,
+    without a file at the old path (so that ``git mv`` leaves a rename that merges follow): an old
+    path warns once, on import, and is the new module. Called once, by ``graphmatch/__init__.py``."""
+    for finder in sys.meta_path:
+        if isinstance(finder, OldPaths):
+            finder.moved.update(moved)
+            return finder
+    finder = OldPaths(moved)
+    sys.meta_path.insert(0, finder)
+    return finder

@@ -20,7 +20,7 @@ from graphmatch.engine.provenance import describe
 from graphmatch.engine.restore import evaluate, load, predict_graph
 from graphmatch.engine.trainer import build_trainer
 from graphmatch.engine.trainer import precision as train_precision
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 
 AMD = frozenset({"fpu", "avx512f", "avx512_bf16"})
 XEON = frozenset({"fpu", "avx512f", "amx_tile", "amx_bf16", "amx_int8"})

@@ -9,8 +9,8 @@ import pytest
 import torch
 import toy_task  # registers the "toy" task
 
-from graphmatch.engine.config import ENGINE_DEFAULTS, diff, find_recipe, parse_overrides, resolve
 from graphmatch.engine.optim import build_optimizer, build_scheduler, lr_factor, param_groups
+from graphmatch.tasks.recipes.resolve import ENGINE_DEFAULTS, diff, find_recipe, parse_overrides, resolve
 
 HERE = Path(__file__).parent
 TOY = HERE / "toy.yaml"

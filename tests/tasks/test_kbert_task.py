@@ -486,7 +486,7 @@ def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_
 def test_frozen_word_embeddings_get_no_gradient_and_no_optimiser_state(tmp_path, shared_data, backend):
     from graphmatch.engine.module import TaskModule
     from graphmatch.engine.optim import build_optimizer
-    from graphmatch.tasks.recipe import Recipe
+    from graphmatch.tasks.recipes.sections import Recipe
 
     limits = ["data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", f"model.backend={backend}"]
     for frozen in (True, False):

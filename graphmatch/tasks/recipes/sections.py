@@ -1,6 +1,6 @@
 """A resolved recipe as the engine and its task read it: typed sections, one object each.
 
-:func:`graphmatch.engine.config.resolve` checks a recipe and gives its plain form (nested
+:func:`graphmatch.tasks.recipes.resolve.resolve` checks a recipe and gives its plain form (nested
 mappings, what a run writes as ``config.yaml`` and keeps in its checkpoints);
 :meth:`Recipe.of` turns that form into a :class:`Recipe` once: the engine's ``optim`` and
 ``train`` sections (:class:`Optim`, :class:`Train`, declared here, below the tasks, so that a task
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from graphmatch.recipe_keys import build, key
 from graphmatch.tasks.keys import TaskKeys, keys_of
+from graphmatch.tasks.recipes.keys import build, key
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop", "adadelta", "sgd")
 SCHEDULES = ("linear", "constant")

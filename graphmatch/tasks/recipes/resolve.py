@@ -5,11 +5,11 @@ A recipe has the sections ``data`` and ``model`` (owned by the task, declared by
 :class:`Train`), plus ``task`` (a registered task name, or ``"package.module:name"``
 for a task defined outside graphmatch), and optionally ``name``, ``description`` and ``base``
 (a recipe file, relative to this one, whose values this one overrides). :func:`resolve` returns
-the complete configuration: every key present, every value checked (:mod:`graphmatch.recipe_keys`),
+the complete configuration: every key present, every value checked (:mod:`graphmatch.tasks.recipes.keys`),
 each error one line naming the key and the recipe file; :func:`resolve_recipe` (or
-:meth:`Recipe.of <graphmatch.tasks.recipe.Recipe.of>` of it) gives its typed sections, which the
+:meth:`Recipe.of <graphmatch.tasks.recipes.sections.Recipe.of>` of it) gives its typed sections, which the
 engine and the task read. Keys of the previous release are renamed
-with a warning (:func:`graphmatch.recipe_keys.upgrade`). Every key: ``docs/recipes.md``
+with a warning (:func:`graphmatch.tasks.recipes.keys.upgrade`). Every key: ``docs/recipes.md``
 (:func:`key_reference`).
 """
 
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from graphmatch.engine.runs import check_expansion
-from graphmatch.engine.shorten import shorten
 from graphmatch.io.datafiles import package_folder
 from graphmatch.io.text_files import read_text
-from graphmatch.recipe_keys import Renamed, check, defaults, suggest, upgrade
+from graphmatch.io.yaml_values import check_expansion
 from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, TaskKeys, declared_names, keys_of
-from graphmatch.tasks.recipe import Optim, Recipe, Train
+from graphmatch.tasks.recipes.keys import Renamed, check, defaults, suggest, upgrade
+from graphmatch.tasks.recipes.sections import Optim, Recipe, Train
+from graphmatch.tasks.recipes.shorten import shorten
 
 if TYPE_CHECKING:
     from graphmatch.tasks.base import Task
@@ -302,7 +302,7 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
 
 def resolve_recipe(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[str] = (), *,
                    stored: bool = False) -> Recipe:
-    """:func:`resolve`, typed: the :class:`~graphmatch.tasks.recipe.Recipe` of its checked sections."""
+    """:func:`resolve`, typed: the :class:`~graphmatch.tasks.recipes.sections.Recipe` of its checked sections."""
     return Recipe.of(resolve(recipe, overrides, stored=stored))
 
 
@@ -320,7 +320,7 @@ def _doc(cls: type) -> str:
 def key_reference(task_names_: Sequence[str] | None = None) -> str:
     """``docs/recipes.md``: every key of the engine's sections and of each task's, generated from
     the declarations (``graphmatch recipe --keys [TASK]``); default: graphmatch's own tasks."""
-    from graphmatch.recipe_keys import describe
+    from graphmatch.tasks.recipes.keys import describe
 
     names = list(task_names_) if task_names_ else list(BUILTIN_TASKS)
     lines = ["# Recipe keys", "",

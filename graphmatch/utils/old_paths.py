@@ -1,0 +1,9 @@
+"""Modules moved without a file left at their old path: ``{old: new}``. ``graphmatch/__init__.py``
+keeps each old path importable for one release (:func:`graphmatch.utils.deprecated.keep_old_paths`)."""
+
+OLD_PATHS: dict[str, str] = {
+    "graphmatch.recipe_keys": "graphmatch.tasks.recipes.keys",
+    "graphmatch.tasks.recipe": "graphmatch.tasks.recipes.sections",
+    "graphmatch.engine.config": "graphmatch.tasks.recipes.resolve",
+    "graphmatch.engine.shorten": "graphmatch.tasks.recipes.shorten",
+}
