@@ -47,7 +47,7 @@ from graphmatch.engine.precision import bf16_units  # noqa: E402
 from graphmatch.engine.predictor import Predictor  # noqa: E402
 from graphmatch.engine.provenance import cpu_model  # noqa: E402
 from graphmatch.tasks.recipes.resolve import resolve_recipe  # noqa: E402
-from graphmatch.text.checkpoint import tokenizer_for  # noqa: E402
+from graphmatch.text.pretrained import tokenizer_for  # noqa: E402
 
 ARMS = ("kbert/chnsenticorp_e5", "kbert/chnsenticorp_e5_hownet")
 SIDES = ("kbert", "plain")

@@ -62,9 +62,9 @@ def build(seed: int):
     import torch
     from transformers import AutoTokenizer, BertModel
 
-    from graphmatch.checkpoints.packaged import packaged_checkpoint
+    from graphmatch.pretrained.packaged import packaged_pretrained
 
-    folder = packaged_checkpoint("e5-small")
+    folder = packaged_pretrained("e5-small")
     torch.manual_seed(seed)
     encoder = BertModel.from_pretrained(folder, add_pooling_layer=False, attention_probs_dropout_prob=0.0,
                                         hidden_dropout_prob=0.1)

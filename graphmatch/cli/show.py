@@ -22,7 +22,7 @@ input without knowledge.
 The vocabulary is ``--pretrained``'s (a checkpoint folder, or ``minilm``), else ``--vocab`` (characters), else
 Google's Chinese BERT vocabulary under the data root when it is there, else one made from the
 input's own characters (ids then differ from a real model's; the picture does not). A word-piece
-vocabulary (an English checkpoint's, :func:`graphmatch.text.checkpoint.tokenization_of`) builds
+vocabulary (an English checkpoint's, :func:`graphmatch.text.pretrained.tokenization_of`) builds
 the tree over word pieces: ``show "The companies sold ice creams." --kind kbert --kg wordnet
 --pretrained minilm``.
 """

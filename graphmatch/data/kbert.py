@@ -43,7 +43,7 @@ from graphmatch.io.datafiles import locate, resolve_path
 from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
-from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
+from graphmatch.text.pretrained import tokenization_of, tokenizer_for
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
 FORMAT_VERSION = 1
@@ -109,7 +109,7 @@ class KBertDataset(CachedDataset):
         vocab (str, optional): a ``vocab.txt`` (default: Google's Chinese BERT vocabulary).
         tokenization (str): ``"chars"`` (Chinese characters), ``"wordpiece"`` (an English
             checkpoint's word pieces; classification and pairs only) or ``"auto"``, which reads
-            the vocabulary (:func:`graphmatch.text.checkpoint.tokenization_of`). (default: ``"auto"``)
+            the vocabulary (:func:`graphmatch.text.pretrained.tokenization_of`). (default: ``"auto"``)
         lowercase (bool): word pieces of an uncased vocabulary (the checkpoint's ``do_lower_case``).
             (default: :obj:`True`)
         labels (list[str], optional): the label (tag) set, index = id; ``None`` reads it from the

@@ -31,9 +31,9 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.errors import InputError  # the interface's error for an input a task refuses
 from graphmatch.io.input_files import InputLine, read_input_file
+from graphmatch.pretrained import STORED_FILE, Pretrained, stored_files
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
 from graphmatch.tasks.recipes.sections import Recipe
 

@@ -84,3 +84,31 @@ def keep_old_paths(moved: Mapping[str, str]) -> OldPaths:
     finder = OldPaths(moved)
     sys.meta_path.insert(0, finder)
     return finder
+
+
+def renamed(module: str, names: Mapping[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of module ``module`` whose names ``{old: new}`` were renamed: an old name
+    warns (a ``DeprecationWarning``, :func:`moved_message`) and gives the object of the new one
+    (looked up in ``namespace``, the module's ``globals()``)."""
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            warnings.warn(moved_message(f"{module}.{name}", f"{module}.{names[name]}"), DeprecationWarning,
+                          stacklevel=2)
+            return namespace[names[name]]
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def renamed_method(old: str, new: Callable[..., Any]) -> Callable[..., Any]:
+    """A method ``old`` kept for one release as the method ``new``, with a warning when called."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = f"{type(self).__module__}.{type(self).__qualname__}"
+        warnings.warn(moved_message(f"{owner}.{old}", f"{owner}.{new.__name__}"), DeprecationWarning, stacklevel=2)
+        return getattr(self, new.__name__)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Deprecated name of :meth:`{new.__name__}` (goes in the next release)."
+    return method

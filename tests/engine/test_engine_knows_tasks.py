@@ -16,7 +16,7 @@ from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, keys_of
 
 ENGINE = Path(__file__).resolve().parents[2] / "graphmatch" / "engine"
 #: what the engine may import of graphmatch outside itself (and below): the base, the task interface, batching
-GENERIC = ("graphmatch.io", "graphmatch.checkpoints", "graphmatch.tasks.recipes", "graphmatch.tasks.base",
+GENERIC = ("graphmatch.io", "graphmatch.pretrained", "graphmatch.tasks.recipes", "graphmatch.tasks.base",
            "graphmatch.tasks.keys", "graphmatch.data.batching", "graphmatch.utils")
 #: packages the engine may import by their own name only, not their families' modules below them
 ENTRY_POINTS = ("graphmatch.metrics",)

@@ -8,7 +8,7 @@ import pytest
 from graphmatch.data.kbert import kbert_dataset
 from graphmatch.tasks.kbert import KBertTask
 from graphmatch.tasks.recipes.resolve import resolve
-from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
+from graphmatch.text.pretrained import tokenization_of, tokenizer_for
 from graphmatch.text.sentencepiece import SentencePieceTokenizer
 from graphmatch.text.tokenizer import CharTokenizer
 

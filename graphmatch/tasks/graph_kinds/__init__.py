@@ -108,10 +108,10 @@ def show_tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pr
 
     from graphmatch.io.datafiles import DataFileMissing, locate
     from graphmatch.text import CharTokenizer
-    from graphmatch.text.checkpoint import checkpoint_tokenizer
+    from graphmatch.text.pretrained import pretrained_tokenizer
 
     if pretrained:
-        return checkpoint_tokenizer(pretrained)
+        return pretrained_tokenizer(pretrained)
     if vocab:
         return CharTokenizer(vocab)
     try:

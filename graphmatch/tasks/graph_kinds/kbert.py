@@ -67,11 +67,11 @@ def kbert_rows(
     from graphmatch.graphs.kbert.options import TreeOptions
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
-    from graphmatch.text.checkpoint import checkpoint_tokenizer
+    from graphmatch.text.pretrained import pretrained_tokenizer
 
     lines = some_input(lines)
     if pretrained:
-        tokenizer = checkpoint_tokenizer(pretrained)
+        tokenizer = pretrained_tokenizer(pretrained)
     else:
         tokenizer = CharTokenizer(vocab) if vocab else CharTokenizer.default(data_dir)
     graph = KnowledgeGraph.load(kg, data_dir) if kg and kg.lower() not in ("none", "null") else None
@@ -116,11 +116,11 @@ def _selection(threshold: float | None, checkpoint: str | None) -> Any:
     """``--select``'s branch selection over ``--pretrained``'s embeddings, or None."""
     if threshold is None:
         return None
-    from graphmatch.checkpoints import resolve_checkpoint
     from graphmatch.graphs.branch_selection import BranchSelection
+    from graphmatch.pretrained import resolve_pretrained
     from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 
-    return BranchSelection(SentenceEmbedder(resolve_checkpoint(checkpoint), progress=False), threshold=threshold)
+    return BranchSelection(SentenceEmbedder(resolve_pretrained(checkpoint), progress=False), threshold=threshold)
 
 
 def kg_texts(kg: Any) -> list[str]:

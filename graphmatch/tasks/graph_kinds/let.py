@@ -119,7 +119,7 @@ def let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, di
     from graphmatch.graphs.let import LatticePairBuilder
     from graphmatch.graphs.let_options import LatticeOptions
     from graphmatch.knowledge import load_lexicon
-    from graphmatch.text.checkpoint import char_tokenizer_of, checkpoint_folder, piece_tokenizer_of
+    from graphmatch.text.pretrained import char_tokenizer_of, piece_tokenizer_of, pretrained_folder
 
     text, text_b = args.text, args.text_b
     if text_b is None:
@@ -130,7 +130,7 @@ def let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, di
     if tokenization == "pieces" and not args.pretrained:
         raise ValueError("--tokenization pieces: the pieces are a pretrained encoder's own; give --pretrained")
     lexicon = None if args.no_senses else load_lexicon(args.data_dir)
-    pretrained = checkpoint_folder(args.pretrained) if args.pretrained else None
+    pretrained = pretrained_folder(args.pretrained) if args.pretrained else None
     tokenizer = (char_tokenizer_of(pretrained) if pretrained
                  else show_tokenizer(args.vocab, args.data_dir, [text, text_b]))
     options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses,

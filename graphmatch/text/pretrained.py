@@ -1,5 +1,5 @@
 """The tokenizer of a checkpoint, without importing torch: its folder (a packaged short name such
-as ``minilm``: :func:`graphmatch.checkpoints.packaged.packaged_checkpoint`), and the rule that tells a
+as ``minilm``: :func:`graphmatch.pretrained.packaged.packaged_pretrained`), and the rule that tells a
 Chinese character vocabulary from an English word-piece one.
 
 ``tokenization="auto"`` reads the vocabulary and takes word pieces when under half of its
@@ -15,19 +15,20 @@ import os
 import unicodedata
 from pathlib import Path
 
-from graphmatch.checkpoints.packaged import SHORT_NAMES, packaged_checkpoint
+from graphmatch.pretrained.packaged import SHORT_NAMES, packaged_pretrained
 from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
 from graphmatch.text.tokenizer import CharTokenizer
 from graphmatch.text.wordpiece import WordPieceTokenizer
+from graphmatch.utils.deprecated import renamed
 
 TOKENIZATIONS = ("auto", "chars", "wordpiece", "sentencepiece")
 
 
-def checkpoint_folder(name_or_path: str | os.PathLike, key: str = "--pretrained") -> Path:
+def pretrained_folder(name_or_path: str | os.PathLike, key: str = "--pretrained") -> Path:
     """A short name's folder, or ``name_or_path`` when it is a folder (no weights are checked)."""
     text = os.fspath(name_or_path)
     if text in SHORT_NAMES:
-        return packaged_checkpoint(text, key)
+        return packaged_pretrained(text, key)
     path = Path(text).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(f"{key}: no checkpoint folder {path} (give a local checkpoint folder or one of "
@@ -71,7 +72,7 @@ def tokenization_of(vocab: str | os.PathLike, tokenization: str = "auto", taggin
     return "wordpiece" if is_wordpiece_vocab(vocab) else "chars"
 
 
-def checkpoint_vocab(folder: str | os.PathLike) -> Path:
+def pretrained_vocab(folder: str | os.PathLike) -> Path:
     """``folder/vocab.txt``, else a SentencePiece ``folder/tokenizer.json``; a folder with neither is
     a one-line error."""
     vocab = Path(folder) / "vocab.txt"
@@ -84,12 +85,12 @@ def checkpoint_vocab(folder: str | os.PathLike) -> Path:
                             "SentencePiece tokenizer.json)")
 
 
-def checkpoint_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "auto",
+def pretrained_tokenizer(name_or_path: str | os.PathLike, tokenization: str = "auto",
                          key: str = "--pretrained") -> CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer:
     """The K-BERT tokenizer of a checkpoint folder or short name: its ``vocab.txt`` as
     :func:`tokenizer_for` says, uncased as its ``tokenizer_config.json`` says."""
-    folder = checkpoint_folder(name_or_path, key)
-    return tokenizer_for(checkpoint_vocab(folder), tokenization, WordPieceTokenizer.lowercase_of(folder))
+    folder = pretrained_folder(name_or_path, key)
+    return tokenizer_for(pretrained_vocab(folder), tokenization, WordPieceTokenizer.lowercase_of(folder))
 
 
 def tokenizer_for(vocab: str | os.PathLike, tokenization: str = "auto",
@@ -122,7 +123,7 @@ def piece_tokenizer_of(folder: str | os.PathLike, key: str) -> WordPieceTokenize
     """A checkpoint folder's own subword tokenizer (word pieces or SentencePiece pieces); a folder
     whose vocabulary is characters (a Chinese BERT's) is a ValueError naming ``key``: its pieces
     are its characters."""
-    tokenizer = checkpoint_tokenizer(folder, key=key)
+    tokenizer = pretrained_tokenizer(folder, key=key)
     if isinstance(tokenizer, CharTokenizer):
         raise ValueError(f"{key}=pieces: {folder} reads one character a token (a character vocabulary); "
                          "its pieces are the characters, read characters instead")
@@ -151,9 +152,9 @@ def vocab_size(vocab: str | os.PathLike) -> int:
 __all__ = [
     "TOKENIZATIONS",
     "char_tokenizer_of",
-    "checkpoint_folder",
-    "checkpoint_tokenizer",
-    "checkpoint_vocab",
+    "pretrained_folder",
+    "pretrained_tokenizer",
+    "pretrained_vocab",
     "is_wordpiece_vocab",
     "pair_segments",
     "piece_tokenizer_of",
@@ -161,3 +162,11 @@ __all__ = [
     "tokenizer_for",
     "vocab_size",
 ]
+
+
+#: names of the previous release, kept for one release with a warning
+__getattr__ = renamed(__name__, {
+    "checkpoint_folder": "pretrained_folder",
+    "checkpoint_vocab": "pretrained_vocab",
+    "checkpoint_tokenizer": "pretrained_tokenizer",
+}, globals())

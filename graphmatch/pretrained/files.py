@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphmatch.utils.deprecated import renamed
+
 if TYPE_CHECKING:
     from torch import Tensor
 
@@ -22,16 +24,16 @@ _SHOWN = 6  # tensor names shown in one error line
 
 
 @dataclass
-class Checkpoint:
-    """A checkpoint's weights with its config, as :meth:`graphmatch.checkpoints.Pretrained.checkpoint` reads them.
+class PretrainedWeights:
+    """A checkpoint's weights with its config, as :meth:`graphmatch.pretrained.Pretrained.checkpoint` reads them.
 
     Attributes:
         path: the folder (a UER checkpoint may be a weight file).
         config: its ``config.json`` (a UER checkpoint's ``google_config.json`` in
             ``transformers.BertConfig`` names, with ``layer_norm="uer"``:
-            :func:`graphmatch.checkpoints.uer.uer_config`).
+            :func:`graphmatch.pretrained.uer.uer_config`).
         state: its weights, names normalised (HF: no ``bert.`` prefix, ``LayerNorm.weight/bias``;
-            UER: :func:`graphmatch.checkpoints.uer.normalise_uer`).
+            UER: :func:`graphmatch.pretrained.uer.normalise_uer`).
         source: the weight file(s) read, for messages.
         format: ``"hf"`` or ``"uer"``.
         vocab: the vocabulary file (``vocab.txt``; UER: ``google_vocab.txt``), ``None`` when absent.
@@ -45,7 +47,7 @@ class Checkpoint:
     vocab: Path | None = None
 
 
-def not_a_checkpoint(path: Path, why: str) -> ValueError:
+def not_pretrained(path: Path, why: str) -> ValueError:
     return ValueError(f"not a HuggingFace BERT checkpoint: {path} ({why})")
 
 
@@ -61,9 +63,9 @@ def weight_files(path: str | os.PathLike) -> list[Path]:
             shards = sorted(set(index.get("weight_map", {}).values()))
             missing = [s for s in shards if not (path / s).is_file()]
             if not shards or missing:
-                raise not_a_checkpoint(path, f"{name} names missing shard(s) {missing or '(none listed)'}")
+                raise not_pretrained(path, f"{name} names missing shard(s) {missing or '(none listed)'}")
             return [path / s for s in shards]
-    raise not_a_checkpoint(path, f"no {' or '.join(WEIGHT_FILES)}")
+    raise not_pretrained(path, f"no {' or '.join(WEIGHT_FILES)}")
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -81,7 +83,7 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     """``config.json`` of a checkpoint folder as a dict."""
     path = Path(path)
     if not (path / "config.json").is_file():
-        raise not_a_checkpoint(path, "no config.json")
+        raise not_pretrained(path, "no config.json")
     return read_json(path / "config.json")
 
 
@@ -170,7 +172,7 @@ def load_file(file: Path, mmap: bool = False) -> dict[str, Tensor]:
 
 def normalise_names(state: Mapping[str, Tensor], prefixes: tuple[str, ...] = ("bert.", "roberta.")
                     ) -> dict[str, Tensor]:
-    """Checkpoint names as ``BertModel`` names them: a model prefix dropped (``BertFor*``,
+    """PretrainedWeights names as ``BertModel`` names them: a model prefix dropped (``BertFor*``,
     ``XLMRobertaFor*`` checkpoints), TF-era ``LayerNorm.gamma`` / ``.beta`` → ``.weight`` / ``.bias``."""
     out = {}
     for name, value in state.items():
@@ -196,3 +198,10 @@ def count_lines(path: Path) -> int:
     """Lines of a text file (a vocabulary's entries)."""
     with open(path, encoding="utf-8") as f:
         return sum(1 for _ in f)
+
+
+#: names of the previous release, kept for one release with a warning
+__getattr__ = renamed(__name__, {
+    "Checkpoint": "PretrainedWeights",
+    "not_a_checkpoint": "not_pretrained",
+}, globals())
