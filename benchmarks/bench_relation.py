@@ -25,7 +25,7 @@ import time
 import torch
 from torch_geometric.loader import DataLoader
 
-from graphmatch.engine.optim import build_optimizer, param_groups
+from graphmatch.engine.training.optim import build_optimizer, param_groups
 from graphmatch.tasks.recipes.resolve import resolve
 from graphmatch.tasks.relation import RelationTask
 

@@ -98,8 +98,8 @@ def train_seed(seed: int, out: Path, data_dir: str | None) -> dict:
     """Train and test one seed into ``out`` (its ``metrics.json``)."""
     import torch
 
-    from graphmatch.engine.provenance import provenance
     from graphmatch.engine.runs import write_json
+    from graphmatch.engine.runs.provenance import provenance
 
     train, dev, test = (read_split(s, n, data_dir) for s, n in (("train", TRAIN), ("dev", DEV), ("test", TEST)))
     tokenizer, model = build(seed)

@@ -16,9 +16,6 @@ from graphmatch.utils.old_paths import OLD_PATHS
 ROOT = Path(__file__).resolve().parents[1]
 #: old module -> the module that is now what it was
 MOVED = {
-    "graphmatch.engine.metrics": "graphmatch.metrics",
-    "graphmatch.engine.semeval": "graphmatch.metrics.semeval",
-    "graphmatch.engine.input_files": "graphmatch.io.input_files",
     "graphmatch.e5_q4": "graphmatch.pretrained.e5_q4",
     "graphmatch.ragged": "graphmatch.utils.ragged",
     "graphmatch.ragged_np": "graphmatch.utils.ragged_np",

@@ -275,7 +275,7 @@ class Task(TaskKeys, abc.ABC):
         return []
 
     def environment(self) -> dict[str, Any]:
-        """What of the environment shapes this task's data beyond :data:`~graphmatch.engine.provenance.LIBRARIES`
+        """What of the environment shapes this task's data beyond :data:`~graphmatch.engine.runs.provenance.LIBRARIES`
         (LET: the segmenters used, with their versions); recorded in a run's provenance."""
         return {}
 
@@ -292,7 +292,7 @@ class Task(TaskKeys, abc.ABC):
     def user_files(self) -> dict[str, str]:
         """Which of :meth:`input_files` a user gave by path, each with the recipe key that names it
         (e.g. ``{"kg": "data.kg"}`` for a ``.spo`` file, not a built-in name): the run folder keeps a
-        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.run_files`);
+        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.runs.files`);
         default none."""
         return {}
 
@@ -363,7 +363,7 @@ class Task(TaskKeys, abc.ABC):
         return None
 
     def probe_batch(self, model: torch.nn.Module, batch: Any) -> dict[str, Any]:
-        """What :mod:`graphmatch.engine.probe` reads of one batch (optional): ``out`` and
+        """What :mod:`graphmatch.engine.inference.probe` reads of one batch (optional): ``out`` and
         ``out_cut``, the model's output (as :meth:`decode` takes it) with its knowledge and with
         every branch cut out; ``[B, L]`` ``branch`` and ``token_mask``, ``[B, L, L]`` ``visible``,
         ``weights`` (one ``[B, H, L, L]`` attention per layer, or ``None``) and ``spans``, the

@@ -37,11 +37,11 @@ def family_imports(folder: Path) -> list[str]:
     """``file:line: module`` for every import of graphmatch code that is neither the engine's own
     nor :data:`GENERIC` nor one of :data:`ENTRY_POINTS`."""
     out = []
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):  # its subpackages too
         for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             own = module.startswith(f"graphmatch.{folder.name}")
             if not own and not module.startswith(GENERIC) and module not in ENTRY_POINTS:
-                out.append(f"{path.name}:{line}: {module}")
+                out.append(f"{path.relative_to(folder).as_posix()}:{line}: {module}")
     return out
 
 
@@ -90,7 +90,7 @@ def family_key_names(folder: Path) -> list[str]:
     """``file:line: section.key`` for every family key the engine reads from a recipe section or
     names in a message (docstrings aside)."""
     keys, out = family_keys(), []
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):  # its subpackages too
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))

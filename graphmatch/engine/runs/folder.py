@@ -9,7 +9,7 @@
 * **ranks**: under DDP only rank 0 (:func:`env_rank`) checks, creates and marks folders; it
   announces its folder in ``$GRAPHMATCH_RUN_DIR`` so that the processes Lightning launches write
   the same one (:func:`choose_folder`);
-* **one owner**: a training claims its folder (:func:`graphmatch.engine.run_owner.claim`) before
+* **one owner**: a training claims its folder (:func:`graphmatch.engine.runs.owner.claim`) before
   anything is built and gives it back at the end; a second training of a claimed folder is refused
   with its owner's pid, host and start time, and a claim left by a killed run is taken over;
 * **creation and completion**: :func:`open_folder` makes the folder and writes ``config.yaml``
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmatch.engine.run_owner import OWNER_FILE, Claim, FolderInUse, claim
+from graphmatch.engine.runs.owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
 from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipes import shorten
@@ -154,7 +154,7 @@ def plan(
             if has_seeds(resume):
                 seeds = len(json.loads((resume / "seeds.json").read_text())["seeds"])
         elif resume.is_file():
-            from graphmatch.engine.checkpoint import META, read_checkpoint  # torch: only for a .ckpt
+            from graphmatch.engine.runs.checkpoint import META, read_checkpoint  # torch: only for a .ckpt
 
             saved = read_checkpoint(resume)[META]["config"]
             given = config if config is not None else resolve(saved, given_overrides, stored=True)
@@ -257,7 +257,7 @@ def check_free(run_dir: Path) -> None:
 
 def claim_folder(recipe: Recipe, run_dir: Path | None, *, resume: bool) -> tuple[Path, Claim | None]:
     """:func:`choose_folder`, then claim it for this run (rank 0; the other ranks get ``None``):
-    :class:`~graphmatch.engine.run_owner.FolderInUse` when another training owns it; a new run
+    :class:`~graphmatch.engine.runs.owner.FolderInUse` when another training owns it; a new run
     (not ``resume``) must then find it free (:func:`check_free`). A default folder taken at the
     same moment by another run is replaced by the next free name."""
     for _ in range(5):

@@ -88,7 +88,7 @@ def provenance(caches: Mapping[str, str] | None = None, where: str | Path | None
     (:func:`git_state`), ``python`` and each of :data:`LIBRARIES`' versions, ``caches`` (the
     cache key of each processed dataset used, by split), the task's ``environment`` (LET:
     ``segmenters``, name → version), the ``machine`` (:func:`machine`) and, for a run that trained,
-    its ``precision`` (:func:`~graphmatch.engine.precision.precision_record`: requested, in force,
+    its ``precision`` (:func:`~graphmatch.engine.training.precision.precision_record`: requested, in force,
     and the CPU's bf16 flags that chose it)."""
     record = {"graphmatch": graphmatch.__version__, **git_state(where), "python": platform.python_version(),
               **{lib: _version(lib) for lib in LIBRARIES}, "caches": dict(caches or {}), **dict(environment or {}),

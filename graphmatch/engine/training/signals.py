@@ -38,7 +38,7 @@ import lightning.pytorch as pl
 from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.trainer.states import TrainerFn
 
-from graphmatch.engine.checkpoint import rng_states, set_rng_states
+from graphmatch.engine.runs.checkpoint import rng_states, set_rng_states
 
 #: the signals a run stops on
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)

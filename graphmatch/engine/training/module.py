@@ -20,9 +20,9 @@ import torch.distributed as dist
 from lightning.pytorch.trainer.states import TrainerFn
 from torch import Tensor
 
-from graphmatch.engine.checkpoint import META, check_state_dict, model_state, rng_states, set_rng_states
-from graphmatch.engine.optim import build_optimizer, build_scheduler, param_groups
 from graphmatch.engine.runs import to_plain
+from graphmatch.engine.runs.checkpoint import META, check_state_dict, model_state, rng_states, set_rng_states
+from graphmatch.engine.training.optim import build_optimizer, build_scheduler, param_groups
 from graphmatch.metrics import compute
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipes.sections import Recipe
@@ -79,7 +79,7 @@ class TaskModule(pl.LightningModule):
             self.param_groups()  # a task without encoder layers fails here, before any training
 
     def param_groups(self) -> list[dict[str, Any]]:
-        """The optimiser's parameter groups (:func:`~graphmatch.engine.optim.param_groups`)."""
+        """The optimiser's parameter groups (:func:`~graphmatch.engine.training.optim.param_groups`)."""
         task, model = self.task, self.model
         return param_groups(model, task.encoder_parameters(model), self.recipe.optim, task.encoder_layers(model))
 

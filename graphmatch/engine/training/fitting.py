@@ -1,7 +1,7 @@
 """One training run inside a folder already chosen: the task, its data and model
 (:func:`prepare`), Lightning's fit, the selected checkpoint's dev and test figures, and the
 files that report them (:func:`fit`). Which folder, resuming and ranks are
-:mod:`graphmatch.engine.run_folder`'s business."""
+:mod:`graphmatch.engine.runs.folder`'s business."""
 
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ import torch
 from lightning.pytorch.callbacks import Callback
 
 from graphmatch.engine import runs
-from graphmatch.engine.checkpoint import check_state_dict, model_state, read_checkpoint
-from graphmatch.engine.datamodule import GraphDataModule, IndexedDataset
-from graphmatch.engine.disk_full import disk_full_said
-from graphmatch.engine.module import TaskModule
-from graphmatch.engine.precision import precision_record
-from graphmatch.engine.provenance import provenance
-from graphmatch.engine.run_callbacks import EpochLines, EvaluateLastStep
-from graphmatch.engine.run_files import store_run_files
-from graphmatch.engine.signals import SignalStop, StopOnSignal, TrainingStopped
-from graphmatch.engine.trainer import build_trainer, progress_bars
+from graphmatch.engine.runs.checkpoint import check_state_dict, model_state, read_checkpoint
+from graphmatch.engine.runs.files import store_run_files
+from graphmatch.engine.runs.provenance import provenance
+from graphmatch.engine.training.callbacks import EpochLines, EvaluateLastStep
+from graphmatch.engine.training.datamodule import GraphDataModule, IndexedDataset
+from graphmatch.engine.training.disk_full import disk_full_said
+from graphmatch.engine.training.module import TaskModule
+from graphmatch.engine.training.precision import precision_record
+from graphmatch.engine.training.signals import SignalStop, StopOnSignal, TrainingStopped
+from graphmatch.engine.training.trainer import build_trainer, progress_bars
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipes.resolve import diff, resolve, sample_limit, task_class
 from graphmatch.tasks.recipes.sections import Recipe
@@ -135,7 +135,7 @@ def load_weights_only(setup: Setup, ckpt: Path) -> bool:
 def fit(setup: Setup, run_dir: Path, *, ckpt: Path | None, callbacks: Sequence[Callback]) -> dict[str, Any] | None:
     """Train (from ``ckpt`` when given), select the checkpoint on dev, evaluate dev and test once
     with it, and write the run's results into ``run_dir``: predictions, ``history.json``,
-    ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.provenance.provenance`) and
+    ``curve.png``, ``metrics.json`` (with :func:`~graphmatch.engine.runs.provenance.provenance`) and
     ``summary.md``. Returns the metrics in the process that wrote them (global rank 0), else ``None``."""
     recipe, module, splits, monitor = setup.recipe, setup.module, setup.splits, setup.monitor
     t = recipe.train
@@ -251,7 +251,7 @@ def write_results(setup: Setup, run_dir: Path, trainer: pl.Trainer, train_time: 
     runs.write_json(run_dir / "metrics.json", metrics)
     runs.write_summary(run_dir, recipe, metrics, setup.report, used=task.used(), described=as_described(recipe, task))
     if task.branch_kg() is not None and len(splits.get("dev") or ()):  # does the model read its branches?
-        from graphmatch.engine.probe import SUMMARY_INPUTS, probe_graphs, report
+        from graphmatch.engine.inference.probe import SUMMARY_INPUTS, probe_graphs, report
 
         dev = splits["dev"]
         figures = probe_graphs(task, module.model, [dev[i] for i in range(min(SUMMARY_INPUTS, len(dev)))])

@@ -1,6 +1,6 @@
 """What a run folder holds: its files (each written atomically), the learning curve, the
 Markdown summary and the mean ± std over seeds. Which folder a run writes, and when it is
-complete, is :mod:`graphmatch.engine.run_folder`'s policy.
+complete, is :mod:`graphmatch.engine.runs.folder`'s policy.
 
 Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
 
@@ -18,6 +18,11 @@ Layout of one run (``runs/<task>-<recipe>-<timestamp>/``)::
 
 Several seeds: ``seeds.json`` and ``config.yaml`` at the top, one run folder per seed
 (``seed-<n>/``), and an aggregate ``metrics.json``/``summary.md``/``curve.png`` with mean ± std.
+
+The package's modules: which folder a run writes and when it is complete (``folder``), the lock
+of its owner (``owner``), the input files it copies (``files``), what made its figures
+(``provenance``), its training checkpoints (``checkpoint``) and a run rebuilt from its folder for
+``evaluate`` and ``predict`` (``restore``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from graphmatch.engine.provenance import describe
+from graphmatch.engine.runs.provenance import describe
 from graphmatch.io.atomic import write_atomically
 from graphmatch.io.yaml_values import MAX_YAML_VALUES, check_expansion  # noqa: F401 (MAX_YAML_VALUES: its old place)
 from graphmatch.tasks.recipes.sections import Recipe
@@ -157,7 +162,7 @@ def _table(metrics: Mapping[str, Mapping[str, Any]], fmt: Any) -> list[str]:
 
 
 def _made_by(record: Mapping[str, Any] | None) -> list[str]:
-    """The summary's lines on what made the run: :func:`~graphmatch.engine.provenance.describe`
+    """The summary's lines on what made the run: :func:`~graphmatch.engine.runs.provenance.describe`
     and the cache key of each split's processed data."""
     if not record:
         return []
@@ -193,7 +198,7 @@ def write_summary(run_dir: Path, recipe: Recipe, metrics: Mapping[str, Any],
     model key of the recipe was changed), selected checkpoint, dev/test table, the share of
     negative predictions (``metrics["negative_share"]``), time, curve, and the task's ``notes`` on
     its data (:meth:`~graphmatch.tasks.base.Task.report`), one item each; ``extra`` lines at the end
-    (the knowledge probe, :mod:`graphmatch.engine.probe`)."""
+    (the knowledge probe, :mod:`graphmatch.engine.inference.probe`)."""
     t = recipe.train
     share = metrics.get("negative_share") or {}
     lines = [
@@ -232,7 +237,7 @@ def mean_std(values: Sequence[float]) -> dict[str, Any]:
 
 def seeds_provenance(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What made several seeds' runs (their ``metrics.json``): the first seed's
-    :func:`~graphmatch.engine.provenance.provenance` record, with ``one_commit`` (every seed made
+    :func:`~graphmatch.engine.runs.provenance.provenance` record, with ``one_commit`` (every seed made
     by the same commit, clean or equally dirty; a seed without a record counts as another commit)
     and ``commits`` (each seed's commit). When the seeds' commits differ, ``commit`` and ``dirty``
     are ``None``: no single commit made the figures; when one commit made them, some seeds with

@@ -16,10 +16,10 @@ from torch_geometric.data import Batch
 
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_output, check_precision
-from graphmatch.engine.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
-from graphmatch.engine.precision import autocast, inference_precision, to_fp32
-from graphmatch.engine.run_files import check_run_inputs, stored_inputs
-from graphmatch.engine.run_folder import check_complete, has_seeds, is_complete
+from graphmatch.engine.runs.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
+from graphmatch.engine.training.precision import autocast, inference_precision, to_fp32
+from graphmatch.engine.runs.files import check_run_inputs, stored_inputs
+from graphmatch.engine.runs.folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve, task_class
 from graphmatch.tasks.recipes.sections import Recipe
@@ -97,8 +97,8 @@ def evaluate(
 ) -> dict[str, float]:
     """Metrics of a run's selected checkpoint (or of a checkpoint) on ``split`` (dev or test).
 
-    The batches and the trainer are made as in training (:func:`~graphmatch.engine.fitting.datamodule`,
-    :func:`~graphmatch.engine.trainer.build_trainer`), on one device in this process.
+    The batches and the trainer are made as in training (:func:`~graphmatch.engine.training.fitting.datamodule`,
+    :func:`~graphmatch.engine.training.trainer.build_trainer`), on one device in this process.
 
     Args:
         run_or_ckpt: run folder (its ``best.ckpt``; an interrupted one's too, with a warning:
@@ -108,11 +108,11 @@ def evaluate(
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
         predictions: also write the rows to this JSONL file (and the task's official formats).
         precision: ``auto``, ``32-true`` or ``bf16-mixed`` instead of the run's ``train.precision``
-            (as ``--set train.precision=...``; the trainer resolves it, :func:`~graphmatch.engine.trainer.precision`).
+            (as ``--set train.precision=...``; the trainer resolves it, :func:`~graphmatch.engine.training.trainer.precision`).
     """
-    from graphmatch.engine.fitting import datamodule, limited  # Lightning: not needed by load / predict
-    from graphmatch.engine.module import TaskModule
-    from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+    from graphmatch.engine.training.fitting import datamodule, limited  # Lightning: not needed by load / predict
+    from graphmatch.engine.training.module import TaskModule
+    from graphmatch.engine.training.trainer import build_trainer, check_accelerator, cpu_threads, quiet
 
     if split not in ("dev", "test"):
         raise ValueError(f"--split must be dev or test, got {split!r}")
@@ -152,7 +152,7 @@ def evaluate(
 
 
 class PredictedRow(dict):
-    """A row of :func:`predict`: ``label`` as :class:`~graphmatch.engine.predictor.Predictor` and
+    """A row of :func:`predict`: ``label`` as :class:`~graphmatch.engine.inference.predictor.Predictor` and
     the JSONL name it; the previous release's ``pred`` still reads it, with a FutureWarning."""
 
     def __missing__(self, name: str) -> Any:
@@ -177,7 +177,7 @@ def predict_graph(task: Task, model: torch.nn.Module, data: Any, precision: str 
     """The decoded row for one input graph (``task.encode``) with a loaded task and model. One
     sample needs no trainer: the model runs as :func:`load` returned it (CPU, eval mode), in
     ``precision`` (default: the run's ``train.precision`` on this CPU,
-    :func:`~graphmatch.engine.precision.inference_precision`)."""
+    :func:`~graphmatch.engine.training.precision.inference_precision`)."""
     batch = Batch.from_data_list([data])
     with torch.no_grad():
         with autocast(inference_precision(precision or task.recipe.train.precision)):

@@ -16,11 +16,11 @@ activations quantized per batch), for prediction on a CPU; ``"int8-per-tensor"``
 per weight matrix, as ``quantize_dynamic``'s default (faster to load, less accurate: on MiniLM
 fine-tuned for SemEval 2.5 points of macro-F1 lost against 0.7, ``docs/benchmarks.md``).
 With ``calibration`` inputs (``from_run(calibrate=FILE)``) the layers whose input is uneven are
-smoothed first (:mod:`graphmatch.engine.quantize`; on that model 0.02 points gained instead of 0.79 lost).
+smoothed first (:mod:`graphmatch.engine.inference.quantize`; on that model 0.02 points gained instead of 0.79 lost).
 
 Example::
 
-    from graphmatch.engine.predictor import Predictor
+    from graphmatch.engine.inference.predictor import Predictor
 
     rows = Predictor.from_run("runs/kbert_chnsenticorp").predict(["这家酒店很好", "太差了"])
 """
@@ -42,8 +42,8 @@ from torch_geometric.data import Batch
 from graphmatch.data.batching import CollatedGraphs, can_gather, gather_batch
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import SMOOTH_ALPHA, check_keep_fp32, check_precision, check_smoothing
-from graphmatch.engine.precision import autocast, inference_precision, to_fp32
-from graphmatch.engine.quantize import input_ranges, quantize_linear
+from graphmatch.engine.inference.quantize import input_ranges, quantize_linear
+from graphmatch.engine.training.precision import autocast, inference_precision, to_fp32
 from graphmatch.io.atomic import write_atomically
 from graphmatch.io.input_files import name_of
 from graphmatch.tasks.base import InputError, Task
@@ -70,7 +70,7 @@ class Predictor:
             raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
         self.task, self.batch_size = task, batch_size
         #: what the model runs in: ``precision``, else the run's ``train.precision``, on this CPU
-        #: (:func:`~graphmatch.engine.precision.inference_precision`)
+        #: (:func:`~graphmatch.engine.training.precision.inference_precision`)
         self.precision = inference_precision(precision or task.recipe.train.precision, quantize)
         #: inputs encoded at a time while the model reads the ones before (:meth:`predict`)
         self.chunk_size = 1024
@@ -89,9 +89,9 @@ class Predictor:
                  alpha: float = SMOOTH_ALPHA, precision: str | None = None) -> Predictor:
         """The predictor of a run folder (its ``best.ckpt``) or checkpoint file (:func:`graphmatch.engine.load`);
         ``calibrate``: a file of inputs (as :meth:`predict_file` reads them) whose first
-        :data:`CALIBRATION_INPUTS` smooth the int8 layers (:mod:`graphmatch.engine.quantize`);
+        :data:`CALIBRATION_INPUTS` smooth the int8 layers (:mod:`graphmatch.engine.inference.quantize`);
         ``precision``: ``auto``, ``32-true`` or ``bf16-mixed`` instead of the run's ``train.precision``."""
-        from graphmatch.engine.restore import load
+        from graphmatch.engine.runs.restore import load
 
         check_precision(precision, quantize)
         task, model = load(run_or_ckpt)

@@ -17,9 +17,9 @@ from lightning.fabric.utilities.exceptions import MisconfigurationException
 from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint, ModelSummary, TQDMProgressBar
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from graphmatch.engine.checkpoint import refused_global, unreadable
-from graphmatch.engine.disk_full import disk_full_said
-from graphmatch.engine.precision import cpu_precision
+from graphmatch.engine.runs.checkpoint import refused_global, unreadable
+from graphmatch.engine.training.disk_full import disk_full_said
+from graphmatch.engine.training.precision import cpu_precision
 from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipes.sections import Recipe, Train, typed
 
@@ -62,7 +62,7 @@ def damaged_checkpoint(path: Path, err: Exception) -> ValueError:
 class AtomicCheckpointIO(TorchCheckpointIO):
     """Lightning's torch checkpoint writer through :func:`~graphmatch.io.atomic.write_atomically`,
     so a crash never leaves a truncated checkpoint under the real name; a full disk is one line
-    (:class:`~graphmatch.engine.disk_full.DiskFull`) and a checkpoint that cannot be read too."""
+    (:class:`~graphmatch.engine.training.disk_full.DiskFull`) and a checkpoint that cannot be read too."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
         save = super().save_checkpoint
@@ -144,7 +144,7 @@ def quiet(progress: bool) -> None:
 
 def progress_bars(train: Train | Mapping[str, Any]) -> bool:
     """Progress bars only where a person watches them: ``train.progress`` and stderr a terminal
-    (a redirected log gets :class:`~graphmatch.engine.run_callbacks.EpochLines` instead)."""
+    (a redirected log gets :class:`~graphmatch.engine.training.callbacks.EpochLines` instead)."""
     return typed(Train, train).progress and sys.stderr.isatty()
 
 
@@ -178,7 +178,8 @@ def cpu_threads(train: Train | Mapping[str, Any]) -> Iterator[None]:
 
 def precision(train: Train) -> str:
     """``train.precision``; ``auto`` is bf16 (else fp16) mixed precision on a GPU, and on a CPU
-    bf16 mixed precision where it has bf16 units, else fp32 (:func:`~graphmatch.engine.precision.cpu_precision`,
+    bf16 mixed precision where it has bf16 units, else fp32
+    (:func:`~graphmatch.engine.training.precision.cpu_precision`,
     which also warns of bf16 asked for on a CPU without them)."""
     if train.accelerator == "mps":
         return "32-true" if train.precision == "auto" else str(train.precision)

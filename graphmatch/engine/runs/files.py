@@ -10,7 +10,7 @@ changed since (:func:`warn_changed_inputs`). A file the user gave by path (:meth
 that moving or deleting the data changes nothing for ``predict``; :func:`check_run_inputs` warns
 when a file the run reads, or the user's original, differs from what the run was trained on.
 
-When a run is loaded (:mod:`graphmatch.engine.restore`), the task is rebuilt from them
+When a run is loaded (:mod:`graphmatch.engine.runs.restore`), the task is rebuilt from them
 (:meth:`Task.from_run_folder <graphmatch.tasks.base.Task.from_run_folder>`), so that ``evaluate``
 and ``predict`` work after the pretrained folder is gone and after the run folder has moved.
 """

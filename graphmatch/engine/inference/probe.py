@@ -175,8 +175,8 @@ def probe_file(run: str | os.PathLike, path: str | os.PathLike, limit: int | Non
 
     Raises a one-line :class:`ValueError` naming the run (another family, no KG, a missing KG)
     or the file and line (an input the task refuses, a missing gold label)."""
-    from graphmatch.engine.predictor import Predictor
-    from graphmatch.engine.restore import load
+    from graphmatch.engine.inference.predictor import Predictor
+    from graphmatch.engine.runs.restore import load
 
     task, model = load(run)
     check_probed(task, str(run))
