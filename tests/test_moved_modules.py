@@ -15,13 +15,7 @@ from graphmatch.utils.old_paths import OLD_PATHS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: old module -> the module that is now what it was
-MOVED = {
-    "graphmatch.e5_q4": "graphmatch.pretrained.e5_q4",
-    "graphmatch.ragged": "graphmatch.utils.ragged",
-    "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
-    "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
-    **OLD_PATHS,  # kept by an import hook, no file left at the old path
-}
+MOVED = OLD_PATHS  # kept by an import hook, no file left at the old path
 #: old module split in several -> {name: the module it now lives in}
 SPLIT = {"graphmatch.datafiles": {
     "locate": "graphmatch.io.datafiles", "REGISTRY": "graphmatch.io.datafiles",

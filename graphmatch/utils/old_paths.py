@@ -35,4 +35,8 @@ OLD_PATHS: dict[str, str] = {
     "graphmatch.engine.metrics": "graphmatch.metrics",
     "graphmatch.engine.semeval": "graphmatch.metrics.semeval",
     "graphmatch.engine.input_files": "graphmatch.io.input_files",
+    "graphmatch.e5_q4": "graphmatch.pretrained.e5_q4",
+    "graphmatch.ragged": "graphmatch.utils.ragged",
+    "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
+    "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
 }
