@@ -3,7 +3,7 @@
 
 Each arm is a recipe (default: K-BERT e5 ``kbert/chnsenticorp_e5``, LET-e5 ``let/lcqmc_e5``, the
 MiniLM relation transformer ``relation/semeval_minilm_entity_start``), set up as ``train`` sets
-it up (:func:`graphmatch.engine.fitting.prepare`: pretrained weights, the recipe's training
+it up (:func:`graphmatch.engine.training.fitting.prepare`: pretrained weights, the recipe's training
 loader), on ``--batches`` real training batches kept aside, one torch thread. A *step* is forward,
 the task's loss, backward and AdamW over the recipe's parameter groups; an *inference* batch is the
 model's forward in eval mode without gradients. The two precisions take turns, fp32 then bf16,
@@ -26,11 +26,11 @@ from pathlib import Path
 
 import torch
 
-from graphmatch.engine.config import resolve_recipe
-from graphmatch.engine.fitting import datamodule, prepare
-from graphmatch.engine.optim import build_optimizer
-from graphmatch.engine.precision import bf16_units
-from graphmatch.engine.provenance import cpu_model
+from graphmatch.engine.runs.provenance import cpu_model
+from graphmatch.engine.training.fitting import datamodule, prepare
+from graphmatch.engine.training.optim import build_optimizer
+from graphmatch.engine.training.precision import bf16_units
+from graphmatch.tasks.recipes.resolve import resolve_recipe
 
 ARMS = ("kbert/chnsenticorp_e5", "let/lcqmc_e5", "relation/semeval_minilm_entity_start")
 PRECISIONS = ("fp32", "bf16")

@@ -50,8 +50,8 @@ def child(mode: str, recipe_name: str, cache: Path, data_dir: str | None, steps:
     """One measurement in this (fresh) process; see the module's docstring."""
     import torch
 
-    from graphmatch.engine.config import resolve_recipe
     from graphmatch.tasks.base import get_task
+    from graphmatch.tasks.recipes.resolve import resolve_recipe
 
     recipe = resolve_recipe(recipe_name, _sets(cache, data_dir))
     torch.set_num_threads(recipe.train.threads)
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((recipe, build["sizes"], build["seconds"], build["peak_gb"], size, load["seconds"],
                      load["peak_gb"], steps["first_batch_s"], steps["step_s"], epoch, 100 * build["seconds"] / epoch))
         print(f"{recipe}: {json.dumps({'build': build, 'load': load, 'steps': steps})}", file=sys.stderr, flush=True)
-    from graphmatch.engine.provenance import cpu_model
+    from graphmatch.engine.runs.provenance import cpu_model
 
     load_avg = os.getloadavg()
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, one torch thread, load "

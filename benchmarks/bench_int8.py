@@ -16,8 +16,8 @@ import time
 
 import torch
 
-from graphmatch.engine.predictor import QUANTIZE, Predictor, read_inputs
-from graphmatch.engine.quantize import quantize_linear
+from graphmatch.engine.inference.predictor import QUANTIZE, Predictor, read_inputs
+from graphmatch.engine.inference.quantize import quantize_linear
 from graphmatch.metrics import METRICS, compute
 
 

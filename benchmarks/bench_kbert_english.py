@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.relation_formats import read_semeval_file
 from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, collated_coverage
 from graphmatch.knowledge import KnowledgeGraph
+from graphmatch.pretrained import resolve_pretrained
 from graphmatch.text import CharTokenizer, WordPieceTokenizer
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     root = args.data_dir
     wordnet, hownet = KnowledgeGraph.load("wordnet"), KnowledgeGraph.load("hownet", root)
-    pieces = WordPieceTokenizer.from_pretrained(resolve_checkpoint("minilm").path)
+    pieces = WordPieceTokenizer.from_pretrained(resolve_pretrained("minilm").path)
     chars = CharTokenizer(root / "kbert/vocab/google_vocab.txt")
     semeval = read_semeval_file(root / "semeval2010_task8/TRAIN_FILE.TXT")
     sst2 = read_column(root / "sst2/train.tsv", "sentence")

@@ -32,9 +32,9 @@ import torch
 from torch_geometric.loader import DataLoader
 from torch_geometric.utils import to_dense_batch
 
-from graphmatch.engine.config import resolve
-from graphmatch.engine.optim import build_optimizer, param_groups
+from graphmatch.engine.training.optim import build_optimizer, param_groups
 from graphmatch.tasks.kbert import KBertTask
+from graphmatch.tasks.recipes.resolve import resolve
 
 
 def padding_only(model: torch.nn.Module, batch) -> torch.Tensor:

@@ -4,7 +4,7 @@ knowledge, interleaved in one process, and where the extra time goes.
 The arms are recipes (default: ``kbert/sst2_minilm``, no knowledge; ``kbert/sst2_minilm_wordnet``,
 every matched word gets WordNet's branches; ``kbert/sst2_minilm_wordnet_nouns``, branches only
 where the word reads as a noun, ``data.select.noun_reading``). Each arm is set up as ``train``
-sets it up (:func:`graphmatch.engine.fitting.prepare`: same seed, pretrained weights, the
+sets it up (:func:`graphmatch.engine.training.fitting.prepare`: same seed, pretrained weights, the
 recipe's training loader, length-bucketed as ``train.bucket`` says, one torch thread as
 ``train.threads`` says) and trained with a plain loop (AdamW over the recipe's parameter
 groups, gradient clipping; no schedule, no Lightning), ``--steps`` steps per round, the arms
@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphmatch.engine.config import resolve_recipe
-from graphmatch.engine.datamodule import sample_sizes
-from graphmatch.engine.fitting import datamodule, prepare
-from graphmatch.engine.optim import build_optimizer
+from graphmatch.engine.training.datamodule import sample_sizes
+from graphmatch.engine.training.fitting import datamodule, prepare
+from graphmatch.engine.training.optim import build_optimizer
 from graphmatch.graphs.kbert import dense_inputs
+from graphmatch.tasks.recipes.resolve import resolve_recipe
 
 PHASES = ("batch", "dense", "forward", "backward", "step")
 ARMS = ("kbert/sst2_minilm", "kbert/sst2_minilm_wordnet", "kbert/sst2_minilm_wordnet_nouns")

@@ -25,11 +25,11 @@ from torch_geometric.data import HeteroData
 from torch_geometric.loader import DataLoader
 
 from graphmatch.data.let import lcqmc_file, read_pairs
-from graphmatch.engine.config import resolve
-from graphmatch.engine.optim import build_optimizer, param_groups
+from graphmatch.engine.training.optim import build_optimizer, param_groups
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters
 from graphmatch.knowledge import load_lexicon
 from graphmatch.tasks.let import LETTask
+from graphmatch.tasks.recipes.resolve import resolve
 from graphmatch.text import CharTokenizer, get_segmenter
 
 

@@ -7,7 +7,7 @@ optimiser steps (enough for throughput, not for accuracy: say so with the figure
 * **command**: ``python -m graphmatch.cli.main predict RUN --input LINES --output OUT`` in a fresh
   process on ``--lines`` input lines (the test split cycled), start-up, reading, encoding,
   batching and writing included; wall time;
-* **bare loop**: the same model (:class:`graphmatch.engine.predictor.Predictor`) over the same
+* **bare loop**: the same model (:class:`graphmatch.engine.inference.predictor.Predictor`) over the same
   length-sorted batches, already encoded and collated, ``model(batch)`` only, in this process;
 
 both in fp32 (``--precision 32-true``: a run's ``auto`` would mean bf16 on a CPU with bf16
@@ -98,7 +98,7 @@ def bare_loop(run: Path, lines: list[str], quantize: str | None, batch_size: int
     """Seconds of the forward passes alone over the predictor's batches, and of encoding them."""
     import torch
 
-    from graphmatch.engine.predictor import Predictor
+    from graphmatch.engine.inference.predictor import Predictor
 
     predictor = Predictor.from_run(run, batch_size=batch_size, quantize=quantize, precision="32-true")
     start = time.perf_counter()

@@ -25,8 +25,8 @@ import time
 import torch
 from torch_geometric.loader import DataLoader
 
-from graphmatch.engine.config import resolve
-from graphmatch.engine.optim import build_optimizer, param_groups
+from graphmatch.engine.training.optim import build_optimizer, param_groups
+from graphmatch.tasks.recipes.resolve import resolve
 from graphmatch.tasks.relation import RelationTask
 
 

@@ -4,14 +4,14 @@ classifier, on the same sentences, batches and precision, interleaved.
 
 Each arm is a K-BERT recipe (default: ``kbert/chnsenticorp_e5`` without knowledge and
 ``kbert/chnsenticorp_e5_hownet``), set up as ``train`` sets it up
-(:func:`graphmatch.engine.fitting.prepare`, pretrained weights). The plain classifier is a
+(:func:`graphmatch.engine.training.fitting.prepare`, pretrained weights). The plain classifier is a
 ``BertModel`` with the very same weights (the K-BERT encoder written by ``save_pretrained_hf``),
 mean-pooled, with ``benchmarks/plain_e5.py``'s head, reading ``[CLS] pieces [SEP]`` of the same
 tokenizer, padded to the batch's longest. Both read the first ``--batches × train.batch_size``
 training sentences in the same batches (their labels are checked equal). A *step* is forward,
 cross-entropy, backward and AdamW; an *inference* batch the forward in eval mode without
 gradients; *predict* is ``--lines`` dev and test sentences through
-:class:`~graphmatch.engine.predictor.Predictor` (``graphmatch predict --input`` in one process:
+:class:`~graphmatch.engine.inference.predictor.Predictor` (``graphmatch predict --input`` in one process:
 encoding, batching, forward, rows) against tokenising and classifying them in batches of 64.
 K-BERT and plain take turns, ``--rounds`` rounds; the ratio plain seconds / K-BERT seconds (K-BERT's
 throughput as a share of the plain classifier's) is taken round by round and its median reported,
@@ -41,13 +41,13 @@ from torch_geometric.data import Batch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plain_e5 import read_split  # noqa: E402
 
-from graphmatch.engine.config import resolve_recipe  # noqa: E402
-from graphmatch.engine.fitting import prepare  # noqa: E402
-from graphmatch.engine.optim import build_optimizer  # noqa: E402
-from graphmatch.engine.precision import bf16_units  # noqa: E402
-from graphmatch.engine.predictor import Predictor  # noqa: E402
-from graphmatch.engine.provenance import cpu_model  # noqa: E402
-from graphmatch.text.checkpoint import tokenizer_for  # noqa: E402
+from graphmatch.engine.inference.predictor import Predictor  # noqa: E402
+from graphmatch.engine.runs.provenance import cpu_model  # noqa: E402
+from graphmatch.engine.training.fitting import prepare  # noqa: E402
+from graphmatch.engine.training.optim import build_optimizer  # noqa: E402
+from graphmatch.engine.training.precision import bf16_units  # noqa: E402
+from graphmatch.tasks.recipes.resolve import resolve_recipe  # noqa: E402
+from graphmatch.text.pretrained import tokenizer_for  # noqa: E402
 
 ARMS = ("kbert/chnsenticorp_e5", "kbert/chnsenticorp_e5_hownet")
 SIDES = ("kbert", "plain")

@@ -1,5 +1,5 @@
 """What trained K-BERT runs do with their branches, several seeds side by side: a thin caller of
-``graphmatch probe`` (:mod:`graphmatch.engine.probe`).
+``graphmatch probe`` (:mod:`graphmatch.engine.inference.probe`).
 
     python benchmarks/branch_attention.py RUN [RUN ...] --input TEST_FILE [--limit N] [--json OUT]
 
@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from graphmatch.engine.probe import probe_file  # noqa: E402
+from graphmatch.engine.inference.probe import probe_file  # noqa: E402
 
 COLUMNS = ("with_branch", "branch_tokens", "metric", "metric_cut", "delta", "changed")
 

@@ -4,10 +4,11 @@ runs it on a GPU machine; ``--device cpu --steps 2`` is a smoke run).
 
 **Arms** (``--arms``): K-BERT with HowNet (``kbert/chnsenticorp_hownet_quick``), LET
 (``let/lcqmc_quick``) and the MiniLM relation classifier (``relation/semeval_minilm_entity_start``).
-Each is set up as ``train`` sets it up (``bench_knowledge_cost.Arm``: :func:`~graphmatch.engine.fitting.prepare`
+Each is set up as ``train`` sets it up (``bench_knowledge_cost.Arm``:
+:func:`~graphmatch.engine.training.fitting.prepare`
 with its pretrained weights, the recipe's length-bucketed training loader, AdamW over the recipe's
 parameter groups) and steps on its real batches: the training loss of
-:meth:`~graphmatch.engine.module.TaskModule.training_step`, backward, the recipe's clipping, the
+:meth:`~graphmatch.engine.training.module.TaskModule.training_step`, backward, the recipe's clipping, the
 optimiser's step (no schedule).
 
 **Plain BertModel**: ``BertModel`` of the arm's encoder configuration (layers, hidden size, heads,
@@ -52,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_knowledge_cost import Arm  # noqa: E402  (a recipe's model, loader and optimiser, as train sets them up)
 from bench_predict import _cli, kbert_lines, relation_lines, train  # noqa: E402
 
-from graphmatch.engine.optim import build_optimizer, param_groups  # noqa: E402
+from graphmatch.engine.training.optim import build_optimizer, param_groups  # noqa: E402
 from graphmatch.utils.ragged import batch_vector  # noqa: E402
 
 ARMS = {

@@ -5,7 +5,7 @@ CPU time measured in interleaved rounds over the same length-sorted batches (enc
 Groups: each kind of linear layer (its qualified name without layer numbers, e.g.
 ``encoder.layer.N.intermediate.dense``) and each encoder layer (``layer.N.``). The last rows keep
 the most sensitive kinds cumulatively, the frontier (speed-up against points lost). ``--alphas``
-adds smoothed int8 arms (:mod:`graphmatch.engine.quantize`: each layer's input range moved into
+adds smoothed int8 arms (:mod:`graphmatch.engine.inference.quantize`: each layer's input range moved into
 its weights, calibrated on the first ``--calibrate`` training inputs); ``--plot`` draws every arm
 as speed-up against points lost.
 
@@ -26,8 +26,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_int8 import labels  # noqa: E402  (the timed forward loop, shared)
 
-from graphmatch.engine.predictor import Predictor  # noqa: E402
-from graphmatch.engine.quantize import MIN_SPREAD, input_ranges, linear_names, quantize_linear, spread  # noqa: E402
+from graphmatch.engine.inference.predictor import Predictor  # noqa: E402
+from graphmatch.engine.inference.quantize import MIN_SPREAD, input_ranges, linear_names, quantize_linear, spread  # noqa: E402
 from graphmatch.metrics import METRICS, compute  # noqa: E402
 
 

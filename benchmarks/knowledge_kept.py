@@ -20,14 +20,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from graphmatch.checkpoints import resolve_checkpoint  # noqa: E402
 from graphmatch.data.kbert import source_file, tree_builder  # noqa: E402
 from graphmatch.graphs.branch_selection import BranchSelection  # noqa: E402
 from graphmatch.graphs.kbert.options import TreeOptions  # noqa: E402
 from graphmatch.io.text_files import iter_lines  # noqa: E402
 from graphmatch.knowledge import resolve_kg  # noqa: E402
+from graphmatch.pretrained import resolve_pretrained  # noqa: E402
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder  # noqa: E402
-from graphmatch.text.checkpoint import checkpoint_vocab, tokenization_of  # noqa: E402
+from graphmatch.text.pretrained import pretrained_vocab, tokenization_of  # noqa: E402
 
 
 def texts_of(dataset: str, n: int, root: str | None) -> list[str]:
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--data-dir")
     args = p.parse_args(argv)
-    checkpoint = resolve_checkpoint(args.pretrained)
-    vocab = checkpoint.vocab or checkpoint_vocab(checkpoint.folder)
+    checkpoint = resolve_pretrained(args.pretrained)
+    vocab = checkpoint.vocab or pretrained_vocab(checkpoint.folder)
     kind = tokenization_of(vocab)
     lowercase = True
     texts = texts_of(args.dataset, args.n, args.data_dir)

@@ -62,9 +62,9 @@ def build(seed: int):
     import torch
     from transformers import AutoTokenizer, BertModel
 
-    from graphmatch.checkpoints.packaged import packaged_checkpoint
+    from graphmatch.pretrained.packaged import packaged_pretrained
 
-    folder = packaged_checkpoint("e5-small")
+    folder = packaged_pretrained("e5-small")
     torch.manual_seed(seed)
     encoder = BertModel.from_pretrained(folder, add_pooling_layer=False, attention_probs_dropout_prob=0.0,
                                         hidden_dropout_prob=0.1)
@@ -98,8 +98,8 @@ def train_seed(seed: int, out: Path, data_dir: str | None) -> dict:
     """Train and test one seed into ``out`` (its ``metrics.json``)."""
     import torch
 
-    from graphmatch.engine.provenance import provenance
     from graphmatch.engine.runs import write_json
+    from graphmatch.engine.runs.provenance import provenance
 
     train, dev, test = (read_split(s, n, data_dir) for s, n in (("train", TRAIN), ("dev", DEV), ("test", TEST)))
     tokenizer, model = build(seed)

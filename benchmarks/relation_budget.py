@@ -94,8 +94,8 @@ def run_one(job: tuple[str, str, int], args: argparse.Namespace) -> str:
 
 def prepare_cache(args: argparse.Namespace) -> None:
     """Build the processed graphs once, before parallel runs would each build them."""
-    from graphmatch.engine.config import resolve
     from graphmatch.tasks.base import get_task
+    from graphmatch.tasks.recipes.resolve import resolve
 
     for model in args.models:
         sets = [f"data.cache_dir={args.out / 'cache'}"] + ([f"data.root={args.data_dir}"] if args.data_dir else [])

@@ -581,7 +581,7 @@ class Reuse:
 
     @classmethod
     def here(cls, also: Sequence[str] = ()) -> Reuse:
-        from graphmatch.engine.provenance import git_state
+        from graphmatch.engine.runs.provenance import git_state
 
         for given in also:
             if not re.fullmatch(r"[0-9a-fA-F]{7,40}", given):
@@ -617,7 +617,7 @@ class Reuse:
 def stamp(folder: Path) -> None:
     """Record this checkout's provenance in each finished ``metrics.json`` of ``folder`` that has
     none (runs just made by this process; the engine writes it itself where it knows how)."""
-    from graphmatch.engine.provenance import provenance
+    from graphmatch.engine.runs.provenance import provenance
 
     record = None
     for path in (folder / "metrics.json", *folder.glob("seed-*/metrics.json")):
@@ -630,7 +630,7 @@ def stamp(folder: Path) -> None:
 
 def made_by(found: Iterable[tuple[str, dict]]) -> str:
     """The line under a table saying which code made its runs: ``(label, provenance)`` pairs."""
-    from graphmatch.engine.provenance import describe
+    from graphmatch.engine.runs.provenance import describe
 
     by: dict[str, list[str]] = {}
     for label, record in found:
@@ -650,7 +650,7 @@ def train_missing(root: Path, comp: Comparison, data_dir: str | None, threads: i
     missing, resume interrupted ones, reuse finished ones that ``reuse`` allows (default: this
     commit's); :class:`StaleRun` otherwise."""
     from graphmatch.engine import train
-    from graphmatch.engine.run_folder import is_complete
+    from graphmatch.engine.runs.folder import is_complete
 
     reuse = reuse or Reuse.here()
     outs = [run_dir(root, comp, arm) for arm in comp.arms]
@@ -926,8 +926,8 @@ def _show(value) -> str:
 def environment_note(reported: dict | None, retrained: dict, here: dict) -> str:
     """What of the environment could explain a difference: whether the table's run (its
     provenance ``reported``; ``None`` without a run folder) was made on another machine than
-    ``here`` (:func:`~graphmatch.engine.provenance.machine`), and the segmenters each run used."""
-    from graphmatch.engine.provenance import machine_difference
+    ``here`` (:func:`~graphmatch.engine.runs.provenance.machine`), and the segmenters each run used."""
+    from graphmatch.engine.runs.provenance import machine_difference
 
     def segmenters(record: dict | None) -> str:
         used = (record or {}).get("segmenters")
@@ -948,7 +948,7 @@ def verify(jobs: Sequence[Retrain], doc: Path, log=print) -> bool:
     each figure exactly with the table's run folder (all digits) or, without it, with the
     document (the two decimals printed). Prints the comparison, with whether the table's run was
     made on another machine and the segmenters each run used; true when every figure agrees."""
-    from graphmatch.engine.provenance import machine
+    from graphmatch.engine.runs.provenance import machine
 
     here = machine()
     doc_text = doc.read_text(encoding="utf-8") if doc.is_file() else ""

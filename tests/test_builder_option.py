@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import graphmatch.data.kbert as kbert_data
-import graphmatch.engine.config as engine_config
+import graphmatch.tasks.recipes.resolve as engine_config
 from graphmatch.data.kbert import KBertClassificationDataset
 from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions
-from graphmatch.recipe_keys import key
 from graphmatch.tasks.kbert_keys import KBertData, KBertKeys
+from graphmatch.tasks.recipes.keys import key
 
 # 1. Declare it: a field of the options and the recipe key of the same name, one default.
 

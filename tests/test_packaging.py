@@ -68,7 +68,7 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     work.mkdir()
     env = outside_env(tmp_path / "cache")
     check = ("import graphmatch, sys\n"
-             "from graphmatch.engine.config import find_recipe, resolve\n"
+             "from graphmatch.tasks.recipes.resolve import find_recipe, resolve\n"
              "from graphmatch.io.datafiles import samples_dir\n"
              "print(graphmatch.__file__); print(find_recipe('kbert/chnsenticorp_hownet_quick')); print(samples_dir())\n"
              "print(resolve('let/lcqmc_quick')['task'])\n"

@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 
-from graphmatch.recipe_keys import (
+from graphmatch.tasks.recipes.keys import (
     RecipeKeyDeprecated,
     Renamed,
     build,

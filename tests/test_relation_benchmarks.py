@@ -10,7 +10,7 @@ import pytest
 import torch
 from benchmark_scripts import load
 
-from graphmatch.engine.config import resolve
+from graphmatch.tasks.recipes.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "datasets" / "samples" / "relation"
@@ -52,7 +52,7 @@ OTHER = "4a24c11" + "0" * 33
 @pytest.fixture(autouse=True)
 def at_commit(monkeypatch):
     """The scripts see the checkout at ``HERE`` with a clean tree."""
-    import graphmatch.engine.provenance as prov
+    import graphmatch.engine.runs.provenance as prov
 
     monkeypatch.setattr(prov, "git_state", lambda where=None: {"commit": HERE, "dirty": False})
 

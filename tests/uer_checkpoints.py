@@ -1,6 +1,6 @@
 """Tiny checkpoints in the official K-BERT code's (UER) format, and a dense reference of the UER
 model written from its formulas (not from graphmatch's modules), for the tests of
-``graphmatch.checkpoints.uer``."""
+``graphmatch.pretrained.uer``."""
 
 from __future__ import annotations
 

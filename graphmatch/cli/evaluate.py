@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from graphmatch.engine.arguments import check_evaluate  # no torch: arguments refused at once
 
     check_evaluate(args.run, args.split, args.overrides, args.predictions)
-    from graphmatch.engine.restore import evaluate  # torch; Lightning once it validates
+    from graphmatch.engine.runs.restore import evaluate  # torch; Lightning once it validates
 
     metrics = evaluate(args.run, split=args.split, overrides=args.overrides, predictions=args.predictions,
                        precision=args.precision)

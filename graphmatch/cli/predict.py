@@ -1,7 +1,7 @@
 """``graphmatch predict RUN_OR_CKPT "text" ["text_b"]``: label and probability of one input, under a
 header line (``label\tprobability``), or one JSON line with ``--json``;
 ``graphmatch predict RUN_OR_CKPT --input FILE [--output OUT.jsonl]``: one JSON line per input line
-(:class:`graphmatch.engine.predictor.Predictor`)."""
+(:class:`graphmatch.engine.inference.predictor.Predictor`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run_file(args: argparse.Namespace) -> int:
     """``--input``: every line predicted in length-sorted batches, written in input order (without
     gradients inside :meth:`Predictor.predict`; the process's grad mode is left as it was)."""
-    from graphmatch.engine.predictor import Predictor, write_jsonl
+    from graphmatch.engine.inference.predictor import Predictor, write_jsonl
 
     predictor = Predictor.from_run(args.run, batch_size=args.batch_size, quantize=args.quantize,
                                   keep_fp32=args.keep_fp32, calibrate=args.calibrate, alpha=_alpha(args),
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--calibrate smooths the int8 layers of --input's prediction: give --input FILE with it")
     if args.input is not None:
         return run_file(args)
-    from graphmatch.engine.restore import load, predict_graph
+    from graphmatch.engine.runs.restore import load, predict_graph
 
     task, model = load(args.run)
     data = task.encode(args.text, args.text_b)

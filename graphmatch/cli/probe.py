@@ -1,5 +1,5 @@
 """``graphmatch probe RUN --input FILE [--json]``: does a trained K-BERT (or relation) run read its knowledge
-(:mod:`graphmatch.engine.probe`)? Coverage, attention on the branches per layer against a uniform
+(:mod:`graphmatch.engine.inference.probe`)? Coverage, attention on the branches per layer against a uniform
 share, the score with every branch cut, and NER's recall of the entities the KG matches."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
-    from graphmatch.engine.probe import probe_file, report
+    from graphmatch.engine.inference.probe import probe_file, report
 
     figures = probe_file(args.run, args.input, limit=args.limit, batch_size=args.batch_size, seen=args.seen)
     print(json.dumps(figures, indent=1) if args.json else report(figures))

@@ -31,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
-    from graphmatch.engine.config import key_reference, resolve, shipped_recipes
+    from graphmatch.tasks.recipes.resolve import key_reference, resolve, shipped_recipes
 
     if args.list:
         if args.recipe is not None or args.keys is not None:

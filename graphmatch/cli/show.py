@@ -22,7 +22,7 @@ input without knowledge.
 The vocabulary is ``--pretrained``'s (a checkpoint folder, or ``minilm``), else ``--vocab`` (characters), else
 Google's Chinese BERT vocabulary under the data root when it is there, else one made from the
 input's own characters (ids then differ from a real model's; the picture does not). A word-piece
-vocabulary (an English checkpoint's, :func:`graphmatch.text.checkpoint.tokenization_of`) builds
+vocabulary (an English checkpoint's, :func:`graphmatch.text.pretrained.tokenization_of`) builds
 the tree over word pieces: ``show "The companies sold ice creams." --kind kbert --kg wordnet
 --pretrained minilm``.
 """
@@ -36,11 +36,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from graphmatch.tasks.graph_kinds import VOCAB_FILE, graph_kinds
+from graphmatch.tasks.graph_kinds.kbert import SEES
+from graphmatch.tasks.graph_kinds.kbert import kg_texts as _kg_texts  # noqa: F401  (its old name here)
+from graphmatch.tasks.graph_kinds.let import LET_CLOSURES
+from graphmatch.tasks.graph_kinds.relation import relation_graph
 from graphmatch.tasks.keys import BUILTIN_TASKS
 
-VOCAB_FILE = "kbert/vocab/google_vocab.txt"
-LET_CLOSURES = (("word", "reach_fwd", "word"),)
-SEES = ("token", "sees", "token")
+__all__ = ["GRAPHS", "KINDS", "LET_CLOSURES", "SEES", "VOCAB_FILE", "add_parser", "build_graph", "read_stdin_texts",
+           "relation_graph", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -93,42 +97,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretrained: str | None = None) -> Any:
-    from graphmatch.io.datafiles import DataFileMissing, locate
-    from graphmatch.text import CharTokenizer
-    from graphmatch.text.checkpoint import checkpoint_tokenizer
-
-    if pretrained:
-        return checkpoint_tokenizer(pretrained)
-    if vocab:
-        return CharTokenizer(vocab)
-    try:
-        return CharTokenizer(locate(VOCAB_FILE, data_dir, download=False))
-    except DataFileMissing:
-        print(
-            f"graphmatch show: no {VOCAB_FILE} under the data root; token ids come from the input's "
-            "own characters (pass --vocab or --data-dir for BERT's)",
-            file=sys.stderr,
-        )
-        return CharTokenizer.from_texts(texts)
-
-
-def _selection(threshold: float | None, checkpoint: str | None) -> Any:
-    """``--select``'s branch selection over ``--pretrained``'s embeddings, or None."""
-    if threshold is None:
-        return None
-    from graphmatch.checkpoints import resolve_checkpoint
-    from graphmatch.graphs.branch_selection import BranchSelection
-    from graphmatch.tasks.sentence_embedder import SentenceEmbedder
-
-    return BranchSelection(SentenceEmbedder(resolve_checkpoint(checkpoint), progress=False), threshold=threshold)
-
-
-def _kg_texts(kg: Any) -> list[str]:
-    """Every predicate and object of ``kg``, so that a vocabulary made from texts covers branches."""
-    return [] if kg is None else [p + o for values in kg.subjects.values() for p, o in values]
-
-
 def read_stdin_texts(args: argparse.Namespace) -> None:
     """``text == "-"``: the text (and ``text_b``) from stdin (see the module docstring)."""
     if args.text != "-":
@@ -136,7 +104,7 @@ def read_stdin_texts(args: argparse.Namespace) -> None:
     from graphmatch.io.text_files import iter_lines
 
     lines = [line for line in iter_lines("-") if line.strip()]
-    if args.kind == "relation" and len(lines) == 1:  # a head<TAB>tail<TAB>… line is one input
+    if graph_kinds()[args.kind].one_line_input and len(lines) == 1:  # e.g. a head<TAB>tail<TAB>… line
         args.text = lines[0]
         return
     fields = lines[0].split("\t") if len(lines) == 1 else lines
@@ -151,110 +119,25 @@ def read_stdin_texts(args: argparse.Namespace) -> None:
 
 def build_graph(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The graph ``args`` ask for (built with ``keep_text=True``) and the picture options for it."""
-    kind = args.kind
-    if args.kg is not None and kind != "kbert":
+    reads = graph_kinds()[args.kind].show_flags
+    if args.kg is not None and "kg" not in reads:
         raise ValueError("--kg applies to --kind kbert only")
     if args.max_length is not None and args.max_length < 1:
         raise ValueError(f"--max-length must be positive, got {args.max_length}")
     length = {"max_length": args.max_length} if args.max_length is not None else {}
-    if getattr(args, "select", None) is not None and (kind != "kbert" or not getattr(args, "pretrained", None)):
+    if getattr(args, "select", None) is not None and ("select" not in reads or not getattr(args, "pretrained", None)):
         raise ValueError("--select scores K-BERT's branches with an encoder: give --kind kbert and --pretrained "
                          "(e.g. e5-small)")
-    return GRAPHS[kind](args, length)
+    return GRAPHS[args.kind](args, length)
 
 
-def _kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
-    from graphmatch.graphs.kbert import SentenceTreeBuilder
-    from graphmatch.graphs.kbert.options import TreeOptions
-    from graphmatch.knowledge import KnowledgeGraph
-
-    text, text_b = args.text, args.text_b
-    texts = [t for t in (text, text_b) if t is not None]
-    no_kg = (args.kg or "").lower() in ("none", "null")
-    kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
-    tokenizer = _tokenizer(args.vocab, args.data_dir, texts + _kg_texts(kg), args.pretrained)
-    selection = _selection(getattr(args, "select", None), args.pretrained)
-    options = TreeOptions.for_tokenizer(tokenizer, **length)
-    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection,
-                               **options.core_arguments())(text, text_b)
-    if selection is not None:
-        for d in selection.dropped:
-            print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)
-    return data, {"sep_id": tokenizer.sep_id}
-
-
-def _let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
-    from graphmatch.graphs.let import LatticePairBuilder
-    from graphmatch.graphs.let_options import LatticeOptions
-    from graphmatch.knowledge import load_lexicon
-    from graphmatch.text.checkpoint import char_tokenizer_of, checkpoint_folder, piece_tokenizer_of
-
-    text, text_b = args.text, args.text_b
-    if text_b is None:
-        raise ValueError("--kind let matches two texts: give text and text_b")
-    tokenization = getattr(args, "tokenization", None)
-    if tokenization not in (None, "chars", "pieces"):
-        raise ValueError(f"--tokenization {tokenization}: LET's encoder reads chars or (with --pretrained) pieces")
-    if tokenization == "pieces" and not args.pretrained:
-        raise ValueError("--tokenization pieces: the pieces are a pretrained encoder's own; give --pretrained")
-    lexicon = None if args.no_senses else load_lexicon(args.data_dir)
-    pretrained = checkpoint_folder(args.pretrained) if args.pretrained else None
-    tokenizer = char_tokenizer_of(pretrained) if pretrained else _tokenizer(args.vocab, args.data_dir, [text, text_b])
-    options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses,
-                             encoder_tokens=tokenization or "chars", **length)
-    pieces = piece_tokenizer_of(pretrained, "--tokenization") if options.encoder_tokens == "pieces" else None
-    builder = LatticePairBuilder(tokenizer, lexicon, keep_text=True, pieces=pieces, **options.builder_arguments())
-    data = builder(text, text_b)
-    closures = [et for et in LET_CLOSURES if et in data.edge_types]
-    drawn = None if args.closures else [et for et in data.edge_types if et not in closures]
-    return data, {"edge_types": drawn, "hidden_edge_types": closures}
-
-
-def _relation_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, dict[str, Any]]:
-    return relation_graph(args.text, args.text_b, args.tokenization, length), {}
-
-
-def relation_graph(text: str, text_b: str | None, tokenization: str | None, length: dict[str, int]) -> Any:
-    """The relation graph of a marked sentence or of a ``head<TAB>tail[<TAB>relation]<TAB>sentence``
-    line, over the tokens the model sees with ``tokenization`` (default: characters for Chinese
-    text, else words)."""
-    from graphmatch.graphs.relation import RelationGraphBuilder, splitter, tokenize_marked
-    from graphmatch.graphs.relation_markup import locate_entities, parse_markup
-    from graphmatch.graphs.relation_options import RelationOptions
-    from graphmatch.text.vocab import Vocab
-
-    if text_b is not None:
-        raise ValueError("--kind relation takes one marked sentence (or a head<TAB>tail<TAB>sentence line), "
-                         "not a pair")
-    fields = [f.strip() for f in text.strip("\r\n").split("\t")]
-    if len(fields) in (3, 4):  # head, tail, (relation,) sentence
-        marked = locate_entities(fields[-1], fields[0], fields[1])
-    elif len(fields) == 1:
-        marked = parse_markup(text)
-    else:
-        raise ValueError(f"--kind relation: expected a marked sentence or head<TAB>tail[<TAB>relation]<TAB>sentence, "
-                         f"got {len(fields)} tab-separated fields")
-    if tokenization is None:
-        tokenization = "chars" if any("\u4e00" <= c <= "\u9fff" for c in marked.text) else "words"
-    options = RelationOptions.of(length, tokenization=tokenization)
-    split = splitter(options.tokenization)
-    sentence = tokenize_marked(marked, split)
-    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), split=split, **options.geometry(keep_text=True))
-    return builder(sentence)
-
-
-#: each task of :data:`~graphmatch.tasks.keys.BUILTIN_TASKS`: its graph of ``args`` and the picture options
+#: each task of :data:`~graphmatch.tasks.keys.BUILTIN_TASKS` with a graph kind: its graph of ``args`` and the
+#: picture options
 GRAPHS: dict[str, Callable[[argparse.Namespace, dict[str, int]], tuple[Any, dict[str, Any]]]] = {
-    "kbert": _kbert_graph, "let": _let_graph, "relation": _relation_graph,
+    name: kind.graph for name, kind in graph_kinds().items()
 }
 #: the families of the task registry that ``show`` draws
 KINDS = tuple(name for name in BUILTIN_TASKS if name in GRAPHS)
-
-def _branch_visibility(data: Any, visible: Any) -> Any:
-    """The ``(token, sees, token)`` pairs that involve a branch token (trunk pairs are all visible)."""
-    branch = data["token"].branch
-    keep = branch[visible[0]] | branch[visible[1]]
-    return visible[:, keep]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -264,13 +147,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in PNG_SUFFIXES + HTML_SUFFIXES:
         raise ValueError(f"cannot tell the picture format of {args.output!r}: name it .png or .html")
-    if args.tokenization is not None and args.kind == "kbert":
+    reads = graph_kinds()[args.kind].show_flags
+    if args.tokenization is not None and "tokenization" not in reads:
         raise ValueError("--tokenization applies to --kind relation and let only")
-    if args.matrix and args.kind != "kbert":
+    if args.matrix and "matrix" not in reads:
         raise ValueError("--matrix draws K-BERT's visible matrix: use it with --kind kbert")
     if args.matrix and Path(args.matrix).suffix.lower() not in PNG_SUFFIXES:
         raise ValueError(f"--matrix writes a PNG picture, got {args.matrix!r}")
-    if args.pair_encoding == "separate" and (args.kind != "kbert" or args.text_b is None):
+    if args.pair_encoding == "separate" and ("pair_encoding" not in reads or args.text_b is None):
         raise ValueError("--pair-encoding separate reads a K-BERT pair apart: use it with --kind kbert and two texts")
     if args.data_dir is not None and not os.path.isdir(args.data_dir):
         raise FileNotFoundError(f"--data-dir {args.data_dir!r} is not a folder")
@@ -278,26 +162,17 @@ def run(args: argparse.Namespace) -> int:
     data, options = build_graph(args)
     title = args.title or input_title(args.text, args.text_b)
     is_png = out.suffix.lower() in PNG_SUFFIXES
-    visible = None
-    if args.kind == "kbert":
-        from graphmatch.graphs.kbert import visible_edge_index
-
-        visible = visible_edge_index(data, options.pop("sep_id") if args.pair_encoding == "separate" else None)
-        if args.matrix:
-            draw_visibility(data, visible, args.matrix, title=f"visible matrix: {title}")
-            print(f"visible matrix: {args.matrix}", file=sys.stderr)
-        if not is_png:
-            data[SEES].edge_index = _branch_visibility(data, visible)
-            options["hidden_edge_types"] = [SEES]
-        if args.no_visible:
-            visible = None
+    picture = graph_kinds()[args.kind].picture(data, options, args, is_png)
+    if args.matrix:
+        draw_visibility(data, picture["matrix"], args.matrix, title=f"visible matrix: {title}")
+        print(f"visible matrix: {args.matrix}", file=sys.stderr)
     save_picture(
         data,
         out,
         title=title,
-        visible=visible,
-        edge_types=options.get("edge_types"),
-        hidden_edge_types=options.get("hidden_edge_types", ()),
+        visible=picture["visible"],
+        edge_types=picture["edge_types"],
+        hidden_edge_types=picture["hidden_edge_types"],
     )
     counts = ", ".join(f"{int(data[t].num_nodes)} {t}" for t in data.node_types)
     print(f"{args.kind} graph ({counts}): {out}", file=sys.stderr)

@@ -37,15 +37,15 @@ def _figure(value: object) -> str:
 def run(args: argparse.Namespace) -> int:
     """Reads and checks the recipe (and the run folder to resume) before torch and Lightning are
     imported, so that a bad recipe is refused at once; on a terminal, says what comes next."""
-    from graphmatch.engine.run_folder import plan  # no torch
+    from graphmatch.engine.runs.folder import plan  # no torch
 
     checked = plan(args.recipe, args.overrides, args.out, args.seeds, args.resume)
     recipe = checked.recipe
     if sys.stderr.isatty() and recipe.train.progress:
         print(f"graphmatch train: recipe {recipe.name} (task {recipe.task}) checked; "
               "loading torch and Lightning, then the data", file=sys.stderr, flush=True)
-    from graphmatch.engine.run_folder import env_rank
     from graphmatch.engine.runner import train_plan
+    from graphmatch.engine.runs.folder import env_rank
 
     run_dir = train_plan(checked)
     if env_rank() != 0:

@@ -45,7 +45,7 @@ from graphmatch.io.datafiles import locate, resolve_path
 from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.knowledge.noun_reading import NounReadings
-from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
+from graphmatch.text.pretrained import tokenization_of, tokenizer_for
 from graphmatch.utils.deprecated import old_keywords
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes

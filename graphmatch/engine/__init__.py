@@ -21,7 +21,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(runner, name)
     if name == "resolve":
-        from graphmatch.engine.config import resolve
+        from graphmatch.tasks.recipes.resolve import resolve
 
         return resolve
     raise AttributeError(f"module 'graphmatch.engine' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """A command's arguments checked before torch and Lightning are imported (``graphmatch evaluate``
-and ``predict``; ``train`` checks its recipe with :func:`graphmatch.engine.run_folder.plan`).
+and ``predict``; ``train`` checks its recipe with :func:`graphmatch.engine.runs.folder.plan`).
 
 Every check here reads only files (a run folder's ``config.yaml``, the recipe keys' declarations,
 :mod:`graphmatch.tasks.keys`), so a bad ``--set``, a run folder that is not there or a missing
@@ -15,13 +15,13 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from graphmatch.engine.config import check_run_overrides, diff, resolve
 from graphmatch.engine.runs import read_yaml
+from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve
 
 
 def run_path(run_or_ckpt: str | os.PathLike) -> Path:
     """``run_or_ckpt`` when it is a run folder or a file; the error of a missing one
-    (:func:`graphmatch.engine.checkpoint.find_checkpoint`'s) otherwise."""
+    (:func:`graphmatch.engine.runs.checkpoint.find_checkpoint`'s) otherwise."""
     path = Path(run_or_ckpt)
     if not path.exists():
         raise FileNotFoundError(f"no run folder or checkpoint at {path}")
@@ -64,7 +64,7 @@ def check_output(flag: str, output: str | os.PathLike | None, run_or_ckpt: str |
 
 def check_evaluate(run_or_ckpt: str | os.PathLike, split: str, overrides: Sequence[str],
                    predictions: str | os.PathLike | None) -> None:
-    """What :func:`graphmatch.engine.restore.evaluate` refuses that the run folder's
+    """What :func:`graphmatch.engine.runs.restore.evaluate` refuses that the run folder's
     ``config.yaml`` shows: a bad ``--split``, ``--predictions`` at a folder, a missing run, an
     unknown or bad ``--set`` key, a ``model.`` key changed, ``--predictions`` over a checkpoint or a
     file of the run (:func:`check_output`; the data files are checked once the task is loaded)."""
@@ -104,7 +104,7 @@ def check_predict(run_or_ckpt: str | os.PathLike, input_file: str | None, output
 
 
 #: ``--smooth-alpha``'s default: how much of each input range smoothing moves into the weights
-#: (:mod:`graphmatch.engine.quantize`)
+#: (:mod:`graphmatch.engine.inference.quantize`)
 SMOOTH_ALPHA = 0.8
 
 
@@ -117,9 +117,9 @@ def check_smoothing(calibrate: bool, quantize: str | None, alpha: float) -> None
 
 
 def check_precision(precision: str | None, quantize: str | None = None) -> None:
-    """``--precision``: one of :data:`~graphmatch.engine.precision.INFERENCE_PRECISIONS`, and not
+    """``--precision``: one of :data:`~graphmatch.engine.training.precision.INFERENCE_PRECISIONS`, and not
     bf16 with ``--quantize`` (an int8 model runs in int8 and fp32)."""
-    from graphmatch.engine.precision import INFERENCE_PRECISIONS
+    from graphmatch.engine.training.precision import INFERENCE_PRECISIONS
 
     if precision is None:
         return

@@ -3,10 +3,10 @@
 :func:`train` runs one recipe (or several seeds of it) through a Lightning ``Trainer`` and
 writes a run folder (see :mod:`graphmatch.engine.runs`); the checkpoint is selected on dev and
 test is evaluated once, with it. Which folder and when (new, resumed, rank 0) is
-:mod:`graphmatch.engine.run_folder`'s policy; one run's training is
-:mod:`graphmatch.engine.fitting`'s; the trainer of every run is
-:func:`~graphmatch.engine.trainer.build_trainer`. :func:`evaluate`, :func:`predict` and
-:func:`load` (:mod:`graphmatch.engine.restore`) rebuild the task and model from a checkpoint's
+:mod:`graphmatch.engine.runs.folder`'s policy; one run's training is
+:mod:`graphmatch.engine.training.fitting`'s; the trainer of every run is
+:func:`~graphmatch.engine.training.trainer.build_trainer`. :func:`evaluate`, :func:`predict` and
+:func:`load` (:mod:`graphmatch.engine.runs.restore`) rebuild the task and model from a checkpoint's
 own configuration.
 """
 
@@ -19,13 +19,15 @@ from typing import Any
 
 from lightning.pytorch.callbacks import Callback
 
-from graphmatch.engine import fitting, run_folder, runs
-from graphmatch.engine.restore import evaluate, load, predict, predict_graph
-from graphmatch.engine.run_files import warn_changed_inputs, write_inputs
-from graphmatch.engine.run_folder import env_rank
-from graphmatch.engine.signals import SignalStop, TrainingStopped, stop_signals
-from graphmatch.engine.trainer import build_trainer, check_accelerator, cpu_threads, quiet
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.engine import runs
+from graphmatch.engine.runs import folder as run_folder
+from graphmatch.engine.runs.files import warn_changed_inputs, write_inputs
+from graphmatch.engine.runs.folder import env_rank
+from graphmatch.engine.runs.restore import evaluate, load, predict, predict_graph
+from graphmatch.engine.training import fitting
+from graphmatch.engine.training.signals import SignalStop, TrainingStopped, stop_signals
+from graphmatch.engine.training.trainer import build_trainer, check_accelerator, cpu_threads, quiet
+from graphmatch.tasks.recipes.sections import Recipe
 
 __all__ = ["train", "train_plan", "evaluate", "load", "predict", "predict_graph", "build_trainer", "cpu_threads",
            "env_rank"]
@@ -60,7 +62,7 @@ def train(
 
 
 def train_plan(plan: run_folder.Plan, callbacks: Sequence[Callback] = ()) -> Path:
-    """:func:`train` of a checked :class:`~graphmatch.engine.run_folder.Plan` (``graphmatch train``
+    """:func:`train` of a checked :class:`~graphmatch.engine.runs.folder.Plan` (``graphmatch train``
     makes the plan, which reads and checks the recipe, before torch and Lightning are imported)."""
     recipe = plan.recipe
     check_accelerator(recipe.train)

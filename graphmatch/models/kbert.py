@@ -295,16 +295,16 @@ class KBert(nn.Module):
 
     def load_uer(self, source, log: bool = True):
         """The weights of a K-BERT classifier (tagger) fine-tuned and saved by the official code, a
-        weight file or folder (:func:`graphmatch.checkpoints.resolve_checkpoint`) or an already read
-        ``Checkpoint``, into this model, strictly (:meth:`uer_names`): every tensor of the model must
+        weight file or folder (:func:`graphmatch.pretrained.resolve_pretrained`) or an already read
+        ``PretrainedWeights``, into this model, strictly (:meth:`uer_names`): every tensor of the model must
         be in the file and every tensor of the file used, except the pretraining heads ``target.*``
         (a tagger keeps them) and the pooler (``target.nsp_linear_1``), which the ``uer`` head does
         not use. Returns the :class:`~graphmatch.nn.pretrained.LoadReport` (printed on stderr when ``log``)."""
-        from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
         from graphmatch.nn.pretrained import load_state_strict
+        from graphmatch.pretrained import PretrainedWeights, resolve_pretrained
 
-        ckpt = source if isinstance(source, Checkpoint) else \
-            resolve_checkpoint(source, "the K-BERT checkpoint").checkpoint()
+        ckpt = source if isinstance(source, PretrainedWeights) else \
+            resolve_pretrained(source, "the K-BERT checkpoint").read_weights()
         if ckpt.format != "uer":
             raise ValueError(f"{ckpt.source} is not a checkpoint of the official K-BERT code (UER names)")
         report = load_state_strict(self, ckpt.state, source=ckpt.source, name_map=self.uer_names(), format="uer")

@@ -55,7 +55,6 @@ from torch import Tensor, nn
 from torch_geometric.data import HeteroData
 from torch_geometric.utils import to_dense_batch
 
-from graphmatch.checkpoints import Pretrained, resolve_checkpoint
 from graphmatch.graphs.let import char_pair_edges
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.featurewise_pooling import FeatureWiseAttentionPooling
@@ -65,6 +64,7 @@ from graphmatch.nn.mdgat_conv import MDGATConv
 from graphmatch.nn.mp_cosine import MultiPerspectiveCosine
 from graphmatch.nn.sagt import SaGT
 from graphmatch.nn.sememe_attention import SememeAttention
+from graphmatch.pretrained import Pretrained, resolve_pretrained
 from graphmatch.utils.ragged import batch_vector
 
 
@@ -122,7 +122,7 @@ class LETConfig:
         if self.encoder == "bert":
             source = self.bert_path
             return MaskTransformerConfig.from_pretrained(
-                source if isinstance(source, Pretrained) else resolve_checkpoint(str(source), "bert_path"))
+                source if isinstance(source, Pretrained) else resolve_pretrained(str(source), "bert_path"))
         return MaskTransformerConfig(
             vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
             num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,

@@ -126,7 +126,7 @@ class RelationTransformer(torch.nn.Module):
         self.head_name = head
         self.pack = config.pack
         self.pad_id = config.pad_id
-        #: the position-table row of position 0 (2 for XLM-R: :func:`graphmatch.checkpoints.position_offset`)
+        #: the position-table row of position 0 (2 for XLM-R: :func:`graphmatch.pretrained.position_offset`)
         self.position_offset = getattr(encoder.config, "position_offset", 0)
         channels = encoder.config.hidden_size
         if head == "entity_start":

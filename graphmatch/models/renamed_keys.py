@@ -5,7 +5,7 @@ prefix → new name prefix, relative to the model) and calls :func:`accept_renam
 ``__init__``. Its ``load_state_dict`` then accepts both names, wherever the model sits (alone or
 inside a LightningModule, whose resume loads it as ``model.*``), and :func:`upgrade_state_dict`
 gives the current names for code that compares keys before loading
-(:func:`graphmatch.engine.checkpoint.check_state_dict`).
+(:func:`graphmatch.engine.runs.checkpoint.check_state_dict`).
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from contextlib import nullcontext
 import torch
 from torch import Tensor, nn
 
-from graphmatch.checkpoints import Checkpoint, Pretrained
 from graphmatch.nn.branch_marking import BranchMarking
-from graphmatch.nn.pretrained import LoadReport, as_checkpoint, layer_groups, load_bert, load_checkpoint
+from graphmatch.nn.pretrained import LoadReport, as_pretrained, layer_groups, load_bert, load_weights
+from graphmatch.pretrained import Pretrained, PretrainedWeights
 
 
 def additive_mask(visible: Tensor, dtype: torch.dtype) -> Tensor:
@@ -48,7 +48,7 @@ class HFBertEncoder(nn.Module):
     @classmethod
     def from_pretrained(cls, found: str | os.PathLike | Pretrained, attn_implementation: str = "sdpa", log: bool = True,
                         **config_overrides) -> HFBertEncoder:
-        """Weights of a resolved checkpoint (:class:`~graphmatch.checkpoints.Pretrained`), loaded strictly by
+        """Weights of a resolved checkpoint (:class:`~graphmatch.pretrained.Pretrained`), loaded strictly by
         :func:`graphmatch.nn.pretrained.load_bert` (a missing weight is an error, not a random
         value); no download. The load report goes to stderr when ``log``."""
         bert, report = load_bert(found, attn_implementation=attn_implementation, **config_overrides)
@@ -56,10 +56,11 @@ class HFBertEncoder(nn.Module):
             report.log()
         return cls(bert)
 
-    def load_hf(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
+    def load_hf(self, source: str | os.PathLike | PretrainedWeights | Pretrained, log: bool = True) -> LoadReport:
         """The weights of a resolved (or read) HF BERT checkpoint into this (already built) model, strictly."""
-        source = as_checkpoint(source)
-        return load_checkpoint(self.bert, source if isinstance(source, Checkpoint) else source.checkpoint(), log=log)
+        source = as_pretrained(source)
+        weights = source if isinstance(source, PretrainedWeights) else source.read_weights()
+        return load_weights(self.bert, weights, log=log)
 
     def layer_groups(self) -> list[list[nn.Parameter]]:
         """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
@@ -93,7 +94,7 @@ class HFBertEncoder(nn.Module):
 
     @property
     def position_offset(self) -> int:
-        """The position-table row of position 0 (2 for XLM-R; :func:`graphmatch.checkpoints.position_offset`)."""
+        """The position-table row of position 0 (2 for XLM-R; :func:`graphmatch.pretrained.position_offset`)."""
         return getattr(self.bert.config, "position_offset", 0)
 
     @property

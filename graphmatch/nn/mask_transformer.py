@@ -22,20 +22,21 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from graphmatch.checkpoints import Checkpoint, Pretrained, read_json
-from graphmatch.checkpoints.files import normalise_names
-from graphmatch.checkpoints.uer import normalise_uer, uer_config
 from graphmatch.nn.branch_marking import BranchMarking
 from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
 from graphmatch.nn.pretrained import (
     BERT_MISSING_OK,
     BERT_UNUSED_OK,
     LoadReport,
-    as_checkpoint,
+    as_pretrained,
     layer_groups,
     load_state_strict,
 )
 from graphmatch.nn.uer import LAYER_NORMS, UER_MISSING_OK, UER_UNUSED_OK, uer_names
+from graphmatch.pretrained import Pretrained, PretrainedWeights, read_json
+from graphmatch.pretrained.files import normalise_names
+from graphmatch.pretrained.uer import normalise_uer, uer_config
+from graphmatch.utils.deprecated import renamed_method
 
 ACTIVATIONS = {
     "gelu": lambda: nn.GELU(),
@@ -74,7 +75,7 @@ class MaskTransformerConfig:
     #: ``"bert" | "uer"`` LayerNorm (see :class:`~graphmatch.nn.uer.UERLayerNorm`)
     layer_norm: str = "bert"
     #: position-table row of position 0: 0 for BERT, ``pad_token_id + 1`` for RoBERTa / XLM-R checkpoints
-    #: (:func:`graphmatch.checkpoints.position_offset`); kept in :meth:`to_hf`'s config
+    #: (:func:`graphmatch.pretrained.position_offset`); kept in :meth:`to_hf`'s config
     position_offset: int = 0
 
     def __post_init__(self) -> None:
@@ -130,9 +131,9 @@ class MaskTransformerConfig:
 
     @classmethod
     def from_pretrained(cls, found: str | os.PathLike | Pretrained, **overrides: Any) -> MaskTransformerConfig:
-        """The config of a resolved :class:`~graphmatch.checkpoints.Pretrained` (HuggingFace or UER;
+        """The config of a resolved :class:`~graphmatch.pretrained.Pretrained` (HuggingFace or UER;
         not read again), ``overrides`` replacing fields."""
-        found = as_checkpoint(found)
+        found = as_pretrained(found)
         values = dict(found.config)
         # a UER checkpoint's config is already in our names (with layer_norm); a HF one goes through BertConfig
         config = cls.from_dict(values) if "layer_norm" in values else cls.from_hf(found.bert_config())
@@ -324,12 +325,12 @@ class MaskTransformerEncoder(nn.Module):
         return load_state_strict(self, state, source=source, name_map=uer_names(self.config.num_hidden_layers),
                                  format="uer")
 
-    def load_checkpoint(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
-        """The weights of a resolved HF BERT or UER checkpoint (:class:`~graphmatch.checkpoints.Pretrained`),
-        or of an already read :class:`~graphmatch.checkpoints.Checkpoint`, strictly; the report goes to
+    def load_weights(self, source: str | os.PathLike | PretrainedWeights | Pretrained, log: bool = True) -> LoadReport:
+        """The weights of a resolved HF BERT or UER checkpoint (:class:`~graphmatch.pretrained.Pretrained`),
+        or of an already read :class:`~graphmatch.pretrained.PretrainedWeights`, strictly; the report goes to
         stderr when ``log``."""
-        source = as_checkpoint(source)
-        ckpt = source if isinstance(source, Checkpoint) else source.checkpoint()
+        source = as_pretrained(source)
+        ckpt = source if isinstance(source, PretrainedWeights) else source.read_weights()
         if ckpt.format == "uer":
             report = self._load_uer(ckpt.state, ckpt.source)
         else:
@@ -339,9 +340,11 @@ class MaskTransformerEncoder(nn.Module):
             report.log()
         return report
 
-    def load_hf(self, source: str | os.PathLike | Checkpoint | Pretrained, log: bool = True) -> LoadReport:
-        """:meth:`load_checkpoint` (kept for callers of the HF-only name; a UER checkpoint loads too)."""
-        return self.load_checkpoint(source, log=log)
+    load_checkpoint = renamed_method("load_checkpoint", load_weights)
+
+    def load_hf(self, source: str | os.PathLike | PretrainedWeights | Pretrained, log: bool = True) -> LoadReport:
+        """:meth:`load_weights` (kept for callers of the HF-only name; a UER checkpoint loads too)."""
+        return self.load_weights(source, log=log)
 
     def layer_groups(self) -> list[list[nn.Parameter]]:
         """Parameters from the bottom up: the embeddings, then each layer (the pooler with the
@@ -381,13 +384,13 @@ class MaskTransformerEncoder(nn.Module):
     def from_pretrained(cls, source: str | os.PathLike | Pretrained, log: bool = True,
                         **overrides: Any) -> MaskTransformerEncoder:
         """An encoder built from the config of a local HF BERT checkpoint folder or of a UER checkpoint
-        (``layer_norm="uer"`` then) and loaded with its weights strictly (:meth:`load_checkpoint`).
+        (``layer_norm="uer"`` then) and loaded with its weights strictly (:meth:`load_weights`).
 
         ``overrides`` replace config fields that do not change shapes (dropout, attention_mode).
         """
-        source = as_checkpoint(source)
+        source = as_pretrained(source)
         encoder = cls(MaskTransformerConfig.from_pretrained(source, **overrides))
-        encoder.load_checkpoint(source.checkpoint(), log=log)
+        encoder.load_weights(source.read_weights(), log=log)
         return encoder
 
 

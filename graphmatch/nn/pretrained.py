@@ -6,7 +6,7 @@ module's class declares it may do without.
 and only warns; a checkpoint that lost a tensor then trains as if nothing were wrong. Every
 pretrained path of graphmatch (K-BERT's ``ours`` and ``hf`` backends, LET's character encoder,
 the relation classifier's encoder) goes through this module instead. Finding and reading the
-checkpoint is :mod:`graphmatch.checkpoints`' (a :class:`~graphmatch.checkpoints.Pretrained` record).
+checkpoint is :mod:`graphmatch.pretrained`' (a :class:`~graphmatch.pretrained.Pretrained` record).
 
 * :func:`load_state_strict` — weights into any module, optionally through a name map; a missing,
   unexpected or mis-shaped weight is a :class:`ValueError` naming it;
@@ -27,10 +27,10 @@ is one line of the :class:`LoadReport`, printed on stderr (the run log)::
 
 Example::
 
-    from graphmatch.checkpoints import resolve_checkpoint
+    from graphmatch.pretrained import resolve_pretrained
     from graphmatch.nn.pretrained import load_bert
 
-    bert, report = load_bert(resolve_checkpoint("minilm"), attn_implementation="sdpa")
+    bert, report = load_bert(resolve_pretrained("minilm"), attn_implementation="sdpa")
     report.log()
 """
 
@@ -45,8 +45,9 @@ from typing import Any, TextIO
 
 from torch import Tensor, nn
 
-from graphmatch.checkpoints import Checkpoint, Pretrained, resolve_checkpoint
-from graphmatch.checkpoints.files import names_shown
+from graphmatch.pretrained import Pretrained, PretrainedWeights, resolve_pretrained
+from graphmatch.pretrained.files import names_shown
+from graphmatch.utils.deprecated import renamed
 
 #: checkpoint names a BERT encoder may find missing: the pooler keeps its fresh initialisation
 BERT_MISSING_OK: tuple[str, ...] = ("pooler.dense.*",)
@@ -117,7 +118,7 @@ def load_state_strict(
 
     Args:
         module: the model (its parameters and persistent buffers are what is expected).
-        state: checkpoint weights (names as :func:`graphmatch.checkpoints.files.normalise_names` gives them).
+        state: checkpoint weights (names as :func:`graphmatch.pretrained.files.normalise_names` gives them).
         source: what ``state`` is, for messages (a file path).
         name_map: module name → checkpoint name, for a module whose names differ from the
             checkpoint's (names not in the map are the same in both).
@@ -170,10 +171,10 @@ def layer_groups(embeddings: nn.Module, layers: Iterable[nn.Module], top: nn.Mod
     return groups
 
 
-def as_checkpoint(source: str | os.PathLike | Pretrained | Checkpoint) -> Pretrained | Checkpoint:
+def as_pretrained(source: str | os.PathLike | Pretrained | PretrainedWeights) -> Pretrained | PretrainedWeights:
     """A resolved or read checkpoint as given; a folder or file (a caller outside the task's recipe, such as a
-    script or a test) resolved by :func:`graphmatch.checkpoints.resolve_checkpoint`."""
-    return source if isinstance(source, (Pretrained, Checkpoint)) else resolve_checkpoint(source)
+    script or a test) resolved by :func:`graphmatch.pretrained.resolve_pretrained`."""
+    return source if isinstance(source, (Pretrained, PretrainedWeights)) else resolve_pretrained(source)
 
 
 def load_bert(found: str | os.PathLike | Pretrained, *, add_pooling_layer: bool = True, **config_overrides: Any,
@@ -183,13 +184,13 @@ def load_bert(found: str | os.PathLike | Pretrained, *, add_pooling_layer: bool 
     Returns the model and the :class:`LoadReport` (not printed: call ``report.log()``)."""
     from transformers import BertModel
 
-    found = as_checkpoint(found)
+    found = as_pretrained(found)
     bert = BertModel(found.bert_config(**config_overrides), add_pooling_layer=add_pooling_layer)
-    ckpt = found.checkpoint()
+    ckpt = found.read_weights()
     return bert, load_state_strict(bert, ckpt.state, source=ckpt.source)
 
 
-def load_checkpoint(module: nn.Module, ckpt: Checkpoint, *, name_map: Mapping[str, str] | None = None,
+def load_weights(module: nn.Module, ckpt: PretrainedWeights, *, name_map: Mapping[str, str] | None = None,
                     log: bool = True) -> LoadReport:
     """The weights of a read checkpoint into an already built ``module``, strictly
     (:func:`load_state_strict` with the checkpoint's format); the report is printed on stderr when ``log``."""
@@ -197,3 +198,10 @@ def load_checkpoint(module: nn.Module, ckpt: Checkpoint, *, name_map: Mapping[st
     if log:
         report.log()
     return report
+
+
+#: names of the previous release, kept for one release with a warning
+__getattr__ = renamed(__name__, {
+    "as_checkpoint": "as_pretrained",
+    "load_checkpoint": "load_weights",
+}, globals())

@@ -1,4 +1,4 @@
-r"""UER checkpoints (the official K-BERT code's; their files: :mod:`graphmatch.checkpoints.uer`) as
+r"""UER checkpoints (the official K-BERT code's; their files: :mod:`graphmatch.pretrained.uer`) as
 :class:`~graphmatch.nn.mask_transformer.MaskTransformerEncoder` reads them.
 
 * :func:`uer_names`: our name → UER name. UER's per-layer ``self_attn.linear_layers.{0,1,2}``

@@ -13,9 +13,9 @@ Recipe layout (YAML)::
     train: {...}           # engine-owned: batch_size, epochs, seed, patience, ...
 
 A task declares its ``data`` and ``model`` sections as dataclasses (``Task.Data``,
-``Task.Model``; :mod:`graphmatch.recipe_keys`): every key once, with its type, default, allowed
+``Task.Model``; :mod:`graphmatch.tasks.recipes.keys`): every key once, with its type, default, allowed
 values and doc. The engine checks a recipe against them when it is read
-(:func:`graphmatch.engine.config.resolve`), and the task gets the checked sections as
+(:func:`graphmatch.tasks.recipes.resolve.resolve`), and the task gets the checked sections as
 ``self.data`` and ``self.model``. The reference of every key is ``docs/recipes.md``.
 """
 
@@ -31,11 +31,11 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.checkpoints import STORED_FILE, Pretrained, stored_files
 from graphmatch.errors import InputError  # the interface's error for an input a task refuses
 from graphmatch.io.input_files import InputLine, read_input_file
+from graphmatch.pretrained import STORED_FILE, Pretrained, stored_files
 from graphmatch.tasks.keys import BUILTIN_TASKS, NoKeys, SampleLimits, TaskKeys, register_keys
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 
 __all__ = ["BUILTIN_TASKS", "InputError", "NoKeys", "SampleLimits", "Task", "get_task", "register", "task_names"]
 
@@ -76,7 +76,7 @@ class Task(TaskKeys, abc.ABC):
     """One model family as the engine sees it.
 
     Subclasses set ``name``, declare their recipe sections ``Data`` and ``Model`` (frozen
-    dataclasses of :func:`graphmatch.recipe_keys.key` fields; a ``limit: SampleLimits`` data key
+    dataclasses of :func:`graphmatch.tasks.recipes.keys.key` fields; a ``limit: SampleLimits`` data key
     lets the engine cut the splits) and may list ``renamed`` keys (old names still accepted for one
     release). ``metrics`` (names in :mod:`graphmatch.metrics`, or ``(name, options)`` pairs
     such as ``("f1", {"positive": "same"})``) and ``monitor`` (the dev metric that selects the
@@ -116,7 +116,7 @@ class Task(TaskKeys, abc.ABC):
     DESCRIBED_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Recipe | Mapping[str, Any]):
-        #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipe.Recipe`): ``recipe.train.progress``, ...
+        #: the resolved recipe, typed (:class:`~graphmatch.tasks.recipes.sections.Recipe`): ``recipe.train.progress``
         self.recipe = Recipe.of(config, type(self))
         #: its plain form (what a checkpoint stores)
         self.config = self.recipe.config
@@ -275,7 +275,7 @@ class Task(TaskKeys, abc.ABC):
         return []
 
     def environment(self) -> dict[str, Any]:
-        """What of the environment shapes this task's data beyond :data:`~graphmatch.engine.provenance.LIBRARIES`
+        """What of the environment shapes this task's data beyond :data:`~graphmatch.engine.runs.provenance.LIBRARIES`
         (LET: the segmenters used, with their versions); recorded in a run's provenance."""
         return {}
 
@@ -292,7 +292,7 @@ class Task(TaskKeys, abc.ABC):
     def user_files(self) -> dict[str, str]:
         """Which of :meth:`input_files` a user gave by path, each with the recipe key that names it
         (e.g. ``{"kg": "data.kg"}`` for a ``.spo`` file, not a built-in name): the run folder keeps a
-        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.run_files`);
+        copy of each, which ``predict`` and ``evaluate`` read (:mod:`graphmatch.engine.runs.files`);
         default none."""
         return {}
 
@@ -363,7 +363,7 @@ class Task(TaskKeys, abc.ABC):
         return None
 
     def probe_batch(self, model: torch.nn.Module, batch: Any) -> dict[str, Any]:
-        """What :mod:`graphmatch.engine.probe` reads of one batch (optional): ``out`` and
+        """What :mod:`graphmatch.engine.inference.probe` reads of one batch (optional): ``out`` and
         ``out_cut``, the model's output (as :meth:`decode` takes it) with its knowledge and with
         every branch cut out; ``[B, L]`` ``branch`` and ``token_mask``, ``[B, L, L]`` ``visible``,
         ``weights`` (one ``[B, H, L, L]`` attention per layer, or ``None``) and ``spans``, the

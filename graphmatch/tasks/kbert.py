@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.batching import CollatedGraphs, gather_batch
 from graphmatch.data.file_split import split_line
 from graphmatch.data.kbert import KINDS, check_files, data_lines, dataset_kind, tree_builder
@@ -39,12 +38,13 @@ from graphmatch.io.datafiles import locate
 from graphmatch.knowledge import is_own_kg, resolve_kg
 from graphmatch.models.kbert import KBert, KBertConfig
 from graphmatch.nn.loss_precision import fp32_logits
+from graphmatch.pretrained import resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.kbert_keys import BACKENDS, KBertData, KBertKeys, KBertModel  # noqa: F401 - re-exported
 from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import branch_selection, selection_lines
-from graphmatch.tasks.recipe import Recipe
-from graphmatch.text.checkpoint import tokenization_of, tokenizer_for, vocab_size
+from graphmatch.tasks.recipes.sections import Recipe
+from graphmatch.text.pretrained import tokenization_of, tokenizer_for, vocab_size
 from graphmatch.text.sentencepiece import is_sentencepiece
 from graphmatch.text.wordpiece import WordPieceTokenizer
 
@@ -98,7 +98,7 @@ class KBertTask(KBertKeys, Task):
         super().__init__(config)
         m = self.model
         # resolved once (a folder, UER checkpoint, minilm, hub id or a run's stored encoder) and passed down
-        self.pretrained = resolve_checkpoint(m.pretrained) if m.pretrained is not None else None
+        self.pretrained = resolve_pretrained(m.pretrained) if m.pretrained is not None else None
         if type(self) is not KBertTask:  # else once a checkpoint names the kind (_become)
             self.check_pair_encoding()
         self.labels: list[str] | None = None  # from a checkpoint, or the training split's (label_names)
@@ -134,7 +134,7 @@ class KBertTask(KBertKeys, Task):
     def vocab_tokenization(self) -> tuple[str, bool]:
         """How the vocabulary is read, ``(tokenization, lowercase)`` (``chars``, ``wordpiece`` or
         ``sentencepiece``): ``data.tokenization`` (``auto``: what the vocabulary
-        is, :func:`~graphmatch.text.checkpoint.tokenization_of`); lower case as the checkpoint's
+        is, :func:`~graphmatch.text.pretrained.tokenization_of`); lower case as the checkpoint's
         ``tokenizer_config.json`` says. Word pieces with NER data are a one-line error. The vocabulary
         is read once per task (every split and the builder ask)."""
         if self._vocab_tokenization is None:
@@ -449,7 +449,7 @@ class KBertTask(KBertKeys, Task):
         strictly (:mod:`graphmatch.nn.pretrained`): a missing or unexpected weight is an error; for NER
         with ``model.tag_prior``, the tag layer's bias from the training tags (:meth:`tag_log_prior`)."""
         if self.pretrained is not None:
-            ckpt = self.pretrained.checkpoint()
+            ckpt = self.pretrained.read_weights()
             if ckpt.format == "uer" and _has_uer_head(model, ckpt.state):
                 model.load_uer(ckpt)  # a classifier (tagger) fine-tuned by the official code: its head too
             else:

@@ -9,7 +9,6 @@ from typing import Literal
 from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH
 from graphmatch.models.choices import Head, PairEncoding, Pooling
 from graphmatch.nn.choices import MODES
-from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import (
     BranchSelect,
     DataSplit,
@@ -22,6 +21,7 @@ from graphmatch.tasks.keys import (
     register_keys,
     split_key,
 )
+from graphmatch.tasks.recipes.keys import Renamed, key
 
 BACKENDS = ("ours", "hf")
 _SIZE = "[1, inf)"

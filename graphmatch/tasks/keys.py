@@ -4,7 +4,7 @@ old key names and the rules between keys, importable without torch.
 Each of graphmatch's families declares these in ``graphmatch/tasks/<family>_keys.py`` (a
 :class:`TaskKeys` subclass, registered with :func:`register_keys`), which imports neither torch nor
 NumPy; its :class:`~graphmatch.tasks.base.Task` inherits them. So a command reads and checks a
-recipe (:func:`graphmatch.engine.config.resolve`) in a fraction of a second, before the task, torch
+recipe (:func:`graphmatch.tasks.recipes.resolve.resolve`) in a fraction of a second, before the task, torch
 and Lightning are loaded. A task defined outside graphmatch (``package.module:name``) is imported
 whole: its :class:`~graphmatch.tasks.base.Task` is its own declaration.
 """
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
-from graphmatch.recipe_keys import Renamed, build, defaults, key
+from graphmatch.tasks.recipes.keys import Renamed, build, defaults, key
 
 #: the tasks of graphmatch itself (each in the module of its name, its keys in ``<name>_keys``)
 BUILTIN_TASKS = ("kbert", "let", "relation")
@@ -153,7 +153,7 @@ class NoKeys:
 
 class TaskKeys:
     """The recipe sections of one task: ``name``, ``Data`` and ``Model`` (frozen dataclasses of
-    :func:`graphmatch.recipe_keys.key` fields), ``renamed`` keys and :meth:`check_sections`."""
+    :func:`graphmatch.tasks.recipes.keys.key` fields), ``renamed`` keys and :meth:`check_sections`."""
 
     name: ClassVar[str]
     Data: ClassVar[type] = NoKeys

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphmatch.checkpoints import Pretrained, resolve_checkpoint
 from graphmatch.graphs.branch_selection import BranchSelection
+from graphmatch.pretrained import Pretrained, resolve_pretrained
 from graphmatch.tasks.keys import BranchSelect
 from graphmatch.tasks.sentence_embedder import SentenceEmbedder
 
@@ -22,7 +22,7 @@ def branch_selection(select: BranchSelect, pretrained: Pretrained, progress: boo
     if select.by == "none":
         return None
     source = pretrained.source if pretrained.stored else None
-    checkpoint = resolve_checkpoint(source) if source is not None else pretrained
+    checkpoint = resolve_pretrained(source) if source is not None else pretrained
     embed = SentenceEmbedder(checkpoint, progress=progress, prefix=prefix)
     return BranchSelection(embed, select.top_k, select.threshold, key=embed.key)
 

@@ -19,7 +19,6 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Dataset, HeteroData
 
-from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.data.file_split import split_line
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, lexicon_files, read_pairs
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters, sememe_vocabulary
@@ -27,11 +26,12 @@ from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.io.datafiles import resolve_path
 from graphmatch.knowledge import load_lexicon, load_sememe_vectors
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
+from graphmatch.pretrained import resolve_pretrained
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.let_keys import DATASETS, LETData, LETKeys, LETModel  # noqa: F401 - re-exported
 from graphmatch.text import CharTokenizer
-from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments, piece_tokenizer_of
+from graphmatch.text.pretrained import char_tokenizer_of, pair_segments, piece_tokenizer_of
 from graphmatch.text.segmenters import installed_segmenters, segmenter_version
 
 SPLITS = ("train", "dev", "test")
@@ -52,7 +52,7 @@ class LETTask(LETKeys, Task):
         super().__init__(config)
         m = self.model
         # a local checkpoint folder or a packaged name (minilm), checked before anything is built
-        self.pretrained = resolve_checkpoint(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
+        self.pretrained = resolve_pretrained(m.pretrained) if m.encoder == "bert" and m.pretrained is not None else None
         self._sememes: list[str] | None = None
         self._train: Dataset | None = None
         self._segmenters = self.segmenters()  # a missing segmenter fails before anything is built
@@ -210,7 +210,7 @@ class LETTask(LETKeys, Task):
         error, see :mod:`graphmatch.nn.pretrained`) and the pretrained sememe vectors."""
         m, d = self.model, self.data
         if self.pretrained is not None:
-            model.encoder.load_hf(self.pretrained.checkpoint())
+            model.encoder.load_hf(self.pretrained.read_weights())
             print(f"LET: character encoder loaded from {self.pretrained.path}", file=sys.stderr)
         if model.config.senses and m.pretrained_sememes:
             vectors = load_sememe_vectors(d.sememe_vectors, d.root)

@@ -9,7 +9,6 @@ from typing import Literal, get_args
 from graphmatch.graphs.defaults import LET_MAX_LENGTH
 from graphmatch.models.choices import ClsVector, Encoder, Objective, SememeScope
 from graphmatch.nn.choices import UPDATES
-from graphmatch.recipe_keys import Renamed, key
 from graphmatch.tasks.keys import (
     DataSplit,
     SampleLimits,
@@ -20,6 +19,7 @@ from graphmatch.tasks.keys import (
     register_keys,
     split_key,
 )
+from graphmatch.tasks.recipes.keys import Renamed, key
 
 PairDataset = Literal["lcqmc", "bq", "tsv"]
 DATASETS: tuple[str, ...] = get_args(PairDataset)

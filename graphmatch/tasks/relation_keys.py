@@ -15,7 +15,6 @@ from graphmatch.graphs.defaults import (
     TOKENIZATIONS,
 )
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
-from graphmatch.recipe_keys import key
 from graphmatch.tasks.keys import (
     BranchSelect,
     DataSplit,
@@ -28,6 +27,7 @@ from graphmatch.tasks.keys import (
     register_keys,
     split_key,
 )
+from graphmatch.tasks.recipes.keys import key
 
 BILSTM_MODELS = ("att_blstm", "entity_attention")
 TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmatch.checkpoints import Pretrained
 from graphmatch.io.datafiles import file_digest
+from graphmatch.pretrained import Pretrained
 
 
 class SentenceEmbedder:

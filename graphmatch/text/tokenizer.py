@@ -84,7 +84,7 @@ class CharTokenizer(VocabLookup):
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, normalize: bool = True) -> CharTokenizer:
         """The vocabulary of a local pretrained model: ``path/vocab.txt``, else its HF tokenizer's
-        (a SentencePiece folder: :func:`graphmatch.text.checkpoint.char_tokenizer_of`)."""
+        (a SentencePiece folder: :func:`graphmatch.text.pretrained.char_tokenizer_of`)."""
         path = Path(path)
         if (path / "vocab.txt").is_file():
             return cls(path / "vocab.txt", normalize=normalize)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
+import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -78,3 +81,68 @@ def old_arguments(where: str, config_cls: type, config: Any, args: tuple[Any, ..
     warnings.warn(f"{where}() with loose settings is deprecated: pass one {config_cls.__name__}; the loose "
                   "settings go in the next release", DeprecationWarning, stacklevel=3)
     return made
+
+
+class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The import hook behind :func:`keep_old_paths`: ``import old`` warns once (a
+    ``DeprecationWarning``, :func:`moved_message`) and gives the module ``moved[old]`` itself."""
+
+    def __init__(self, moved: Mapping[str, str]) -> None:
+        self.moved = dict(moved)
+        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.moved:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        new = self.moved[spec.name]
+        warnings.warn(moved_message(spec.name, new), DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(new)
+        self._specs[spec.name] = module.__spec__  # the import system sets the old name's spec on it: put it back
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self._specs.pop(module.__spec__.name)  # set to the old name's by the import system
+
+
+def keep_old_paths(moved: Mapping[str, str]) -> OldPaths:
+    """Keep the modules ``moved`` (``{old: new}``) importable by their old paths for one release,
+    without a file at the old path (so that ``git mv`` leaves a rename that merges follow): an old
+    path warns once, on import, and is the new module. Called once, by ``graphmatch/__init__.py``."""
+    for finder in sys.meta_path:
+        if isinstance(finder, OldPaths):
+            finder.moved.update(moved)
+            return finder
+    finder = OldPaths(moved)
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def renamed(module: str, names: Mapping[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of module ``module`` whose names ``{old: new}`` were renamed: an old name
+    warns (a ``DeprecationWarning``, :func:`moved_message`) and gives the object of the new one
+    (looked up in ``namespace``, the module's ``globals()``)."""
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            warnings.warn(moved_message(f"{module}.{name}", f"{module}.{names[name]}"), DeprecationWarning,
+                          stacklevel=2)
+            return namespace[names[name]]
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def renamed_method(old: str, new: Callable[..., Any]) -> Callable[..., Any]:
+    """A method ``old`` kept for one release as the method ``new``, with a warning when called."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = f"{type(self).__module__}.{type(self).__qualname__}"
+        warnings.warn(moved_message(f"{owner}.{old}", f"{owner}.{new.__name__}"), DeprecationWarning, stacklevel=2)
+        return getattr(self, new.__name__)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Deprecated name of :meth:`{new.__name__}` (goes in the next release)."
+    return method

@@ -377,7 +377,7 @@ def test_hub_requests_get_the_timeout_only_where_they_have_none() -> None:
     import httpx2
     from huggingface_hub import get_session
 
-    from graphmatch.checkpoints.hub import bounded_requests
+    from graphmatch.pretrained.hub import bounded_requests
 
     session = get_session()
     before = list(session.event_hooks["request"])

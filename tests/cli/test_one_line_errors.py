@@ -54,8 +54,8 @@ class Setup:
         """The run's task changed to ``task`` in its ``config.yaml`` and its checkpoints."""
         import torch
 
-        from graphmatch.engine.checkpoint import META
         from graphmatch.engine.runs import read_yaml, write_yaml
+        from graphmatch.engine.runs.checkpoint import META
 
         config = read_yaml(self.run / "config.yaml")
         write_yaml(self.run / "config.yaml", {**config, "task": task})

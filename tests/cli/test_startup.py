@@ -61,7 +61,7 @@ def test_a_bad_recipe_or_argument_is_refused_before_torch(tmp_path: Path, argv: 
 
 
 def test_evaluate_and_predict_check_their_arguments_against_the_run_folder_first(tmp_path: Path) -> None:
-    from graphmatch.engine.config import resolve  # no torch either
+    from graphmatch.tasks.recipes.resolve import resolve  # no torch either
 
     run = tmp_path / "run"
     run.mkdir()
@@ -76,7 +76,7 @@ def test_evaluate_and_predict_check_their_arguments_against_the_run_folder_first
 
 
 def test_every_shipped_recipe_is_checked_without_torch(tmp_path: Path) -> None:
-    code = ("import sys\nfrom pathlib import Path\nfrom graphmatch.engine.config import resolve\n"
+    code = ("import sys\nfrom pathlib import Path\nfrom graphmatch.tasks.recipes.resolve import resolve\n"
             "names = sorted(str(p.relative_to('recipes').with_suffix('')) for p in Path('recipes').rglob('*.yaml'))\n"
             "configs = [resolve(n) for n in names]\n"
             f"print(len(configs), sorted(m for m in {HEAVY!r} if m in sys.modules))\n")

@@ -10,7 +10,7 @@ from graphmatch.data.batching import can_gather, gather_batch
 from graphmatch.data.kbert import kbert_dataset
 from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.semeval import SemEval2010Task8
-from graphmatch.engine.datamodule import DataLoader, IndexedDataset
+from graphmatch.engine.training.datamodule import DataLoader, IndexedDataset
 from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
 

@@ -164,7 +164,7 @@ def test_an_ner_cache_whose_tags_come_from_its_file_is_reused(tmp_path, shared_d
 
 
 def test_a_run_records_the_digest_of_each_split(samples, tokenizer, tmp_path):
-    from graphmatch.engine.fitting import cache_keys
+    from graphmatch.engine.training.fitting import cache_keys
 
     ds = _let(samples, tokenizer, tmp_path)
     assert cache_keys({"train": ds}) == {"train": ds.cache_digest}

@@ -13,14 +13,14 @@ import pytest
 import torch
 from engine_helpers import TOY, TOY_QUICK
 
-from graphmatch.engine import precision as cpu
 from graphmatch.engine import resolve, train
-from graphmatch.engine.predictor import Predictor
-from graphmatch.engine.provenance import describe
-from graphmatch.engine.restore import evaluate, load, predict_graph
-from graphmatch.engine.trainer import build_trainer
-from graphmatch.engine.trainer import precision as train_precision
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.engine.inference.predictor import Predictor
+from graphmatch.engine.runs.provenance import describe
+from graphmatch.engine.runs.restore import evaluate, load, predict_graph
+from graphmatch.engine.training import precision as cpu
+from graphmatch.engine.training.trainer import build_trainer
+from graphmatch.engine.training.trainer import precision as train_precision
+from graphmatch.tasks.recipes.sections import Recipe
 
 AMD = frozenset({"fpu", "avx512f", "avx512_bf16"})
 XEON = frozenset({"fpu", "avx512f", "amx_tile", "amx_bf16", "amx_int8"})

@@ -13,7 +13,7 @@ from graphmatch.cli.main import main
 from graphmatch.data.file_split import split_rows, split_sizes
 from graphmatch.data.kbert import KBertClassificationDataset
 from graphmatch.engine import train
-from graphmatch.engine.config import resolve
+from graphmatch.tasks.recipes.resolve import resolve
 
 TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=32",
         "model.max_position=64", "data.max_length=32", "train.progress=false", "train.threads=1",

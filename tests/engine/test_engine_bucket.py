@@ -15,8 +15,8 @@ from torch_geometric.data import InMemoryDataset
 from toy_task import ToyTask, toy_graph
 
 from graphmatch.engine import resolve, train
-from graphmatch.engine.checkpoint import read_checkpoint
-from graphmatch.engine.datamodule import BucketBatchSampler, IndexedDataset, ResumableSampler, sample_sizes
+from graphmatch.engine.runs.checkpoint import read_checkpoint
+from graphmatch.engine.training.datamodule import BucketBatchSampler, IndexedDataset, ResumableSampler, sample_sizes
 
 
 class Stored(InMemoryDataset):

@@ -12,7 +12,7 @@ from engine_helpers import TOY, TOY_QUICK, Crash, Terminal
 
 from graphmatch.cli.main import main
 from graphmatch.engine import train
-from graphmatch.engine.predictor import Predictor
+from graphmatch.engine.inference.predictor import Predictor
 from graphmatch.engine.runs import read_yaml
 
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 import toy_task  # registers the "toy" task
 
-from graphmatch.engine.config import ENGINE_DEFAULTS, diff, find_recipe, parse_overrides, resolve
-from graphmatch.engine.optim import build_optimizer, build_scheduler, lr_factor, param_groups
+from graphmatch.engine.training.optim import build_optimizer, build_scheduler, lr_factor, param_groups
+from graphmatch.tasks.recipes.resolve import ENGINE_DEFAULTS, diff, find_recipe, parse_overrides, resolve
 
 HERE = Path(__file__).parent
 TOY = HERE / "toy.yaml"
@@ -229,7 +229,7 @@ def test_a_checkout_recipe_path_is_the_packaged_recipe_elsewhere(tmp_path: Path,
 
 
 def test_graphmatch_shorten_cuts_a_new_run_to_a_moment(monkeypatch) -> None:
-    from graphmatch.engine import run_folder
+    from graphmatch.engine.runs import folder as run_folder
 
     full = resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"])
     monkeypatch.setenv("GRAPHMATCH_SHORTEN", "1")

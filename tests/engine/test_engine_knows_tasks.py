@@ -16,8 +16,8 @@ from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, keys_of
 
 ENGINE = Path(__file__).resolve().parents[2] / "graphmatch" / "engine"
 #: what the engine may import of graphmatch outside itself (and below): the base, the task interface, batching
-GENERIC = ("graphmatch.io", "graphmatch.checkpoints", "graphmatch.recipe_keys", "graphmatch.tasks.base",
-           "graphmatch.tasks.keys", "graphmatch.tasks.recipe", "graphmatch.data.batching", "graphmatch.utils")
+GENERIC = ("graphmatch.io", "graphmatch.pretrained", "graphmatch.tasks.recipes", "graphmatch.tasks.base",
+           "graphmatch.tasks.keys", "graphmatch.data.batching", "graphmatch.utils")
 #: packages the engine may import by their own name only, not their families' modules below them
 ENTRY_POINTS = ("graphmatch.metrics",)
 
@@ -37,11 +37,11 @@ def family_imports(folder: Path) -> list[str]:
     """``file:line: module`` for every import of graphmatch code that is neither the engine's own
     nor :data:`GENERIC` nor one of :data:`ENTRY_POINTS`."""
     out = []
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):  # its subpackages too
         for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             own = module.startswith(f"graphmatch.{folder.name}")
             if not own and not module.startswith(GENERIC) and module not in ENTRY_POINTS:
-                out.append(f"{path.name}:{line}: {module}")
+                out.append(f"{path.relative_to(folder).as_posix()}:{line}: {module}")
     return out
 
 
@@ -90,7 +90,7 @@ def family_key_names(folder: Path) -> list[str]:
     """``file:line: section.key`` for every family key the engine reads from a recipe section or
     names in a message (docstrings aside)."""
     keys, out = family_keys(), []
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):  # its subpackages too
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))

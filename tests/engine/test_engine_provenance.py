@@ -12,8 +12,15 @@ from engine_helpers import TOY_QUICK
 
 import graphmatch
 from graphmatch.engine import train
-from graphmatch.engine.provenance import LIBRARIES, MACHINE_FIELDS, git_state, machine, machine_difference, provenance
 from graphmatch.engine.runs import seeds_provenance
+from graphmatch.engine.runs.provenance import (
+    LIBRARIES,
+    MACHINE_FIELDS,
+    git_state,
+    machine,
+    machine_difference,
+    provenance,
+)
 
 CHECKOUT = Path(graphmatch.__file__).resolve().parents[1]
 
@@ -135,7 +142,7 @@ def test_verify_says_whether_a_difference_comes_with_another_machine() -> None:
 
 
 def test_the_summary_line_names_the_machine_and_segmenters() -> None:
-    from graphmatch.engine.provenance import describe
+    from graphmatch.engine.runs.provenance import describe
 
     record = provenance(environment={"segmenters": {"jieba": "0.42.1"}})
     line = describe(record)

@@ -13,8 +13,9 @@ from engine_helpers import TOY, Terminal
 from lightning.pytorch.callbacks import ModelCheckpoint
 
 import graphmatch
-from graphmatch.engine import resolve, run_folder
-from graphmatch.engine.trainer import build_trainer
+from graphmatch.engine import resolve
+from graphmatch.engine.runs import folder as run_folder
+from graphmatch.engine.training.trainer import build_trainer
 
 LAUNCH_VARS = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "NODE_RANK", "WORLD_SIZE", run_folder.RUN_DIR_ENV)
 
@@ -129,7 +130,7 @@ def test_no_private_names_are_imported_across_modules() -> None:
 def test_a_checkpoint_that_fails_to_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-    from graphmatch.engine.trainer import AtomicCheckpointIO
+    from graphmatch.engine.training.trainer import AtomicCheckpointIO
 
     target = tmp_path / "best.ckpt"
     AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 1}, target)

@@ -17,9 +17,9 @@ import pytest
 from engine_helpers import HERE, TOY_QUICK
 
 from graphmatch.cli.main import main
-from graphmatch.engine import run_owner
-from graphmatch.engine.run_owner import OWNER_FILE, FolderInUse, claim
+from graphmatch.engine.runs import owner as run_owner
 from graphmatch.engine.runs import read_yaml
+from graphmatch.engine.runs.owner import OWNER_FILE, FolderInUse, claim
 
 ROOT = HERE.parents[1]
 FORK = multiprocessing.get_context("fork")

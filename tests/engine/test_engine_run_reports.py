@@ -17,7 +17,7 @@ from engine_helpers import TOY, TOY_QUICK, Crash, Terminal
 
 from graphmatch.cli.main import main
 from graphmatch.engine import train
-from graphmatch.engine.checkpoint import META, read_checkpoint
+from graphmatch.engine.runs.checkpoint import META, read_checkpoint
 
 
 def read_json(path: Path) -> dict:

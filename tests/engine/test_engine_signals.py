@@ -18,8 +18,8 @@ import torch
 from engine_helpers import HERE, TOY
 
 from graphmatch.engine import train
-from graphmatch.engine.checkpoint import read_checkpoint
-from graphmatch.engine.signals import TrainingStopped
+from graphmatch.engine.runs.checkpoint import read_checkpoint
+from graphmatch.engine.training.signals import TrainingStopped
 
 ROOT = HERE.parents[1]
 SETS = ["model.dropout=0.3", "train.epochs=3", "train.threads=1", "train.keep_last=true"]  # last.ckpt compared too
@@ -234,7 +234,7 @@ def test_a_signal_as_fit_ends_stops_before_the_results(tmp_path: Path) -> None:
 def test_a_signal_while_claiming_is_raised_once_the_claim_is_held(tmp_path: Path, monkeypatch) -> None:
     """A signal while the folder is claimed is only recorded, then stops the run, which gives the
     claim back (a handler raising inside the claim could leave the lock behind)."""
-    from graphmatch.engine import run_folder
+    from graphmatch.engine.runs import folder as run_folder
 
     real = run_folder.claim_folder
 

@@ -14,9 +14,9 @@ import toy_task
 from engine_helpers import TOY, TOY_QUICK, Crash, Recorder
 
 from graphmatch.engine import evaluate, load, predict, resolve, train
-from graphmatch.engine.checkpoint import META, read_checkpoint
 from graphmatch.engine.runner import build_trainer
 from graphmatch.engine.runs import read_yaml
+from graphmatch.engine.runs.checkpoint import META, read_checkpoint
 from graphmatch.io.datafiles import DataFileMissing
 from graphmatch.metrics import accuracy
 

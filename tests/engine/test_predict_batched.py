@@ -13,7 +13,7 @@ import torch
 
 from graphmatch.data.batching import CollatedGraphs
 from graphmatch.engine import resolve
-from graphmatch.engine.predictor import Predictor
+from graphmatch.engine.inference.predictor import Predictor
 from graphmatch.errors import InputError
 from graphmatch.tasks.base import Task
 

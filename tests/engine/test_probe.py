@@ -12,7 +12,7 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.cli.main import main
-from graphmatch.engine.probe import probe_file, probe_graphs, report
+from graphmatch.engine.inference.probe import probe_file, probe_graphs, report
 
 TINY = ["model.hidden_size=32", "model.num_layers=2", "model.num_heads=2", "model.intermediate_size=32",
         "model.max_position=64", "data.max_length=64", "model.pooling=mean", "train.progress=false",
@@ -32,7 +32,7 @@ def run(samples, shared_data, tmp_path_factory):
 
 def test_the_probe_reads_the_run_and_its_figures_add_up(run, samples, capsys):
     from graphmatch.engine import load
-    from graphmatch.engine.predictor import Predictor
+    from graphmatch.engine.inference.predictor import Predictor
 
     dev = samples / "sentiment" / "dev.tsv"
     f = probe_file(run, dev)
@@ -120,7 +120,7 @@ def test_ner_recall_of_the_entities_the_kg_matches(shared_data, tmp_path):
 def test_a_run_without_branches_is_refused_naming_it():
     from types import SimpleNamespace
 
-    from graphmatch.engine.probe import check_probed
+    from graphmatch.engine.inference.probe import check_probed
 
     with pytest.raises(ValueError, match=r"^runs/let: the probe reads a run whose model hangs .* task 'let' has none"):
         check_probed(SimpleNamespace(name="let", branch_kg=lambda: None), "runs/let")
@@ -129,7 +129,7 @@ def test_a_run_without_branches_is_refused_naming_it():
 def test_ner_recall_of_entities_unseen_in_training(shared_data, tmp_path):
     from types import SimpleNamespace
 
-    from graphmatch.engine.probe import characters, entity_texts
+    from graphmatch.engine.inference.probe import characters, entity_texts
 
     train = [SimpleNamespace(fields=("头 痛 三 天",), gold="B-Symptom I-Symptom O O"),
              SimpleNamespace(fields=("咳嗽",), gold="B-Symptom I-Symptom"), SimpleNamespace(fields=("无",), gold=None)]

@@ -1,4 +1,4 @@
-"""int8 quantization with smoothing (:mod:`graphmatch.engine.quantize`): the smoothed layer is the
+"""int8 quantization with smoothing (:mod:`graphmatch.engine.inference.quantize`): the smoothed layer is the
 same function, the ranges are each input channel's largest value, and smoothing takes back what an
 outlier channel costs plain int8."""
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from graphmatch.engine.quantize import (
+from graphmatch.engine.inference.quantize import (
     SmoothedLinear,
     input_ranges,
     int8_engine,

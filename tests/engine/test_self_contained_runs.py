@@ -1,6 +1,6 @@
 """A run folder carries what rebuilds its model: trained from a ``save_pretrained`` folder, it
 predicts the same after that folder is deleted and the run is moved; batch prediction
-(``graphmatch predict --input``, :class:`~graphmatch.engine.predictor.Predictor`) and its bad input."""
+(``graphmatch predict --input``, :class:`~graphmatch.engine.inference.predictor.Predictor`) and its bad input."""
 
 import json
 import re
@@ -17,7 +17,7 @@ from tiny_bert import tiny_bert_folder
 from graphmatch.cli.main import main as cli
 from graphmatch.data.relation_formats import read_semeval_file
 from graphmatch.engine import load
-from graphmatch.engine.predictor import Predictor, read_inputs
+from graphmatch.engine.inference.predictor import Predictor, read_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "samples" / "relation"
@@ -134,7 +134,7 @@ def test_stdin_csv_and_int8(trained, tmp_path, capsys, monkeypatch):
 
 
 def test_keep_fp32_leaves_the_named_linear_layers_unquantized(trained, tmp_path, capsys):
-    from graphmatch.engine.quantize import linear_names
+    from graphmatch.engine.inference.quantize import linear_names
 
     run, _ = trained
     names = linear_names(Predictor.from_run(run).model)
@@ -157,8 +157,8 @@ def test_calibrated_int8_smooths_the_quantized_layers(trained, tmp_path, capsys,
     plain fp32."""
     from functools import partial
 
-    import graphmatch.engine.predictor as predictor_module
-    from graphmatch.engine.quantize import MIN_SPREAD, SmoothedLinear, input_ranges, quantize_linear, spread
+    import graphmatch.engine.inference.predictor as predictor_module
+    from graphmatch.engine.inference.quantize import MIN_SPREAD, SmoothedLinear, input_ranges, quantize_linear, spread
 
     run, _ = trained
     train = SAMPLE / "train.txt"
@@ -225,7 +225,7 @@ def test_the_sensitivity_benchmark_ranks_every_group(trained, tmp_path, capsys):
     """``benchmarks/int8_sensitivity.py`` on the tiny run: a row per kind of linear layer and per
     encoder layer, and the cumulative frontier; smoothed arms and the plot (not timed: the script's
     figures are not checked)."""
-    from graphmatch.engine.quantize import linear_names
+    from graphmatch.engine.inference.quantize import linear_names
 
     run, _ = trained
     module = load_script("int8_sensitivity")

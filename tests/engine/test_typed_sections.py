@@ -1,8 +1,8 @@
 """The engine and the tasks read a recipe's sections as typed objects
-(:class:`~graphmatch.tasks.recipe.Recipe`: ``recipe.train.batch_size``, ``self.data.root``), never
+(:class:`~graphmatch.tasks.recipes.sections.Recipe`: ``recipe.train.batch_size``, ``self.data.root``), never
 by string (``config["train"]["batch_size"]``, ``cfg.get("model")``). The plain form lives only at
-the edges: reading and resolving a recipe (``engine/config.py``, ``engine/shorten.py``) and typing
-it (``tasks/recipe.py``)."""
+the edges: reading and resolving a recipe (``tasks/recipes/resolve.py``, ``tasks/recipes/shorten.py``) and typing
+it (``tasks/recipes/sections.py``)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import toy_task  # noqa: F401 - registers the "toy" task
 
-from graphmatch.engine.config import resolve, resolve_recipe
-from graphmatch.tasks.recipe import Optim, Recipe, Train
+from graphmatch.tasks.recipes.resolve import resolve, resolve_recipe
+from graphmatch.tasks.recipes.sections import Optim, Recipe, Train
 
 PACKAGE = Path(__file__).resolve().parents[2] / "graphmatch"
 SECTIONS = ("data", "model", "optim", "train")
 #: where the plain form may be indexed (relative to the package)
-EDGES = ("engine/config.py", "engine/shorten.py", "tasks/recipe.py")
+EDGES = ("tasks/recipes/resolve.py", "tasks/recipes/shorten.py", "tasks/recipes/sections.py")
 #: an expression that holds a recipe's plain form (``config``, ``self.config``, ``cfg``, ``saved``, ...)
 RECIPE_LIKE = re.compile(r"(^|[._])(config|cfg|conf|recipe|saved|stored|given|plain)$", re.IGNORECASE)
 #: a section's plain form under a name of its own (``self.data_cfg["root"]``)
@@ -81,7 +81,8 @@ def test_the_check_can_fail(tmp_path):
         'y = saved.get("data")\nsplits["train"], datasets.get("train"), row["model"]\n')
     (tmp_path / "tasks" / "kbert.py").write_text('d = self.config["data"]\np = config["train"]["progress"]\n'
                                                  'r = self.data_cfg["root"]\ndef f(train_cfg): pass\n')
-    (tmp_path / "engine" / "config.py").write_text('t = config["train"]\n')  # an edge
+    (tmp_path / "tasks" / "recipes").mkdir()
+    (tmp_path / "tasks" / "recipes" / "resolve.py").write_text('t = config["train"]\n')  # an edge
     found = violations(tmp_path)
     assert [f.split(": ", 1)[1] for f in found] == [
         "config['train']", "self.config['optim']", "cfg['model']", "saved.get('data')",

@@ -19,8 +19,8 @@ from torch_geometric.nn import global_mean_pool
 from torch_geometric.utils import scatter
 
 from graphmatch.io import datafiles
-from graphmatch.recipe_keys import key
 from graphmatch.tasks.base import SampleLimits, Task, register
+from graphmatch.tasks.recipes.keys import key
 
 FEATURES = 4
 #: seconds each training step sleeps, when this environment variable is set

@@ -8,7 +8,7 @@ from graphmatch.graphs.kbert import SentenceTreeBuilder
 from graphmatch.graphs.kbert.options import TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
-from graphmatch.text.checkpoint import tokenizer_for
+from graphmatch.text.pretrained import tokenizer_for
 
 
 @pytest.fixture(scope="module")

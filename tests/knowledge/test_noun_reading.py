@@ -42,9 +42,9 @@ def test_packaged_file_rebuilds_from_wordnet(tmp_path):
 def test_word_query_keeps_nouns_only(minilm):
     from graphmatch.graphs.kbert import SentenceTreeBuilder
     from graphmatch.knowledge import KnowledgeGraph
-    from graphmatch.text.checkpoint import checkpoint_tokenizer
+    from graphmatch.text.pretrained import pretrained_tokenizer
 
-    kg, tok = KnowledgeGraph.load("wordnet"), checkpoint_tokenizer("minilm")
+    kg, tok = KnowledgeGraph.load("wordnet"), pretrained_tokenizer("minilm")
     plain = SentenceTreeBuilder(kg, tok, keep_text=True)
     fit = SentenceTreeBuilder(kg, tok, keep_text=True, noun_readings=NounReadings())
     cases = {"He was born in the capital of Yugoslavia.": (["born", "capital", "yugoslavia"],

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch_geometric.data import HeteroData
 
-from graphmatch.engine.checkpoint import check_state_dict
+from graphmatch.engine.runs.checkpoint import check_state_dict
 from graphmatch.models.entity_attention import EntityAttentionBiLSTM
 from graphmatch.models.relation_transformer import RelationTransformer
 from graphmatch.models.renamed_keys import rename_keys, upgrade_state_dict

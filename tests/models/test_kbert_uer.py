@@ -5,9 +5,9 @@ import pytest
 import torch
 from uer_checkpoints import uer_classifier_logits, uer_folder, uer_hidden, uer_inputs, uer_state
 
-from graphmatch.checkpoints import resolve_checkpoint
 from graphmatch.models.kbert import KBert
 from graphmatch.nn import HFBertEncoder, MaskTransformerConfig, MaskTransformerEncoder
+from graphmatch.pretrained import resolve_pretrained
 
 
 def _model(folder, num_labels=3, **kw) -> KBert:
@@ -42,7 +42,7 @@ def test_tagger_gives_the_official_logits(tmp_path):
     state = uer_state(head="tagger", labels=5, target=True, seed=2)  # run_kbert_ner.py keeps target.*
     folder = uer_folder(tmp_path / "outputs", state, weights="tagger.bin")
     model = _model(folder, num_labels=5, tagging=True)
-    report = model.load_uer(resolve_checkpoint(folder / "tagger.bin").checkpoint(), log=False)
+    report = model.load_uer(resolve_pretrained(folder / "tagger.bin").read_weights(), log=False)
     assert set(report.ignored) == {"target.*"} and not report.fresh
     src, seg, pos, vm, _, real = _ours_inputs()
     ner_seg = torch.ones_like(seg)  # the NER script's segment: 1 everywhere

@@ -196,16 +196,16 @@ def test_xlmr_encoder_reads_its_positions_from_pad_plus_one(graphs, tmp_path, pa
     XLMRobertaModel's own on that sentence, packed or padded."""
     from transformers import BertModel, XLMRobertaModel
 
-    from graphmatch.checkpoints import resolve_checkpoint
-    from graphmatch.nn.pretrained import load_checkpoint
+    from graphmatch.nn.pretrained import load_weights
+    from graphmatch.pretrained import resolve_pretrained
     from tests.checkpoint_folders import xlmr_folder
 
     folder, gs = graphs
     rows = WordPieces.from_pretrained(folder).vocab_size
     xlmr = xlmr_folder(tmp_path / "xlmr", [f"t{i}" for i in range(rows)], max_positions=64)
-    found = resolve_checkpoint(xlmr)
+    found = resolve_pretrained(xlmr)
     encoder = BertModel(found.bert_config(), add_pooling_layer=False)
-    load_checkpoint(encoder, found.checkpoint(), log=False)
+    load_weights(encoder, found.read_weights(), log=False)
     model = RelationTransformer(encoder, 3, head="entity_start", pack=pack, pad_id=1).eval()
     reference = XLMRobertaModel.from_pretrained(xlmr, add_pooling_layer=False).eval()
     batch = next(iter(DataLoader(gs, batch_size=len(gs))))

@@ -7,7 +7,6 @@ import pytest
 import torch
 from checkpoint_folders import bert_folder, edit_weights, vocabulary
 
-from graphmatch.checkpoints import resolve_checkpoint, tokenizer_size
 from graphmatch.nn.pretrained import (
     KEYS_MISSING_OK,
     KEYS_UNUSED_OK,
@@ -16,23 +15,25 @@ from graphmatch.nn.pretrained import (
     load_bert,
     load_state_strict,
 )
+from graphmatch.pretrained import resolve_pretrained as resolve_record
+from graphmatch.pretrained import tokenizer_size
 
 
 def resolve_pretrained(path, key="model.pretrained"):
-    return resolve_checkpoint(path, key).path
+    return resolve_record(path, key).path
 
 
 def read_checkpoint(path):
-    return resolve_checkpoint(path).checkpoint()
+    return resolve_record(path).read_weights()
 
 
 def _bare_load(folder, **declared):
     """A BertModel whose class declares ``declared`` allowances, loaded strictly from ``folder``."""
     from transformers import BertModel
 
-    found = resolve_checkpoint(folder)
+    found = resolve_record(folder)
     bare = type("BareBert", (BertModel,), declared)(found.bert_config())
-    return load_state_strict(bare, found.checkpoint().state, source=str(folder))
+    return load_state_strict(bare, found.read_weights().state, source=str(folder))
 
 VOCAB = vocabulary(["abcdefghij"])
 
@@ -209,7 +210,7 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.chdir(tmp_path)
-    found = resolve_checkpoint(repo_id)
+    found = resolve_record(repo_id)
     assert found.path == snapshot and found.source == repo_id and found.format == "hf"
     assert found.config["hidden_size"] == 16 and found.vocab == snapshot / "vocab.txt"
     loaded = MaskTransformerEncoder.from_pretrained(repo_id, log=False).hf_state_dict()
@@ -219,7 +220,7 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
     monkeypatch.setenv("HF_HOME", str(tmp_path))  # HF_HOME/hub is the cache then
     (tmp_path / "hub").rename(tmp_path / "hub2")
     with pytest.raises(FileNotFoundError) as err:
-        resolve_checkpoint(repo_id)
+        resolve_record(repo_id)
     message = str(err.value)
     assert "\n" not in message and repr(repo_id) in message and str(tmp_path / "hub") in message
     assert "HF_HUB_OFFLINE" in message
@@ -228,24 +229,24 @@ def test_hub_ids_resolve_through_the_cache_offline(tmp_path, monkeypatch, repo_i
 def test_a_name_that_is_no_folder_nor_hub_id_keeps_its_error(tmp_path):
     for name in (str(tmp_path / "missing"), "a b c", "../x/y/z"):
         with pytest.raises(FileNotFoundError, match="no checkpoint folder"):
-            resolve_checkpoint(name)
+            resolve_record(name)
 
 
 def test_resolved_once_and_stored_without_weights(tmp_path):
     folder = bert_folder(tmp_path / "bert", VOCAB)
-    found = resolve_checkpoint(folder)
+    found = resolve_record(folder)
     assert found.weights == (folder / "model.safetensors",) and not found.stored
     stored = found.store(tmp_path / "run" / "pretrained")
     assert sorted(p.name for p in stored.iterdir()) == ["config.json", "pretrained.json", "vocab.txt"]
-    again = resolve_checkpoint(stored)
+    again = resolve_record(stored)
     assert again.stored and again.source == str(folder) and dict(again.config) == dict(found.config)
     assert again.bert_config().hidden_size == 16
     with pytest.raises(ValueError, match="not pretrained weights"):
-        again.checkpoint()
+        again.read_weights()
     (stored / "vocab.txt").write_text("\n".join([*VOCAB, "extra"]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"tokenizer has {len(VOCAB) + 1} entries but its config.json says "
                                          rf"vocab_size {len(VOCAB)}"):
-        resolve_checkpoint(stored)
+        resolve_record(stored)
     (stored / "vocab.txt").unlink()
     with pytest.raises(FileNotFoundError, match=r"lacks vocab.txt"):
-        resolve_checkpoint(stored)
+        resolve_record(stored)

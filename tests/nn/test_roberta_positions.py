@@ -6,10 +6,10 @@ import pytest
 import torch
 from transformers import BertModel, XLMRobertaModel
 
-from graphmatch.checkpoints import position_offset, resolve_checkpoint
 from graphmatch.nn.hf_bert import HFBertEncoder
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
-from graphmatch.nn.pretrained import load_checkpoint
+from graphmatch.nn.pretrained import load_weights
+from graphmatch.pretrained import position_offset, resolve_pretrained
 from tests.checkpoint_folders import bert_folder, xlmr_folder
 
 VOCAB = [f"t{i}" for i in range(40)]
@@ -33,13 +33,13 @@ def test_offset_of_each_convention(tmp_path):
     assert position_offset({"model_type": "roberta", "pad_token_id": 1}) == 2
     assert position_offset({"model_type": "bert", "pad_token_id": 0}) == 0
     assert position_offset({"model_type": "bert", "position_offset": 2}) == 2  # ours, written by to_hf
-    found = resolve_checkpoint(bert_folder(tmp_path / "bert", ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"]))
+    found = resolve_pretrained(bert_folder(tmp_path / "bert", ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"]))
     assert found.position_offset == 0 and found.bert_config().position_offset == 0
 
 
 def test_mask_transformer_gives_xlmr_states(xlmr):
     folder, model = xlmr
-    found = resolve_checkpoint(folder)
+    found = resolve_pretrained(folder)
     config = MaskTransformerConfig.from_pretrained(found)
     assert (config.position_offset, config.positions, config.type_vocab_size) == (2, 22, 1)
     enc = MaskTransformerEncoder.from_pretrained(found, log=False).eval()
@@ -57,7 +57,7 @@ def test_mask_transformer_gives_xlmr_states(xlmr):
 
 def test_hf_encoder_gives_xlmr_states(xlmr):
     folder, model = xlmr
-    enc = HFBertEncoder.from_pretrained(resolve_checkpoint(folder), log=False).eval()
+    enc = HFBertEncoder.from_pretrained(resolve_pretrained(folder), log=False).eval()
     assert (enc.position_offset, enc.max_positions) == (2, 22)
     pos = torch.arange(IDS.shape[1]).expand_as(IDS)
     with torch.no_grad():
@@ -69,9 +69,9 @@ def test_hf_encoder_gives_xlmr_states(xlmr):
 
 def test_masked_lm_checkpoint_loads_with_its_head_unused(tmp_path, xlmr):
     folder = xlmr_folder(tmp_path / "mlm", VOCAB, masked_lm=True)
-    found = resolve_checkpoint(folder)
+    found = resolve_pretrained(folder)
     bert = BertModel(found.bert_config(), add_pooling_layer=False)
-    report = load_checkpoint(bert, found.checkpoint(), log=False)
+    report = load_weights(bert, found.read_weights(), log=False)
     assert report.ignored["lm_head.*"] and report.loaded == len(bert.state_dict())
     assert bert.config.position_offset == 2
 

@@ -8,26 +8,27 @@ import torch
 from torch import nn
 from uer_checkpoints import CONFIG, VOCAB, uer_folder, uer_hidden, uer_inputs, uer_state
 
-from graphmatch.checkpoints import resolve_checkpoint, uer_files
-from graphmatch.checkpoints.uer import normalise_uer
 from graphmatch.nn.mask_transformer import MaskTransformerConfig, MaskTransformerEncoder
 from graphmatch.nn.uer import UERLayerNorm, uer_names
+from graphmatch.pretrained import resolve_pretrained as resolve_record
+from graphmatch.pretrained import uer_files
+from graphmatch.pretrained.uer import normalise_uer
 
 
 def resolve_pretrained(path, key="model.pretrained"):
-    return resolve_checkpoint(path, key).path
+    return resolve_record(path, key).path
 
 
 def read_checkpoint(path):
-    return resolve_checkpoint(path).checkpoint()
+    return resolve_record(path).read_weights()
 
 
 def checkpoint_config(path):
-    return dict(resolve_checkpoint(path).config)
+    return dict(resolve_record(path).config)
 
 
 def bert_config(path):
-    return resolve_checkpoint(path).bert_config()
+    return resolve_record(path).bert_config()
 
 
 def _dense_uer_norm(x, gamma, beta, eps=1e-6):
@@ -147,7 +148,7 @@ def test_files_are_recognised_by_their_names(tmp_path):
     assert ckpt.format == "uer" and not any(n.startswith("module.") for n in ckpt.state)
     encoder = MaskTransformerEncoder.from_pretrained(file, log=False)  # head unused, pooler fresh
     assert torch.equal(encoder.state_dict()["embeddings.word.weight"], state["embedding.word_embedding.weight"])
-    report = encoder.load_checkpoint(ckpt, log=False)
+    report = encoder.load_weights(ckpt, log=False)
     assert report.fresh == {"target.nsp_linear_1.*": ["target.nsp_linear_1.weight", "target.nsp_linear_1.bias"]}
     assert set(report.ignored) == {"output_layer_1.*", "output_layer_2.*"}
     # the official code's torch (2019) wrote the legacy, non-zip format

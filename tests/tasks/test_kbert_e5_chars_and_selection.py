@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from graphmatch.data.kbert import kbert_dataset
-from graphmatch.engine.config import resolve
 from graphmatch.tasks.kbert import KBertTask
-from graphmatch.text.checkpoint import tokenization_of, tokenizer_for
+from graphmatch.tasks.recipes.resolve import resolve
+from graphmatch.text.pretrained import tokenization_of, tokenizer_for
 from graphmatch.text.sentencepiece import SentencePieceTokenizer
 from graphmatch.text.tokenizer import CharTokenizer
 

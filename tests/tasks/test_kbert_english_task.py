@@ -9,7 +9,7 @@ import yaml
 
 from graphmatch.cli.main import main
 from graphmatch.engine import resolve
-from graphmatch.engine.config import find_recipe
+from graphmatch.tasks.recipes.resolve import find_recipe
 
 TINY_RUN = ["data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", "data.max_length=32",
             "train.batch_size=8", "train.eval_batch_size=8", "train.val_every_steps=null", "train.progress=false"]

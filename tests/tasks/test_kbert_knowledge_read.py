@@ -6,7 +6,7 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.cli.main import main
-from graphmatch.engine.restore import load, predict_graph
+from graphmatch.engine.runs.restore import load, predict_graph
 
 TINY = ["model.hidden_size=32", "model.num_layers=2", "model.num_heads=2", "model.intermediate_size=32",
         "model.max_position=64", "data.max_length=32", "train.progress=false", "train.threads=1"]

@@ -289,7 +289,7 @@ def test_tiny_ner_model_learns_tags_other_than_o(tmp_path, shared_data):
 
     from torch_geometric.loader import DataLoader
 
-    from graphmatch.engine.optim import build_optimizer, build_scheduler, param_groups
+    from graphmatch.engine.training.optim import build_optimizer, build_scheduler, param_groups
 
     lines = (shared_data / "kbert" / "datasets" / "msra_ner" / "dev.tsv").read_text(encoding="utf-8").splitlines()
     root = tmp_path / "msra64"
@@ -397,7 +397,7 @@ def test_official_kbert_checkpoint_as_model_pretrained(tmp_path, shared_data, he
 def test_batch_prediction_reports_the_injected_entities(tmp_path, shared_data):
     """``Predictor`` over a K-BERT model: label, probabilities and HowNet's injected branches, in input
     order; the pair model takes two columns."""
-    from graphmatch.engine.predictor import Predictor
+    from graphmatch.engine.inference.predictor import Predictor
 
     task = _task(_config(tmp_path, shared_data))
     task.set_extra_state({"labels": ["0", "1"], "kind": "classification"})
@@ -484,9 +484,9 @@ def test_class_weight_balances_the_training_labels_in_the_loss(tmp_path, shared_
 
 @pytest.mark.parametrize("backend", ["ours", "hf"])
 def test_frozen_word_embeddings_get_no_gradient_and_no_optimiser_state(tmp_path, shared_data, backend):
-    from graphmatch.engine.module import TaskModule
-    from graphmatch.engine.optim import build_optimizer
-    from graphmatch.tasks.recipe import Recipe
+    from graphmatch.engine.training.module import TaskModule
+    from graphmatch.engine.training.optim import build_optimizer
+    from graphmatch.tasks.recipes.sections import Recipe
 
     limits = ["data.limit.train=16", "data.limit.dev=8", "data.limit.test=8", f"model.backend={backend}"]
     for frozen in (True, False):

@@ -13,7 +13,7 @@ from torch_geometric.utils import scatter
 
 from graphmatch.engine import load, resolve
 from graphmatch.tasks.base import get_task
-from graphmatch.text.checkpoint import char_tokenizer_of, pair_segments
+from graphmatch.text.pretrained import char_tokenizer_of, pair_segments
 
 TINY = ["model.hidden=16", "model.heads=2", "model.perspectives=4", "train.progress=false"]
 TEXT_A, TEXT_B = "苹果手机怎么样，DVD好用吗", "这个手机电池耐用吗？"

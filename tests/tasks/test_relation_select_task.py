@@ -10,8 +10,8 @@ from tiny_bert import tiny_bert_folder
 
 from graphmatch.cli.main import main as cli
 from graphmatch.data.relation_formats import read_semeval_file
-from graphmatch.engine.config import resolve
 from graphmatch.tasks.base import get_task
+from graphmatch.tasks.recipes.resolve import resolve
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "samples" / "relation"

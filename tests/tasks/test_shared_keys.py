@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from graphmatch.recipe_keys import defaults
 from graphmatch.tasks.keys import BUILTIN_TASKS, TaskData, TaskModel, keys_of
+from graphmatch.tasks.recipes.keys import defaults
 
 
 def declared_here(cls: type) -> set[str]:

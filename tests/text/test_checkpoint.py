@@ -3,7 +3,7 @@
 import pytest
 
 from graphmatch.text import CharTokenizer, WordPieceTokenizer
-from graphmatch.text.checkpoint import checkpoint_folder, checkpoint_tokenizer, is_wordpiece_vocab, tokenization_of
+from graphmatch.text.pretrained import is_wordpiece_vocab, pretrained_folder, pretrained_tokenizer, tokenization_of
 
 
 def test_auto_tells_chinese_characters_from_english_word_pieces(shared_data, minilm, tmp_path):
@@ -22,11 +22,11 @@ def test_auto_tells_chinese_characters_from_english_word_pieces(shared_data, min
 
 
 def test_checkpoint_tokenizer(minilm, tmp_path):
-    pieces = checkpoint_tokenizer("minilm")
+    pieces = pretrained_tokenizer("minilm")
     assert isinstance(pieces, WordPieceTokenizer) and pieces.lowercase and len(pieces) == 30522
-    assert isinstance(checkpoint_tokenizer(minilm, "chars"), CharTokenizer)
-    assert checkpoint_folder(str(minilm)) == minilm
+    assert isinstance(pretrained_tokenizer(minilm, "chars"), CharTokenizer)
+    assert pretrained_folder(str(minilm)) == minilm
     with pytest.raises(FileNotFoundError, match="--pretrained: no checkpoint folder"):
-        checkpoint_folder(tmp_path / "missing")
+        pretrained_folder(tmp_path / "missing")
     with pytest.raises(FileNotFoundError, match="no vocab.txt"):
-        checkpoint_tokenizer(tmp_path)
+        pretrained_tokenizer(tmp_path)

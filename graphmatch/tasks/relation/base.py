@@ -56,7 +56,7 @@ from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import selection_lines
-from graphmatch.tasks.recipe import Recipe
+from graphmatch.tasks.recipes.sections import Recipe
 from graphmatch.tasks.relation_keys import RelationData, RelationKeys, RelationModel  # noqa: F401 - re-exported
 from graphmatch.text.vocab import Vocab
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from graphmatch.checkpoints import Checkpoint, resolve_checkpoint
 from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import relation_pieces
 from graphmatch.graphs.branch_selection import BranchSelection
@@ -20,7 +19,8 @@ from graphmatch.graphs.kbert import visibility_mask
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
 from graphmatch.graphs.relation_kbert import VALUE, mask_entities, trunk_only
 from graphmatch.knowledge import resolve_kg
-from graphmatch.nn.pretrained import layer_groups, load_checkpoint
+from graphmatch.nn.pretrained import layer_groups, load_weights
+from graphmatch.pretrained import PretrainedWeights, resolve_pretrained
 from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation.base import RelationTask, variant
 from graphmatch.tasks.relation_keys import TRANSFORMER_MODELS
@@ -33,7 +33,7 @@ class TransformerRelationTask(RelationTask):
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
         # the checkpoint, resolved once (a folder, minilm, a hub id or a run's stored encoder)
-        self.pretrained = resolve_checkpoint(self.model.pretrained)
+        self.pretrained = resolve_pretrained(self.model.pretrained)
         self._pieces: WordPieces | None = None
         self._trees: dict[bool, RelationGraphBuilder] = {}
         self._selection: BranchSelection | None = None
@@ -143,9 +143,9 @@ class TransformerRelationTask(RelationTask):
         """The pretrained weights, strictly; the word-embedding table grown for the markers the
         tokenizer added (:func:`grown_embeddings`)."""
         # the encoder has no pooler: a checkpoint's pooler is left unused, like its MLM head
-        ckpt, rows = self.pretrained.checkpoint(), model.encoder.config.vocab_size
+        ckpt, rows = self.pretrained.read_weights(), model.encoder.config.vocab_size
         ckpt, added = grown_embeddings(ckpt, rows, model.encoder.config.initializer_range)
-        load_checkpoint(model.encoder, ckpt)
+        load_weights(model.encoder, ckpt)
         if added:
             print(f"pretrained: {added} embedding rows added for the entity markers "
                   f"{' '.join(self.pieces().markers)} (the checkpoint's mean row plus noise)", file=sys.stderr)
@@ -163,7 +163,7 @@ class TransformerRelationTask(RelationTask):
                 "relation/zh_e5_entity_start (Chinese) or relation/semeval_minilm_entity_start")
 
 
-def grown_embeddings(ckpt: Checkpoint, rows: int, std: float) -> tuple[Checkpoint, int]:
+def grown_embeddings(ckpt: PretrainedWeights, rows: int, std: float) -> tuple[PretrainedWeights, int]:
     """``ckpt`` with its word-embedding table grown to ``rows`` (tokens the tokenizer added, e.g. the
     entity markers of a SentencePiece checkpoint): each new row the mean of the checkpoint's rows plus
     normal noise of ``std``, so that the markers start apart and among the pretrained embeddings.

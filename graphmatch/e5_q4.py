@@ -1,5 +1,0 @@
-"""Deprecated path of :mod:`graphmatch.checkpoints.e5_q4` (goes in the next release)."""
-
-from graphmatch.utils.deprecated import moved
-
-moved(__name__, "graphmatch.checkpoints.e5_q4")
