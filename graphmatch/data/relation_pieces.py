@@ -17,6 +17,7 @@ one, so the pieces between the markers are e5's own wherever e5 itself cuts at t
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
@@ -87,6 +88,15 @@ def relation_pieces(path: str | os.PathLike) -> WordPieces:
     path = Path(path)
     if (path / "vocab.txt").is_file() or not is_sentencepiece(path / "tokenizer.json"):
         return WordPieces.from_pretrained(path)
+    stat = (path / "tokenizer.json").stat()
+    return _sentence_pieces(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=2)
+def _sentence_pieces(path: Path, stamp: tuple[int, int]) -> SentencePieces:
+    """A SentencePiece folder's pieces, read once per process while its ``tokenizer.json`` is the same
+    (``stamp``: its mtime and size): e5-small's takes seconds to read, and a task, its three splits
+    and a reloaded run ask for it again. The object is shared: its readers do not change it."""
     from transformers import AutoTokenizer
 
     return SentencePieces(AutoTokenizer.from_pretrained(str(path), local_files_only=True),

@@ -61,6 +61,21 @@ def _plain(sentence: str) -> str:
     return sentence
 
 
+def test_sentencepiece_pieces_are_read_once_per_tokenizer_file(e5_small, e5_pieces, tmp_path):
+    """A task, its three splits and a reloaded run share one reading of e5's pieces (seconds each);
+    another folder, or the same folder with a changed ``tokenizer.json``, is read again."""
+    from tiny_sentencepiece import tiny_sentencepiece_folder
+
+    assert relation_pieces(e5_small) is e5_pieces
+    folder = tiny_sentencepiece_folder(tmp_path / "tiny")
+    first = relation_pieces(folder)
+    assert isinstance(first, SentencePieces) and first.vocab_size == 9 + 4
+    assert relation_pieces(folder) is first and first is not e5_pieces
+    tiny_sentencepiece_folder(folder, ["\u2581the", "\u2581lid"])  # rewritten: another size
+    again = relation_pieces(folder)
+    assert again is not first and again.vocab_size == 7 + 4 and relation_pieces(folder) is again
+
+
 def test_a_bert_checkpoint_keeps_its_unused_slots(tmp_path):
     from tiny_bert import tiny_bert_folder
 
