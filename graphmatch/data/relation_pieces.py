@@ -16,8 +16,8 @@ one, so the pieces between the markers are e5's own wherever e5 itself cuts at t
 
 from __future__ import annotations
 
+import hashlib
 import os
-from functools import lru_cache
 from pathlib import Path
 
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
@@ -86,17 +86,36 @@ def relation_pieces(path: str | os.PathLike) -> WordPieces:
     ``tokenizer.json`` without a ``vocab.txt``, else BERT's word pieces with the markers in
     ``[unusedN]`` slots."""
     path = Path(path)
-    if (path / "vocab.txt").is_file() or not is_sentencepiece(path / "tokenizer.json"):
-        return WordPieces.from_pretrained(path)
-    stat = (path / "tokenizer.json").stat()
-    return _sentence_pieces(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    if not (path / "vocab.txt").is_file() and (path / "tokenizer.json").is_file():
+        files = tuple((path / name).read_bytes() if (path / name).is_file() else b"" for name in TOKENIZER_FILES)
+        pieces = _sentence_pieces(path, hashlib.sha256(b"\0".join(files)).hexdigest())
+        if pieces is not None:
+            return pieces
+    return WordPieces.from_pretrained(path)
 
 
-@lru_cache(maxsize=2)
-def _sentence_pieces(path: Path, stamp: tuple[int, int]) -> SentencePieces:
-    """A SentencePiece folder's pieces, read once per process while its ``tokenizer.json`` is the same
-    (``stamp``: its mtime and size): e5-small's takes seconds to read, and a task, its three splits
-    and a reloaded run ask for it again. The object is shared: its readers do not change it."""
+#: the files of a folder that make its SentencePiece tokenizer (the memo's key is their content)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+_READ: dict[str, SentencePieces | None] = {}  # digest → pieces, the last used last
+_KEEP = 2
+
+
+def _sentence_pieces(path: Path, digest: str) -> SentencePieces | None:
+    """A SentencePiece folder's pieces (``None`` for another ``tokenizer.json``), read once per process
+    for the same tokenizer files (``digest``, of their content; the :data:`_KEEP` last used are kept):
+    e5-small's take seconds to read, and a task, its three splits and a reloaded run (its own copy of
+    the files) ask for them again. The object is shared: its readers do not change it."""
+    if digest not in _READ:
+        if len(_READ) >= _KEEP:
+            _READ.pop(next(iter(_READ)))
+        _READ[digest] = _read_sentence_pieces(path)
+    _READ[digest] = _READ.pop(digest)  # the last used
+    return _READ[digest]
+
+
+def _read_sentence_pieces(path: Path) -> SentencePieces | None:
+    if not is_sentencepiece(path / "tokenizer.json"):
+        return None
     from transformers import AutoTokenizer
 
     return SentencePieces(AutoTokenizer.from_pretrained(str(path), local_files_only=True),
