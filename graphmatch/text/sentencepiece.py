@@ -14,9 +14,10 @@ injected K-BERT branches, which follow their word without a space.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
 
@@ -32,15 +33,36 @@ _META = "\u2581"
 _ROLES = {"[PAD]": "pad_token", "[UNK]": "unk_token", "[CLS]": "cls_token", "[SEP]": "sep_token",
           "[MASK]": "mask_token"}
 _DEFAULTS = {"[PAD]": "<pad>", "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>", "[MASK]": "<mask>"}
+#: what was read from a ``tokenizer.json``, by what and the digest of its content; the last used last
+_READ: dict[tuple[str, str], object] = {}
+_KEEP = 4
+
+
+def _once(what: str, content: bytes, read: Callable[[], object]) -> object:
+    """``read()``, once per process for the same file content (a digest, milliseconds where parsing
+    e5-small's 17 MB ``tokenizer.json`` takes seconds, and a command reads it several times); the
+    :data:`_KEEP` last used are kept, and they are shared: their readers do not change them."""
+    key = (what, hashlib.sha256(content).hexdigest())
+    if key not in _READ:
+        found = read()  # an error is not kept
+        if len(_READ) >= _KEEP:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = found
+    _READ[key] = _READ.pop(key)  # the last used
+    return _READ[key]
 
 
 def is_sentencepiece(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ``tokenizer.json`` whose pre-tokenizer is SentencePiece's ``Metaspace``."""
     try:
-        spec = json.loads(Path(path).read_text(encoding="utf-8"))
+        content = Path(path).read_bytes()
+        return bool(_once("is_sentencepiece", content, lambda: _metaspace(json.loads(content))))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False
-    found = spec.get("pre_tokenizer") or {}
+
+
+def _metaspace(spec) -> bool:
+    found = (spec.get("pre_tokenizer") if isinstance(spec, dict) else None) or {}
     steps = found.get("pretokenizers", [found]) if isinstance(found, dict) else []
     return any(isinstance(s, dict) and s.get("type") == "Metaspace" for s in steps)
 
@@ -63,11 +85,10 @@ class SentencePieceTokenizer(VocabLookup):
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         try:
-            self._fast = Tokenizer.from_file(str(self.path))
-        except Exception as err:  # a file the tokenizers library cannot read: one line naming it
-            raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
-        # continuations (a text cut at an offset, an injected branch): no ▁ before the text
-        self._inner = Tokenizer.from_str(json.dumps(_without_prefix(json.loads(self._fast.to_str()))))
+            content = self.path.read_bytes()
+        except OSError as err:
+            raise ValueError(f"{self.path}: not a readable tokenizer.json ({err.strerror})") from None
+        self._fast, self._inner = _once("tokenizers", content, self._read)
         self.vocab = self._fast.get_vocab(with_added_tokens=True)
         names = dict(_DEFAULTS)
         special_map = self.path.parent / "special_tokens_map.json"
@@ -88,6 +109,15 @@ class SentencePieceTokenizer(VocabLookup):
         self.pair_separators = max(1, pair.ids.count(self.sep_id) - single.ids.count(self.sep_id))
         self.pair_segments = bool(pair.type_ids) and pair.type_ids[-2] != 0  # B's last piece, before its </s>
         self._itos = {i: t for t, i in self.vocab.items()}
+
+    def _read(self) -> tuple[Tokenizer, Tokenizer]:
+        """The file's tokenizer, and its twin for continuations (a text cut at an offset, an injected
+        branch): no ``▁`` before the text."""
+        try:
+            fast = Tokenizer.from_file(str(self.path))
+        except Exception as err:  # a file the tokenizers library cannot read: one line naming it
+            raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
+        return fast, Tokenizer.from_str(json.dumps(_without_prefix(json.loads(fast.to_str()))))
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike) -> SentencePieceTokenizer:
