@@ -16,13 +16,13 @@ one, so the pieces between the markers are e5's own wherever e5 itself cuts at t
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
 from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
+from graphmatch.utils.read_once import read_once
 
 
 class SentencePieces(WordPieces):
@@ -87,33 +87,21 @@ def relation_pieces(path: str | os.PathLike) -> WordPieces:
     ``[unusedN]`` slots."""
     path = Path(path)
     if not (path / "vocab.txt").is_file() and (path / "tokenizer.json").is_file():
-        files = tuple((path / name).read_bytes() if (path / name).is_file() else b"" for name in TOKENIZER_FILES)
-        pieces = _sentence_pieces(path, hashlib.sha256(b"\0".join(files)).hexdigest())
+        files = b"\0".join((path / name).read_bytes() if (path / name).is_file() else b"" for name in TOKENIZER_FILES)
+        pieces = read_once("relation_pieces", files, lambda: _read_sentence_pieces(path))
         if pieces is not None:
             return pieces
     return WordPieces.from_pretrained(path)
 
 
-#: the files of a folder that make its SentencePiece tokenizer (the memo's key is their content)
+#: the files of a folder that make its SentencePiece tokenizer: the same content is read once per
+#: process (:func:`~graphmatch.utils.read_once.read_once`; a task, its three splits and a reloaded run
+#: with its own copy of the files share one reading, which its readers do not change)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
-_READ: dict[str, SentencePieces | None] = {}  # digest → pieces, the last used last
-_KEEP = 2
-
-
-def _sentence_pieces(path: Path, digest: str) -> SentencePieces | None:
-    """A SentencePiece folder's pieces (``None`` for another ``tokenizer.json``), read once per process
-    for the same tokenizer files (``digest``, of their content; the :data:`_KEEP` last used are kept):
-    e5-small's take seconds to read, and a task, its three splits and a reloaded run (its own copy of
-    the files) ask for them again. The object is shared: its readers do not change it."""
-    if digest not in _READ:
-        if len(_READ) >= _KEEP:
-            _READ.pop(next(iter(_READ)))
-        _READ[digest] = _read_sentence_pieces(path)
-    _READ[digest] = _READ.pop(digest)  # the last used
-    return _READ[digest]
 
 
 def _read_sentence_pieces(path: Path) -> SentencePieces | None:
+    """The pieces of a folder with a SentencePiece ``tokenizer.json``, else ``None``."""
     if not is_sentencepiece(path / "tokenizer.json"):
         return None
     from transformers import AutoTokenizer

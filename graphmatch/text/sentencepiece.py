@@ -14,10 +14,9 @@ injected K-BERT branches, which follow their word without a space.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 
@@ -27,36 +26,20 @@ from tokenizers import Tokenizer
 from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 from graphmatch.text.wordpiece import Pieces
 from graphmatch.utils.ragged_np import ptr
+from graphmatch.utils.read_once import read_once
 
 _META = "\u2581"
 #: the checkpoint's names of BERT's special tokens, looked up in ``special_tokens_map.json``
 _ROLES = {"[PAD]": "pad_token", "[UNK]": "unk_token", "[CLS]": "cls_token", "[SEP]": "sep_token",
           "[MASK]": "mask_token"}
 _DEFAULTS = {"[PAD]": "<pad>", "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>", "[MASK]": "<mask>"}
-#: what was read from a ``tokenizer.json``, by what and the digest of its content; the last used last
-_READ: dict[tuple[str, str], object] = {}
-_KEEP = 4
-
-
-def _once(what: str, content: bytes, read: Callable[[], object]) -> object:
-    """``read()``, once per process for the same file content (a digest, milliseconds where parsing
-    e5-small's 17 MB ``tokenizer.json`` takes seconds, and a command reads it several times); the
-    :data:`_KEEP` last used are kept, and they are shared: their readers do not change them."""
-    key = (what, hashlib.sha256(content).hexdigest())
-    if key not in _READ:
-        found = read()  # an error is not kept
-        if len(_READ) >= _KEEP:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = found
-    _READ[key] = _READ.pop(key)  # the last used
-    return _READ[key]
 
 
 def is_sentencepiece(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ``tokenizer.json`` whose pre-tokenizer is SentencePiece's ``Metaspace``."""
     try:
         content = Path(path).read_bytes()
-        return bool(_once("is_sentencepiece", content, lambda: _metaspace(json.loads(content))))
+        return bool(read_once("is_sentencepiece", content, lambda: _metaspace(json.loads(content))))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False
 
@@ -88,7 +71,7 @@ class SentencePieceTokenizer(VocabLookup):
             content = self.path.read_bytes()
         except OSError as err:
             raise ValueError(f"{self.path}: not a readable tokenizer.json ({err.strerror})") from None
-        self._fast, self._inner = _once("tokenizers", content, self._read)
+        self._fast, self._inner = read_once("sentencepiece_tokenizers", content, self._read)
         self.vocab = self._fast.get_vocab(with_added_tokens=True)
         names = dict(_DEFAULTS)
         special_map = self.path.parent / "special_tokens_map.json"
