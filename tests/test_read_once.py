@@ -39,3 +39,14 @@ def test_an_error_is_not_kept(monkeypatch):
         with pytest.raises(ValueError, match="bad file"):
             read_once("size", b"x", fail)
     assert read_once("size", b"x", lambda: 7) == 7 and list(module._KEPT.values()) == [7]
+
+
+def test_a_tokenizer_size_follows_the_file(tmp_path):
+    from tiny_sentencepiece import tiny_sentencepiece_folder
+
+    from graphmatch.checkpoints.files import tokenizer_size
+
+    folder = tiny_sentencepiece_folder(tmp_path / "spm")
+    assert tokenizer_size(folder) == tokenizer_size(tiny_sentencepiece_folder(tmp_path / "copy")) == 9
+    tiny_sentencepiece_folder(folder, ["\u2581the"])  # rewritten: counted again
+    assert tokenizer_size(folder) == 6 and tokenizer_size(tmp_path / "copy") == 9
