@@ -129,7 +129,8 @@ def e5_spm(e5_small):
 @pytest.fixture(scope="session")
 def e5_pieces(e5_small):
     """e5-small's relation pieces (its tokenizer with the four entity markers added), read once per
-    worker and shared: tests only read them (a test that adds tokens makes its own)."""
+    worker and shared: tests only read them. ``relation_pieces`` returns this same reading (it keeps
+    it by the files' content), so a test that adds tokens builds its own ``SentencePieces``."""
     from graphmatch.data.relation_pieces import relation_pieces
 
     return relation_pieces(e5_small)

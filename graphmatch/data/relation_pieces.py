@@ -22,6 +22,7 @@ from pathlib import Path
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
 from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
+from graphmatch.utils.read_once import read_once
 
 
 class SentencePieces(WordPieces):
@@ -85,8 +86,24 @@ def relation_pieces(path: str | os.PathLike) -> WordPieces:
     ``tokenizer.json`` without a ``vocab.txt``, else BERT's word pieces with the markers in
     ``[unusedN]`` slots."""
     path = Path(path)
-    if (path / "vocab.txt").is_file() or not is_sentencepiece(path / "tokenizer.json"):
-        return WordPieces.from_pretrained(path)
+    if not (path / "vocab.txt").is_file() and (path / "tokenizer.json").is_file():
+        files = b"\0".join((path / name).read_bytes() if (path / name).is_file() else b"" for name in TOKENIZER_FILES)
+        pieces = read_once("relation_pieces", files, lambda: _read_sentence_pieces(path))
+        if pieces is not None:
+            return pieces
+    return WordPieces.from_pretrained(path)
+
+
+#: the files of a folder that make its SentencePiece tokenizer: the same content is read once per
+#: process (:func:`~graphmatch.utils.read_once.read_once`; a task, its three splits and a reloaded run
+#: with its own copy of the files share one reading, which its readers do not change)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+
+
+def _read_sentence_pieces(path: Path) -> SentencePieces | None:
+    """The pieces of a folder with a SentencePiece ``tokenizer.json``, else ``None``."""
+    if not is_sentencepiece(path / "tokenizer.json"):
+        return None
     from transformers import AutoTokenizer
 
     return SentencePieces(AutoTokenizer.from_pretrained(str(path), local_files_only=True),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmatch.utils.deprecated import renamed
+from graphmatch.utils.read_once import read_once
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -94,13 +95,18 @@ def tokenizer_size(path: str | os.PathLike) -> int | None:
     if (path / "vocab.txt").is_file():
         with open(path / "vocab.txt", encoding="utf-8") as f:
             return sum(1 for _ in f)
-    if (path / "tokenizer.json").is_file():
-        spec = read_json(path / "tokenizer.json")
-        vocab = (spec.get("model") or {}).get("vocab") or {}
-        ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))  # WordPiece | Unigram
-        ids |= {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and "id" in t}
-        return len(ids)
+    if (path / "tokenizer.json").is_file():  # parsed once per process for the same content
+        return read_once("tokenizer_size", (path / "tokenizer.json").read_bytes(),
+                         lambda: _json_tokenizer_size(path / "tokenizer.json"))
     return None
+
+
+def _json_tokenizer_size(path: Path) -> int:
+    spec = read_json(path)
+    vocab = (spec.get("model") or {}).get("vocab") or {}
+    ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))  # WordPiece | Unigram
+    ids |= {t["id"] for t in spec.get("added_tokens") or [] if isinstance(t, dict) and "id" in t}
+    return len(ids)
 
 
 def _embedding_rows(files: Sequence[Path]) -> tuple[str, int] | None:

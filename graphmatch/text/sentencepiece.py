@@ -26,6 +26,7 @@ from tokenizers import Tokenizer
 from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 from graphmatch.text.wordpiece import Pieces
 from graphmatch.utils.ragged_np import ptr
+from graphmatch.utils.read_once import read_once
 
 _META = "\u2581"
 #: the checkpoint's names of BERT's special tokens, looked up in ``special_tokens_map.json``
@@ -37,10 +38,14 @@ _DEFAULTS = {"[PAD]": "<pad>", "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>"
 def is_sentencepiece(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ``tokenizer.json`` whose pre-tokenizer is SentencePiece's ``Metaspace``."""
     try:
-        spec = json.loads(Path(path).read_text(encoding="utf-8"))
+        content = Path(path).read_bytes()
+        return bool(read_once("is_sentencepiece", content, lambda: _metaspace(json.loads(content))))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return False
-    found = spec.get("pre_tokenizer") or {}
+
+
+def _metaspace(spec) -> bool:
+    found = (spec.get("pre_tokenizer") if isinstance(spec, dict) else None) or {}
     steps = found.get("pretokenizers", [found]) if isinstance(found, dict) else []
     return any(isinstance(s, dict) and s.get("type") == "Metaspace" for s in steps)
 
@@ -63,11 +68,10 @@ class SentencePieceTokenizer(VocabLookup):
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         try:
-            self._fast = Tokenizer.from_file(str(self.path))
-        except Exception as err:  # a file the tokenizers library cannot read: one line naming it
-            raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
-        # continuations (a text cut at an offset, an injected branch): no ▁ before the text
-        self._inner = Tokenizer.from_str(json.dumps(_without_prefix(json.loads(self._fast.to_str()))))
+            content = self.path.read_bytes()
+        except OSError as err:
+            raise ValueError(f"{self.path}: not a readable tokenizer.json ({err.strerror})") from None
+        self._fast, self._inner = read_once("sentencepiece_tokenizers", content, self._read)
         self.vocab = self._fast.get_vocab(with_added_tokens=True)
         names = dict(_DEFAULTS)
         special_map = self.path.parent / "special_tokens_map.json"
@@ -88,6 +92,15 @@ class SentencePieceTokenizer(VocabLookup):
         self.pair_separators = max(1, pair.ids.count(self.sep_id) - single.ids.count(self.sep_id))
         self.pair_segments = bool(pair.type_ids) and pair.type_ids[-2] != 0  # B's last piece, before its </s>
         self._itos = {i: t for t, i in self.vocab.items()}
+
+    def _read(self) -> tuple[Tokenizer, Tokenizer]:
+        """The file's tokenizer, and its twin for continuations (a text cut at an offset, an injected
+        branch): no ``▁`` before the text."""
+        try:
+            fast = Tokenizer.from_file(str(self.path))
+        except Exception as err:  # a file the tokenizers library cannot read: one line naming it
+            raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
+        return fast, Tokenizer.from_str(json.dumps(_without_prefix(json.loads(fast.to_str()))))
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike) -> SentencePieceTokenizer:

@@ -1,4 +1,5 @@
 """Small helpers every layer may use: ragged arrays in NumPy (:mod:`~graphmatch.utils.ragged_np`,
 no torch) and torch (:mod:`~graphmatch.utils.ragged`), packages whose names import on first use
-(:mod:`~graphmatch.utils.lazy_exports`) and old module paths kept for one release
-(:mod:`~graphmatch.utils.deprecated`)."""
+(:mod:`~graphmatch.utils.lazy_exports`), old module paths kept for one release
+(:mod:`~graphmatch.utils.deprecated`) and what a process reads from a file, kept by its content
+(:mod:`~graphmatch.utils.read_once`)."""

@@ -61,6 +61,23 @@ def _plain(sentence: str) -> str:
     return sentence
 
 
+def test_sentencepiece_pieces_are_read_once_per_tokenizer(e5_small, e5_pieces, tmp_path):
+    """A task, its three splits and a reloaded run (its copy of the files) share one reading of e5's
+    pieces (seconds each); changed tokenizer files are read again."""
+    from tiny_sentencepiece import tiny_sentencepiece_folder
+
+    assert relation_pieces(e5_small) is e5_pieces
+    folder = tiny_sentencepiece_folder(tmp_path / "tiny")
+    first = relation_pieces(folder)
+    assert isinstance(first, SentencePieces) and first.vocab_size == 9 + 4 and first is not e5_pieces
+    assert relation_pieces(tiny_sentencepiece_folder(tmp_path / "copy")) is first  # the same files
+    tiny_sentencepiece_folder(folder, ["\u2581the", "\u2581lid"])  # rewritten: another tokenizer
+    again = relation_pieces(folder)
+    assert again is not first and again.vocab_size == 7 + 4 and relation_pieces(folder) is again
+    (folder / "special_tokens_map.json").write_text("{}")  # another file of the tokenizer: read again
+    assert relation_pieces(folder) is not again and relation_pieces(e5_small) is e5_pieces
+
+
 def test_a_bert_checkpoint_keeps_its_unused_slots(tmp_path):
     from tiny_bert import tiny_bert_folder
 
