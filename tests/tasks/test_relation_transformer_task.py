@@ -197,7 +197,9 @@ def test_knowledge_trains_predicts_and_reports_coverage(bert, tmp_path, head, ca
     # a graph of 8 subjects matches 1.4 % of the pieces: the warning for a graph of the wrong language
     assert f"warning: knowledge graph {spo} matched 16.7 % of the sentences and 1.4 % of their tokens" in err
     task, model = load(run)
-    assert task.data.kg == str(spo) and task.data.inject == "entities"
+    # a loaded run reads its own copy of the user's KG (RUN/inputs/), which inputs.json traces to the file given
+    assert task.data.kg == str(run / "inputs" / "kg" / "tiny.spo") and task.data.inject == "entities"
+    assert json.loads((run / "inputs.json").read_text(encoding="utf-8"))["kg"]["path"] == str(spo)
     train = task.datasets()["train"]
     coverage = train.coverage()
     assert 0 < coverage.e1 < coverage.knowledge.inputs == 30 and coverage.tokens > coverage.trunk
