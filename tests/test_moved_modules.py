@@ -7,6 +7,7 @@ import ast
 import importlib
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,11 @@ SPLIT = {"graphmatch.datafiles": {
 
 
 def _import_fresh(old: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[str]]:
+    parent = old.rpartition(".")[0]
+    if parent in MOVED:  # an old package's own warning comes once, with whichever of its modules is first
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            importlib.import_module(parent)
     monkeypatch.delitem(sys.modules, old, raising=False)
     with pytest.warns(DeprecationWarning) as record:
         module = importlib.import_module(old)

@@ -45,3 +45,13 @@ class Terminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+def predict_json(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """``graphmatch predict ARGS --json`` in this process: its exit code, stdout and stderr."""
+    from graphmatch.cli.main import main
+
+    capsys.readouterr()
+    code = main(["predict", *args, "--json"])
+    out, err = capsys.readouterr()
+    return code, out, err

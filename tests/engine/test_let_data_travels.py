@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+from engine_helpers import predict_json
 
 from graphmatch.cli.main import main
 
@@ -43,13 +44,6 @@ def trained(tmp_path_factory, shared_data):
     return tmp
 
 
-def _predict(capsys, *args):
-    capsys.readouterr()
-    code = main(["predict", *args, "--json"])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_a_moved_let_run_predicts_after_its_data_is_deleted(trained, capsys, monkeypatch):
     own, run = trained / "own", trained / "own" / "runs" / "mine"
     inputs = json.loads((run / "inputs.json").read_text(encoding="utf-8"))
@@ -59,18 +53,18 @@ def test_a_moved_let_run_predicts_after_its_data_is_deleted(trained, capsys, mon
         assert (run / inputs[name]["copy"]).read_bytes() == (own / "mylet" / file).read_bytes()
     assert inputs["train data"]["path"] == str((own / "mylet" / "train.tsv").resolve())
     monkeypatch.chdir(own)
-    code, before, err = _predict(capsys, "runs/mine", *PAIR)
+    code, before, err = predict_json(capsys, "runs/mine", *PAIR)
     assert code == 0 and json.loads(before)["label"] in ("0", "1"), err
 
     moved = trained / "elsewhere" / "mine"
     shutil.move(str(run), moved)
     shutil.rmtree(own / "mylet")
     monkeypatch.chdir(trained)
-    code, after, err = _predict(capsys, str(moved), *PAIR)
+    code, after, err = predict_json(capsys, str(moved), *PAIR)
     assert code == 0 and after == before and err == ""
 
     (moved / inputs["vocab"]["copy"]).unlink()  # the copy and the original both gone: one line naming both
-    code, out, err = _predict(capsys, str(moved), *PAIR)
+    code, out, err = predict_json(capsys, str(moved), *PAIR)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"looked for its copy {moved / inputs['vocab']['copy']} and for the original {own / 'mylet' / 'vocab.txt'}" \
         in err

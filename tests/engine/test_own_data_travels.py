@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+from engine_helpers import predict_json
 
 from graphmatch.cli.main import main
 
@@ -28,13 +29,6 @@ def _own_data(folder):
     chars = sorted({c for _, text in ROWS for c in text} | set(SPO.replace("\t", "").replace("\n", "")) | set(TEXT))
     (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars]) + "\n",
                                       encoding="utf-8")
-
-
-def _predict(capsys, *args):
-    capsys.readouterr()
-    code = main(["predict", *args, "--json"])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +54,14 @@ def test_a_moved_run_predicts_after_its_data_is_deleted(trained, capsys, monkeyp
     assert (run / inputs["kg"]["copy"]).read_text(encoding="utf-8") == SPO
     assert (run / inputs["vocab"]["copy"]).is_file() and len(inputs["vocab"]["sha256"]) == 64
     monkeypatch.chdir(own)
-    code, before, err = _predict(capsys, "runs/mine", TEXT)
+    code, before, err = predict_json(capsys, "runs/mine", TEXT)
     assert code == 0 and json.loads(before)["label"] in ("0", "1") and "warning" not in err
 
     moved = trained / "elsewhere" / "mine"
     shutil.move(str(run), moved)
     shutil.rmtree(own / "mydata")
     monkeypatch.chdir(trained)  # the parent folder: config.yaml's relative paths lead nowhere from here
-    code, after, err = _predict(capsys, str(moved), TEXT)
+    code, after, err = predict_json(capsys, str(moved), TEXT)
     assert code == 0 and after == before and err == ""
     gold = trained / "gold.tsv"
     gold.write_text("label\ttext_a\n1\t房间不错\n0\t前台态度差\n", encoding="utf-8")
@@ -79,7 +73,7 @@ def test_a_moved_run_predicts_after_its_data_is_deleted(trained, capsys, monkeyp
     # the user's original changed since training: one line naming it; the run reads its copy
     (own / "mydata").mkdir()
     (own / "mydata" / "my.spo").write_text(SPO + "火车站\t类别\t交通\n", encoding="utf-8")
-    code, changed, err = _predict(capsys, str(moved), TEXT)
+    code, changed, err = predict_json(capsys, str(moved), TEXT)
     assert code == 0 and changed == before
     assert err.count("\n") == 1 and f"{own / 'mydata' / 'my.spo'}: the kg file changed since the run was trained" \
         in err and "the run reads its copy" in err
@@ -88,12 +82,12 @@ def test_a_moved_run_predicts_after_its_data_is_deleted(trained, capsys, monkeyp
     copy = moved / inputs["kg"]["copy"]
     copy.write_text(SPO.replace("住宿", "宾馆"), encoding="utf-8")
     shutil.rmtree(own / "mydata")
-    code, _, err = _predict(capsys, str(moved), TEXT)
+    code, _, err = predict_json(capsys, str(moved), TEXT)
     assert code == 0 and err.count("\n") == 1 and f"{copy}: the kg file differs from the one the run was trained" in err
 
     # the copy and the original both gone: one line naming where it looked
     copy.unlink()
-    code, out, err = _predict(capsys, str(moved), TEXT)
+    code, out, err = predict_json(capsys, str(moved), TEXT)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"looked for its copy {copy} and for the original {own / 'mydata' / 'my.spo'}" in err
 

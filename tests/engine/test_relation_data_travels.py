@@ -6,6 +6,7 @@ import json
 import shutil
 
 import pytest
+from engine_helpers import predict_json
 from tiny_bert import tiny_bert_folder
 
 from graphmatch.cli.main import main
@@ -39,13 +40,6 @@ def trained(tmp_path_factory):
     return tmp
 
 
-def _predict(capsys, *args):
-    capsys.readouterr()
-    code = main(["predict", *args, "--json"])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_a_moved_relation_run_predicts_after_its_data_is_deleted(trained, capsys, monkeypatch):
     own, run = trained / "own", trained / "own" / "runs" / "mine"
     inputs = json.loads((run / "inputs.json").read_text(encoding="utf-8"))
@@ -53,17 +47,17 @@ def test_a_moved_relation_run_predicts_after_its_data_is_deleted(trained, capsys
     assert (run / inputs["kg"]["copy"]).read_text(encoding="utf-8") == SPO
     assert inputs["train data"]["path"] == str((own / "myrel" / "train.tsv").resolve())
     monkeypatch.chdir(own)
-    code, before, err = _predict(capsys, "runs/mine", LINE)
+    code, before, err = predict_json(capsys, "runs/mine", LINE)
     assert code == 0 and json.loads(before)["label"] in ("位于", "出生地", "NA"), err
 
     moved = trained / "elsewhere" / "mine"
     shutil.move(str(run), moved)
     shutil.rmtree(own / "myrel")
     monkeypatch.chdir(trained)
-    code, after, err = _predict(capsys, str(moved), LINE)
+    code, after, err = predict_json(capsys, str(moved), LINE)
     assert code == 0 and after == before and err == ""
 
     (moved / inputs["kg"]["copy"]).unlink()  # the copy and the original both gone: one line naming both
-    code, out, err = _predict(capsys, str(moved), LINE)
+    code, out, err = predict_json(capsys, str(moved), LINE)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"looked for its copy {moved / inputs['kg']['copy']} and for the original {own / 'myrel' / 'my.spo'}" in err
