@@ -72,8 +72,7 @@ def child(mode: str, recipe_name: str, cache: Path, data_dir: str | None, steps:
     for _ in range(steps):
         arm.step(record=True)
     step = statistics.median(arm.step_times("wall"))
-    n_train = len(arm.loader.dataset) if hasattr(arm.loader, "dataset") else None
-    per_epoch = math.ceil(n_train / arm.recipe.train.batch_size) if n_train else None
+    per_epoch = math.ceil(len(arm.sizes) / arm.recipe.train.batch_size)  # one size per training sample
     return {"first_batch_s": first, "step_s": step, "steps_per_epoch": per_epoch, "peak_gb": _peak_gb()}
 
 

@@ -20,14 +20,6 @@ def moved_message(old: str, new: str) -> str:
     return f"{old} is moved to {new}; the old path goes in the next release"
 
 
-def moved(old: str, new: str) -> None:
-    """Warn that module ``old`` is now ``new`` (a ``DeprecationWarning``) and make ``old`` that
-    module: ``import old`` gives ``new`` itself, so a name patched on one is patched on both.
-    Called at the top level of the old module, with ``__name__``."""
-    warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=3)
-    sys.modules[old] = importlib.import_module(new)
-
-
 def split(old: str, where: str) -> None:
     """Warn that module ``old`` is split (``where`` says into which modules), for a module whose
     names now live in several: the old module then re-exports them itself."""
