@@ -16,7 +16,7 @@ encoding, batching, forward, rows) against tokenising and classifying them in ba
 K-BERT and plain take turns, ``--rounds`` rounds; the ratio plain seconds / K-BERT seconds (K-BERT's
 throughput as a share of the plain classifier's) is taken round by round and its median reported,
 with tokens per batch (K-BERT's token nodes; plain: padded). ``--profile`` prints cProfile's top
-functions of K-BERT's training steps.
+functions of each side's training steps.
 
     PYTHONPATH=. GRAPHMATCH_DATA=../shared/data python benchmarks/bench_yardstick.py --rounds 3
 """
@@ -198,16 +198,16 @@ class Arm:
         return (statistics.mean(int(b["token"].num_nodes) for b in self.kbert_batches),
                 statistics.mean(int(ids.numel()) for ids, _, _ in self.plain_batches))
 
-    def profile(self, steps: int) -> str:
-        """cProfile's top functions (cumulative) over ``steps`` K-BERT training steps."""
+    def profile(self, steps: int, side: str) -> str:
+        """cProfile's top functions (own time) over ``steps`` training steps of ``side``."""
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(steps):
-            self.step("kbert")
+            self.step(side)
         prof.disable()
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
-        return out.getvalue()
+        return f"[{side}]\n{out.getvalue()}"
 
 
 def report(arms: list[Arm], args: argparse.Namespace) -> str:
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--batches", type=int, default=3, help="training batches kept aside and cycled")
     parser.add_argument("--lines", type=int, default=2000, help="dev + test sentences predicted")
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
-    parser.add_argument("--profile", type=int, default=0, help="profile this many K-BERT steps per arm")
+    parser.add_argument("--profile", type=int, default=0, help="profile this many training steps of each side per arm")
     parser.add_argument("--set", action="append", default=[], dest="sets", help="a recipe override for every arm")
     args = parser.parse_args(argv)
     sets = list(args.sets)
@@ -248,8 +248,8 @@ def main(argv: list[str] | None = None) -> str:
         arms.append(arm)
         print(f"[yardstick] {name}: step {arm.ratio('step'):.2f}×, inference {arm.ratio('infer'):.2f}×, "
               f"predict {arm.ratio('predict'):.2f}×", flush=True)
-        if args.profile:
-            print(arm.profile(args.profile), flush=True)
+        for side in SIDES if args.profile else ():
+            print(arm.profile(args.profile, side), flush=True)
     table = report(arms, args)
     print(table)
     return table

@@ -256,7 +256,7 @@ class KBert(nn.Module):
         pos, visible = self.attention_inputs(pos, token_mask, visible)
         input_ids, pos, seg, visible, second = self.prepare(input_ids, pos, seg, token_mask, visible)
         hidden = self.encoder(input_ids, pos, seg, visible, return_attention_weights=return_attention_weights,
-                              **marks)
+                              token_mask=token_mask, **marks)
         hidden, weights = hidden if return_attention_weights else (hidden, None)
         logits = self.logits(hidden, token_mask, second)
         return (logits, weights) if return_attention_weights else logits

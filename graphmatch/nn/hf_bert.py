@@ -103,10 +103,11 @@ class HFBertEncoder(nn.Module):
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
                 return_attention_weights: bool = False, marking: BranchMarking | None = None,
-                branch: Tensor | None = None):
+                branch: Tensor | None = None, token_mask: Tensor | None = None):
         """``marking`` (with ``branch``, ``[B, L]`` bool: the injected tokens) adds the branch
         embedding to the token embeddings (as ``inputs_embeds``) and gives each ``BertLayer`` its own
-        mask with its branch bias (:meth:`~graphmatch.nn.branch_marking.BranchMarking.hf_layer_masks`)."""
+        mask with its branch bias (:meth:`~graphmatch.nn.branch_marking.BranchMarking.hf_layer_masks`).
+        ``token_mask`` is accepted for the mask transformer's interface: HF's layers run padded."""
         if pos.max() >= self.max_positions:
             table = self.bert.config.max_position_embeddings
             raise ValueError(f"position {int(pos.max())} exceeds the encoder's {self.max_positions} positions "

@@ -135,7 +135,12 @@ class MaskSelfAttention(MessagePassing):
 
     def forward(self, x: Tensor, visible: Tensor | None = None, edge_index: Tensor | None = None,
                 mode: str | None = None, return_attention_weights: bool = False,
-                attn_mask: tuple[Tensor, Tensor] | None = None):
+                attn_mask: tuple[Tensor, Tensor] | None = None, rows: tuple[Tensor, int, int] | None = None):
+        """``rows`` (``(index, B, L)``, dense path only): ``x`` is the real tokens alone, ``[N, F]``,
+        at rows ``index`` of the flattened ``[B·L]``; their queries, keys and values are scattered
+        into ``[B, L]`` (zero padding) for the product, and the output is ``[N, F]`` again."""
+        if rows is not None:
+            return self._dense(x, visible, return_attention_weights, attn_mask, rows)
         if edge_index is not None:
             if x.dim() != 2:
                 raise ValueError(f"with edge_index, x must be [N, F]; got shape {tuple(x.shape)}")
@@ -169,10 +174,15 @@ class MaskSelfAttention(MessagePassing):
         return t.view(t.size(0), t.size(1), self.heads, self.head_dim).transpose(1, 2)
 
     def _dense(self, x: Tensor, visible: Tensor, return_attention_weights: bool,
-               attn_mask: tuple[Tensor, Tensor] | None = None):
-        B, L, F_ = x.shape
+               attn_mask: tuple[Tensor, Tensor] | None = None, rows: tuple[Tensor, int, int] | None = None):
+        B, L, F_ = x.shape if rows is None else (rows[1], rows[2], x.size(-1))
         mask, has_any = attn_mask if attn_mask is not None else additive_attention_mask(visible, x.dtype)
-        q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        if rows is None:
+            q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        else:  # the real tokens' projections, scattered into [B, L] with zero padding
+            qkv = torch.cat([self.query(x), self.key(x), self.value(x)], -1)
+            qkv = qkv.new_zeros(B * L, 3 * F_).index_copy(0, rows[0], qkv).view(B, L, 3 * F_)
+            q, k, v = (self._heads(t) for t in qkv.split(F_, -1))
         p = self.attention_dropout if self.training else 0.0
         if return_attention_weights:
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim) + mask
@@ -185,7 +195,7 @@ class MaskSelfAttention(MessagePassing):
                 mask = mask.clamp(min=torch.finfo(q.dtype).min).to(q.dtype)
             ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         ctx = ctx.transpose(1, 2).reshape(B, L, F_) * has_any.unsqueeze(-1)
-        out = self.out(ctx)
+        out = self.out(ctx if rows is None else ctx.reshape(B * L, F_)[rows[0]])
         return (out, weights) if return_attention_weights else out
 
     # ------------------------------------------------------------- sparse path

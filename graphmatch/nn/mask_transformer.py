@@ -77,6 +77,10 @@ class MaskTransformerConfig:
     #: position-table row of position 0: 0 for BERT, ``pad_token_id + 1`` for RoBERTa / XLM-R checkpoints
     #: (:func:`graphmatch.pretrained.position_offset`); kept in :meth:`to_hf`'s config
     position_offset: int = 0
+    #: the linear layers, LayerNorms and dropout run on the real tokens only (``[N, F]``, no padding
+    #: rows), scattered into ``[B, L, ·]`` for the attention alone: the same function, fewer rows
+    #: (:meth:`MaskTransformerEncoder.forward` with ``token_mask``; dense attention only)
+    unpadded: bool = False
 
     def __post_init__(self) -> None:
         if self.hidden_act not in ACTIVATIONS:
@@ -104,7 +108,7 @@ class MaskTransformerConfig:
             raise ValueError(f"transformers' BertModel has no {self.layer_norm!r} LayerNorm (layer_norm "
                              f"{self.layer_norm!r}); use the mask-transformer encoder")
         values = dataclasses.asdict(self)
-        for key in ("attention_mode", "sparse_threshold", "layer_norm"):
+        for key in ("attention_mode", "sparse_threshold", "layer_norm", "unpadded"):
             values.pop(key)
         if not values["position_offset"]:  # BERT's convention, the config says nothing
             values.pop("position_offset")
@@ -207,9 +211,12 @@ class MaskTransformerLayer(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, x: Tensor, visible: Tensor, mode: str | None = None,
-                return_attention_weights: bool = False, attn_mask: tuple[Tensor, Tensor] | None = None):
+                return_attention_weights: bool = False, attn_mask: tuple[Tensor, Tensor] | None = None,
+                rows: tuple[Tensor, int, int] | None = None):
+        """``rows`` (``(index, B, L)``: each real token's row of the flattened ``[B·L]``) takes ``x`` as
+        the real tokens only, ``[N, F]``, and returns them so (dense attention)."""
         a = self.attention(x, visible, mode=mode, return_attention_weights=return_attention_weights,
-                           attn_mask=attn_mask)
+                           attn_mask=attn_mask, rows=rows)
         a, weights = a if return_attention_weights else (a, None)
         x = self.attention_norm(x + self.dropout(a))
         x = self.output_norm(x + self.dropout(self.output(self.activation(self.intermediate(x)))))
@@ -272,10 +279,12 @@ class MaskTransformerEncoder(nn.Module):
 
     def forward(self, input_ids: Tensor, pos: Tensor, seg: Tensor, visible: Tensor,
                 return_attention_weights: bool = False, marking: BranchMarking | None = None,
-                branch: Tensor | None = None):
+                branch: Tensor | None = None, token_mask: Tensor | None = None):
         """``marking`` (with ``branch``, ``[B, L]`` bool: the injected tokens) adds the branch
         embedding and each layer's branch bias (:class:`~graphmatch.nn.branch_marking.BranchMarking`;
-        the bias takes the dense attention path)."""
+        the bias takes the dense attention path). With ``config.unpadded``, ``token_mask`` (``[B, L]``
+        bool, the real tokens) has every layer but the attention's product run on the real tokens
+        only; the padding's output rows are then zero."""
         if pos.max() >= self.config.max_position_embeddings:
             raise ValueError(f"position {int(pos.max())} exceeds max_position_embeddings "
                              f"({self.config.max_position_embeddings}); shorten max_length")
@@ -286,14 +295,21 @@ class MaskTransformerEncoder(nn.Module):
         mode = self.layers[0].attention.resolve_mode(visible) if len(self.layers) else "dense"
         mode = "dense" if cross is not None else mode
         attn_mask = additive_attention_mask(visible, x.dtype) if mode == "dense" else None
+        rows = None
+        if self.config.unpadded and token_mask is not None and mode == "dense":
+            B, L, F = x.shape
+            rows = (token_mask.reshape(-1).nonzero().squeeze(1), B, L)
+            x = x.reshape(B * L, F)[rows[0]]
         weights = []
         for i, layer in enumerate(self.layers):
             layer_mask = attn_mask if cross is None else (marking.layer_mask(i, attn_mask[0], cross), attn_mask[1])
             x = layer(x, visible, mode=mode, return_attention_weights=return_attention_weights,
-                      attn_mask=layer_mask)
+                      attn_mask=layer_mask, rows=rows)
             if return_attention_weights:
                 x, w = x
                 weights.append(w)
+        if rows is not None:  # padding rows are zero
+            x = x.new_zeros(rows[1] * rows[2], x.size(-1)).index_copy(0, rows[0], x).view(rows[1], rows[2], -1)
         return (x, weights) if return_attention_weights else x
 
     def pool(self, vec: Tensor) -> Tensor:

@@ -83,6 +83,8 @@ class KBertModel(TaskModel):
     attention_mode: str = key("auto", "masked attention kernel (ours only)", choices=MODES)
     sparse_threshold: float = key(0.02, "visible fraction below which auto attention goes sparse",
                                   interval="[0, 1]")
+    unpadded: bool = key(True, "the linear layers, LayerNorms and dropout skip the padding: run on the real "
+                               "tokens only, scattered for the attention product (ours only)")
     attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
     layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
                                                              "K-BERT/UER checkpoint, else bert (ours only)")
