@@ -255,10 +255,13 @@ def model_sections(cls: type[TaskKeys], layers: Sequence[tuple[str, Mapping[str,
     return out
 
 
-def _keep(section: Mapping[str, Any], cls: type) -> dict[str, Any]:
-    """The keys of a ``model`` layer that section ``cls`` declares (another variant's are left out)."""
-    declared = specs(cls)
-    return {name: value for name, value in section.items() if name in declared}
+def _leave_other_variants(layer: dict[str, Any], keep: type, variants: Sequence[type]) -> None:
+    """Remove from ``layer``'s ``model`` mapping, in place, the keys another of ``variants``
+    declares and the section ``keep`` does not."""
+    model = layer.get("model")
+    if isinstance(model, Mapping) and variants:
+        kept, others = specs(keep), {name for variant in variants for name in specs(variant)}
+        layer["model"] = {k: v for k, v in model.items() if k in kept or k not in others}
 
 
 def _check_layer(layer: dict[str, Any], sections: Mapping[str, type], source: str | None) -> None:
@@ -309,16 +312,14 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     layers = [*chain, ("", sets)]
     models = model_sections(cls, layers)
     sections = declarations(cls, models[-1])
-    others = {name for variant in cls.variants for name in specs(variant)}
     renamed = [*ENGINE_RENAMED, *cls.renamed]
     merged: dict[str, Any] = {}
     for (source, raw), model in zip(layers, models, strict=True):
         upgrade(raw, renamed, source or None, stored=stored and raw is not sets)
-        if stored and raw is not sets and isinstance(raw.get("model"), Mapping):  # a run of an earlier release
-            raw["model"] = {k: v for k, v in raw["model"].items() if k in specs(model) or k not in others}
+        if stored and raw is not sets:  # a run of an earlier release lists every variant's keys
+            _leave_other_variants(raw, model, cls.variants)
         _check_layer(raw, {**sections, "model": model}, source or None)
-        if model is not sections["model"] and raw.get("model"):  # keys of the variant a later layer replaced
-            raw["model"] = _keep(raw["model"], sections["model"])
+        _leave_other_variants(raw, sections["model"], cls.variants)  # those of a variant a later layer replaced
         merged = deep_merge(merged, raw)
     config: dict[str, Any] = {"task": task, "name": str(merged.get("name") or task)}
     if merged.get("description"):
