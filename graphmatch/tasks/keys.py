@@ -136,14 +136,22 @@ class TaskData:
 
 
 @dataclass(frozen=True)
-class TaskModel:
-    """The ``model`` keys every task has, declared here once: a family's ``Model`` subclasses it.
+class CommonModel:
+    """The ``model`` key every model has, declared here once: the section of a model without a
+    pretrained encoder subclasses it (a relation BiLSTM's), any other :class:`TaskModel`."""
+
+    class_weight: ClassWeight = class_weight_key()
+
+
+@dataclass(frozen=True)
+class TaskModel(CommonModel):
+    """The ``model`` keys every task has, declared here once: a family's ``Model`` subclasses it
+    (a family whose variants differ: the section of each variant that takes a pretrained encoder).
     (``dropout`` is not one of them: each family's default and meaning differ.)"""
 
     pretrained: str | None = key(None, "a pretrained encoder: a local checkpoint folder, a packaged name (minilm, "
                                        "e5-small) or a HuggingFace hub id; its config sets the sizes (loaded "
                                        "strictly); null = none (what the family's model takes: see its checks)")
-    class_weight: ClassWeight = class_weight_key()
 
 
 @dataclass(frozen=True)

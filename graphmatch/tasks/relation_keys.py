@@ -18,6 +18,7 @@ from graphmatch.graphs.defaults import (
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.tasks.keys import (
     BranchSelect,
+    CommonModel,
     DataSplit,
     SampleLimits,
     TaskData,
@@ -83,7 +84,7 @@ class RelationData(TaskData):
 
 
 @dataclass(frozen=True)
-class RelationModel(TaskModel):
+class RelationModel(CommonModel):
     """Relation models, the keys of every variant: `model.name` picks one, whose own keys follow in its table."""
 
     name: ModelName = key("att_blstm", "the model")
@@ -118,9 +119,6 @@ class BiLSTMModel(RelationModel):
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
 
     def check_with(self, data: RelationData) -> None:
-        if self.pretrained:
-            raise ValueError(f"model.pretrained={self.pretrained}: model.name={self.name} takes no pretrained "
-                             "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
         if data.kg is None:
             knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0})
         else:
@@ -129,7 +127,7 @@ class BiLSTMModel(RelationModel):
 
 
 @dataclass(frozen=True)
-class TransformerModel(RelationModel):
+class TransformerModel(RelationModel, TaskModel):
     """A pretrained transformer (`model.pretrained`) over word pieces, an entity-start or attention head."""
 
     name: Literal["transformer_entity_start", "transformer_entity_attention"] = key(

@@ -62,9 +62,8 @@ def test_train_monitor_selects_the_checkpoint(tmp_path, cache, capsys):
 @pytest.mark.parametrize(("sets", "message"), [
     (["data.negative_labels=[无关糸]"],
      "data.negative_labels: 无关糸 not in the label set; the labels are 位于, 出生于, 创办, 无关系, 毕业于"),
-    (["model.pretrained=minilm"], "model.pretrained=minilm: model.name=att_blstm takes no pretrained encoder"),
-    (["model.name=entity_attention", "model.pretrained=minilm"],
-     "model.pretrained=minilm: model.name=entity_attention takes no pretrained encoder"),
+    (["model.pretrained=minilm"], "unknown recipe key 'model.pretrained'; valid keys of model: attention_size, "),
+    (["model.name=entity_attention", "model.pretrained=minilm"], "unknown recipe key 'model.pretrained'"),
     (["data.max_length=1"], "data.max_length"),
     (["data.on_bad_line=drop"], "data.on_bad_line"),
 ])

@@ -331,8 +331,8 @@ class RelationTask(RelationKeys, Task):
         return None
 
     def starts_from(self) -> str | None:
-        """What the model's weights start from, for :meth:`used`: ``model.pretrained`` (a BiLSTM: its word vectors)."""
-        return self.model.pretrained
+        """What the model's weights start from, for :meth:`used` (``model.pretrained``, word vectors), or None."""
+        return None
 
     def used(self) -> str:
         """The model (with its pretrained encoder or word vectors) and the data files."""

@@ -47,6 +47,9 @@ class TransformerRelationTask(RelationTask):
     def tokenizer_folder(self) -> Path | None:
         return self.pretrained_dir()
 
+    def starts_from(self) -> str | None:
+        return self.model.pretrained
+
     def vocabulary_name(self, training: bool = False) -> str:
         return f"model.pretrained={self.model.pretrained}'s vocabulary"
 
