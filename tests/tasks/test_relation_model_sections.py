@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from tiny_bert import tiny_bert_folder
 
 import graphmatch.tasks.relation_keys as relation_keys
 from graphmatch.cli.main import main as cli
@@ -22,8 +23,8 @@ from graphmatch.tasks.relation import VARIANTS
 from graphmatch.tasks.relation_keys import MODELS, BiLSTMModel, RelationKeys, RelationModel, TransformerModel
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes" / "relation"
-QUICK = ["train.epochs=1", "train.max_steps=2", "train.threads=1", "train.progress=false", "model.embedding_dim=8",
-         "model.hidden_size=8"]
+QUICK = ["train.epochs=1", "train.max_steps=2", "train.threads=1", "train.progress=false"]
+ZH = Path(__file__).resolve().parents[2] / "datasets" / "samples" / "relation_zh"
 #: the one model section of the previous release: every key of every variant, at its default
 OLD_MODEL = {**defaults(BiLSTMModel), **defaults(TransformerModel)}
 
@@ -129,10 +130,17 @@ def test_a_stored_configuration_of_the_previous_release_loads(recipe):
         resolve({**old, "model": {**old["model"], "hiden_size": 3}}, stored=True)  # a key of no variant
 
 
-def test_an_old_run_folder_listing_every_key_loads_and_predicts(tmp_path, capsys):
+@pytest.mark.parametrize("variant", [BiLSTMModel, TransformerModel])
+def test_an_old_run_folder_listing_every_key_loads_and_predicts(tmp_path, capsys, variant):
     run = tmp_path / "run"
+    if variant is BiLSTMModel:
+        sets = [*QUICK, "model.embedding_dim=8", "model.hidden_size=8"]
+    else:
+        texts = [line.split("\t")[3] for line in (ZH / "train.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+        sets = [*QUICK, "model.name=transformer_entity_start", "data.tokenization=null",
+                f"model.pretrained={tiny_bert_folder(tmp_path / 'bert', texts, hidden=16, layers=1)}"]
     assert cli(["train", "relation/sample_zh_att_blstm", "--out", str(run), "--set",
-                f"data.cache_dir={tmp_path / 'cache'}", *QUICK]) == 0
+                f"data.cache_dir={tmp_path / 'cache'}", *sets]) == 0
     config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
     config["model"] = {**OLD_MODEL, **config["model"]}  # what an earlier release wrote
     (run / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
@@ -141,11 +149,12 @@ def test_an_old_run_folder_listing_every_key_loads_and_predicts(tmp_path, capsys
         state["graphmatch"]["config"]["model"] = dict(config["model"])
         torch.save(state, ckpt)
     task, _ = load(run)
-    assert type(task.model) is BiLSTMModel and not hasattr(task.model, "pack") and not hasattr(task.model,
-                                                                                                "pretrained")
-    assert dataclasses.asdict(task.model)["embedding_dim"] == 8
+    other = TransformerModel if variant is BiLSTMModel else BiLSTMModel
+    assert type(task.model) is variant and set(dataclasses.asdict(task.model)) == set(defaults(variant))
+    assert set(defaults(other)) - set(defaults(variant))  # the keys left out
     capsys.readouterr()
     assert cli(["predict", str(run), "故宫\t北京\t故宫位于北京市中心。"]) == 0
     assert capsys.readouterr().out.splitlines()[1].split("\t")[0] in task.label_names()
-    assert cli(["evaluate", str(run), "--set", "model.pack=false"]) == 2  # --set on a run is strict
-    assert "unknown recipe key 'model.pack'" in capsys.readouterr().err
+    wrong = "model.pack=false" if variant is BiLSTMModel else "model.word_vectors=x.txt"
+    assert cli(["evaluate", str(run), "--set", wrong]) == 2  # --set on a run is strict
+    assert f"unknown recipe key '{wrong.split('=')[0]}'" in capsys.readouterr().err

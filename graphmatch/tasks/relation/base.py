@@ -60,7 +60,13 @@ from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import selection_lines
 from graphmatch.tasks.recipes.keys import specs
 from graphmatch.tasks.recipes.sections import Recipe
-from graphmatch.tasks.relation_keys import RelationData, RelationKeys, RelationModel  # noqa: F401 - re-exported
+from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
+    BiLSTMModel,
+    RelationData,
+    RelationKeys,
+    RelationModel,
+    TransformerModel,
+)
 from graphmatch.text.vocab import Vocab
 
 #: digits each label's probability keeps in a row's ``probs``
