@@ -37,7 +37,10 @@ def _recipe(tmp_path, text: str) -> Path:
 
 def test_model_name_picks_the_variant_section_for_every_relation_recipe():
     for path in sorted(RECIPES.glob("*.yaml")):
-        recipe = Recipe.of(resolve(str(path)))
+        config = resolve(str(path))
+        printed = yaml.safe_load(yaml.safe_dump(config, allow_unicode=True))  # graphmatch recipe, config.yaml
+        assert resolve(printed) == config == resolve(printed, stored=True), path.name
+        recipe = Recipe.of(config)
         section = RelationKeys.model_section(recipe.model.name)
         assert type(recipe.model) is section and section in (BiLSTMModel, TransformerModel), path.name
         assert VARIANTS[recipe.model.name].model_names == tuple(specs(section)["name"].choices)
