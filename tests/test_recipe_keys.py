@@ -131,3 +131,66 @@ def test_stored_let_configuration_of_the_previous_release(shared_data):
     with pytest.raises(ValueError, match="train.progress is set twice: to False, and to True through the "
                                          "deprecated data.progress"):
         resolve(old)
+
+
+@dataclass(frozen=True)
+class ShapeModel:
+    """The keys every shape has."""
+
+    name: Literal["square", "circle", "disc"] = key("square", "the shape")
+    scale: float = key(1.0, "a scale")
+
+
+@dataclass(frozen=True)
+class Square(ShapeModel):
+    """A square."""
+
+    name: Literal["square"] = key("square", "the shape")
+    side: int = key(2, "its side", interval="[1, inf)")
+
+
+@dataclass(frozen=True)
+class Round(ShapeModel):
+    """A circle or a disc."""
+
+    name: Literal["circle", "disc"] = key("circle", "the shape")
+    radius: int = key(1, "its radius", interval="[1, inf)")
+
+
+def test_a_family_of_variants_declares_one_model_section_each(tmp_path, monkeypatch):
+    """``TaskKeys.variants``: ``model.name`` picks the section (any family, not only relation)."""
+    import graphmatch.tasks.keys as task_keys
+    from graphmatch.tasks.keys import TaskKeys, register_keys
+
+    monkeypatch.setattr(task_keys, "_KEYS", dict(task_keys._KEYS))  # registered for this test only
+    from graphmatch.tasks.recipes.resolve import key_reference, resolve
+    from graphmatch.tasks.recipes.sections import Recipe
+
+    @register_keys
+    class Shapes(TaskKeys):
+        name = "shapes_of_a_test"
+        Model = ShapeModel
+        variants = (Square, Round)
+
+    assert [Shapes.model_section(n) for n in (None, "square", "disc", "hexagon")] == [Square, Square, Round,
+                                                                                       ShapeModel]
+    config = resolve({"task": "shapes_of_a_test", "model": {"name": "disc", "radius": 3}})
+    assert config["model"] == {"name": "disc", "scale": 1.0, "radius": 3}
+    assert Recipe.of(config).model == Round(name="disc", radius=3)
+    assert Recipe.of(resolve({"task": "shapes_of_a_test"})).model == Square()
+    recipe = tmp_path / "shape.yaml"
+    recipe.write_text("task: shapes_of_a_test\nmodel:\n  name: square\n  radius: 3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^unknown recipe key 'model.radius' in {recipe}; valid keys of model: "
+                                         r"name, scale, side$"):
+        resolve(recipe)
+    recipe.write_text("task: shapes_of_a_test\nmodel:\n  name: square\n  side: 3\n  scale: 2\n", encoding="utf-8")
+    switched = resolve(recipe, ["model.name=circle", "model.radius=2"])  # the file's variant, replaced
+    assert switched["model"] == {"name": "circle", "scale": 2, "radius": 2}
+    with pytest.raises(ValueError, match="^unknown recipe key 'model.radius'"):
+        resolve(recipe, ["model.radius=2"])
+    assert resolve({**config, "model": {**config["model"], "side": 2}}, stored=True) == config
+    with pytest.raises(ValueError, match=r"^model.name must be one of square, circle, disc, got 'hexagon'$"):
+        resolve({"task": "shapes_of_a_test", "model": {"radius": 3, "name": "hexagon"}})
+    text = key_reference(["shapes_of_a_test"])
+    assert "## `model` of `shapes_of_a_test` with `model.name` `circle`, `disc`\n\nA circle or a disc." in text
+    assert text.count("`model.scale`") == 1 and text.count("`model.radius`") == 1

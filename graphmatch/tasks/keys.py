@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
-from graphmatch.tasks.recipes.keys import Renamed, build, defaults, key
+from graphmatch.tasks.recipes.keys import Renamed, build, defaults, key, specs
 
 #: the tasks of graphmatch itself (each in the module of its name, its keys in ``<name>_keys``)
 BUILTIN_TASKS = ("kbert", "let", "relation")
@@ -136,14 +136,22 @@ class TaskData:
 
 
 @dataclass(frozen=True)
-class TaskModel:
-    """The ``model`` keys every task has, declared here once: a family's ``Model`` subclasses it.
+class CommonModel:
+    """The ``model`` key every model has, declared here once: the section of a model without a
+    pretrained encoder subclasses it (a relation BiLSTM's), any other :class:`TaskModel`."""
+
+    class_weight: ClassWeight = class_weight_key()
+
+
+@dataclass(frozen=True)
+class TaskModel(CommonModel):
+    """The ``model`` keys every task has, declared here once: a family's ``Model`` subclasses it
+    (a family whose variants differ: the section of each variant that takes a pretrained encoder).
     (``dropout`` is not one of them: each family's default and meaning differ.)"""
 
     pretrained: str | None = key(None, "a pretrained encoder: a local checkpoint folder, a packaged name (minilm, "
                                        "e5-small) or a HuggingFace hub id; its config sets the sizes (loaded "
                                        "strictly); null = none (what the family's model takes: see its checks)")
-    class_weight: ClassWeight = class_weight_key()
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,9 @@ class TaskKeys:
     name: ClassVar[str]
     Data: ClassVar[type] = NoKeys
     Model: ClassVar[type] = NoKeys
+    #: a family whose variants take different model keys: one section per variant (subclasses of
+    #: ``Model``), each naming its variants in the choices of its ``name`` key (:meth:`model_section`)
+    variants: ClassVar[tuple[type, ...]] = ()
     #: old key names and where their values go now (one release of grace)
     renamed: ClassVar[tuple[Renamed, ...]] = ()
     #: the plain defaults of both sections, derived from ``Data`` and ``Model``
@@ -168,10 +179,17 @@ class TaskKeys:
         cls.defaults = {"data": defaults(cls.Data), "model": defaults(cls.Model)}
 
     @classmethod
+    def model_section(cls, name: Any = None) -> type:
+        """The ``model`` section of a recipe whose ``model.name`` is ``name`` (None: its default):
+        the variant section that names it, else ``Model`` (which checks the name)."""
+        name = cls.defaults["model"].get("name") if name is None else name
+        return next((v for v in cls.variants if name in (specs(v)["name"].choices or ())), cls.Model)
+
+    @classmethod
     def sections(cls, data: Mapping[str, Any], model: Mapping[str, Any]) -> tuple[Any, Any]:
         """The typed ``data`` and ``model`` sections of a resolved configuration's plain ones, after
         the checks that involve several keys (:meth:`check_sections`)."""
-        data, model = build(cls.Data, data), build(cls.Model, model)
+        data, model = build(cls.Data, data), build(cls.model_section(model.get("name")), model)
         cls.check_sections(data, model)
         return data, model
 

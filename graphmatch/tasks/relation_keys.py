@@ -1,6 +1,7 @@
-"""The relation task's recipe sections (:class:`RelationData`, :class:`RelationModel`) and the
-rules between their keys, importable without torch (:mod:`graphmatch.tasks.keys`); the task is
-:class:`graphmatch.tasks.relation.RelationTask`."""
+"""The relation task's recipe sections (:class:`RelationData`; :class:`RelationModel`, the keys every
+relation model has, and one model section per variant, which ``model.name`` picks: :class:`BiLSTMModel`,
+:class:`TransformerModel`) and the rules between their keys, importable without torch
+(:mod:`graphmatch.tasks.keys`); the task is :class:`graphmatch.tasks.relation.RelationTask`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from graphmatch.graphs.defaults import (
 from graphmatch.models.choices import ENTITY_STATES, Init, RnnDropoutOn
 from graphmatch.tasks.keys import (
     BranchSelect,
+    CommonModel,
     DataSplit,
     SampleLimits,
     TaskData,
@@ -29,8 +31,6 @@ from graphmatch.tasks.keys import (
 )
 from graphmatch.tasks.recipes.keys import key
 
-BILSTM_MODELS = ("att_blstm", "entity_attention")
-TRANSFORMER_MODELS = ("transformer_entity_start", "transformer_entity_attention")
 ModelName = Literal["att_blstm", "entity_attention", "transformer_entity_start", "transformer_entity_attention"]
 MODELS: tuple[str, ...] = get_args(ModelName)
 _SIZE = "[1, inf)"
@@ -84,35 +84,75 @@ class RelationData(TaskData):
 
 
 @dataclass(frozen=True)
-class RelationModel(TaskModel):
-    """Relation models: a BiLSTM (Att-BLSTM, entity-aware) or a pretrained transformer (model.pretrained), a head."""
+class RelationModel(CommonModel):
+    """Relation models, the keys of every variant: `model.name` picks one, whose own keys follow in its table."""
 
     name: ModelName = key("att_blstm", "the model")
+    dropout: float = key(0.5, "dropout before the classifier", interval=_DROPOUT)
+    position_dim: int = key(50, "relative-position embedding size (the entity-aware attention)", interval=_SIZE)
+    latent_types: int = key(3, "latent entity types K (the entity-aware attention)", interval=_SIZE)
+    attention_size: int = key(50, "entity-aware attention size", interval=_SIZE)
+    l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
+
+    def check_with(self, data: RelationData) -> None:
+        """Raise a one-line ValueError for what this variant cannot do with ``data`` (each variant's rules)."""
+
+
+@dataclass(frozen=True)
+class BiLSTMModel(RelationModel):
+    """A BiLSTM (Att-BLSTM, or entity-aware) over word (or character) embeddings."""
+
+    name: Literal["att_blstm", "entity_attention"] = key("att_blstm", "the model: Att-BLSTM, or the entity-aware "
+                                                                      "BiLSTM")
     embedding_dim: int = key(100, "word embedding size", interval=_SIZE)
     hidden_size: int = key(100, "BiLSTM hidden size per direction", interval=_SIZE)
-    position_dim: int = key(50, "relative-position embedding size", interval=_SIZE)
     heads: int = key(4, "self-attention heads (entity_attention)", interval=_SIZE)
-    latent_types: int = key(3, "latent entity types K", interval=_SIZE)
-    attention_size: int = key(50, "entity-aware attention size", interval=_SIZE)
     emb_dropout: float = key(0.3, "dropout on the embeddings", interval=_DROPOUT)
     rnn_dropout: float = key(0.3, "dropout of the BiLSTM", interval=_DROPOUT)
-    dropout: float = key(0.5, "dropout before the classifier", interval=_DROPOUT)
     rnn_dropout_on: RnnDropoutOn = key("output", "the BiLSTM dropout on its outputs, or on each direction's "
                                                  "inputs (official code)")
     self_attention_relu: bool = key(False, "ReLU on the self-attention's output projection (official code)")
     entity_state: str = key("mean", "an entity is the mean of its tokens' states, or its last token's",
                             choices=ENTITY_STATES)
     init: Init = key("pytorch", "PyTorch's initialisation, or the official code's")
-    l2: float = key(1e-5, "λ of the L2 term λ·½Σ‖θ‖² added to the loss", interval="[0, inf)")
     l2_embeddings: bool = key(False, "the L2 term covers the embedding tables too (official code)")
     word_vectors: str | None = key(None, "a GloVe / word2vec text file; null = random initialisation")
-    pack: bool = key(True, "two sentences per encoder row (transformers)")
+
+    def check_with(self, data: RelationData) -> None:
+        if data.kg is None:
+            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0})
+        else:
+            raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={self.name}")
+        _tokenization(data, TOKENIZATIONS, self.name)
+
+
+@dataclass(frozen=True)
+class TransformerModel(RelationModel, TaskModel):
+    """A pretrained transformer (`model.pretrained`) over word pieces, an entity-start or attention head."""
+
+    name: Literal["transformer_entity_start", "transformer_entity_attention"] = key(
+        "transformer_entity_start", "the model: the entity-start head, or the entity-aware attention head")
+    pack: bool = key(True, "two sentences per encoder row")
     head_hidden: int | None = key(None, "projection size of the entity-start head (R-BERT); null = none",
                                   interval=_SIZE)
     branch_embedding: bool = key(False, "with data.kg: a learned vector (zero at first) added to the embedding of "
-                                        "every branch token (transformers)")
+                                        "every branch token")
     branch_bias: bool = key(False, "with data.kg: a learned scalar per layer and head (zero at first) added to the "
-                                   "attention logits between trunk and branch tokens (transformers)")
+                                   "attention logits between trunk and branch tokens")
+
+    def check_with(self, data: RelationData) -> None:
+        if not self.pretrained:
+            raise ValueError(f"model.name={self.name} needs model.pretrained (a local checkpoint folder, or minilm)")
+        if data.kg is None:
+            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0},
+                           model_keys={"branch_embedding": self.branch_embedding, "branch_bias": self.branch_bias})
+        _tokenization(data, ("pieces",), self.name)
+
+
+def _tokenization(data: RelationData, valid: tuple[str, ...], name: str) -> None:
+    if data.tokenization is not None and data.tokenization not in valid:
+        raise ValueError(f"data.tokenization must be one of {', '.join(valid)} (or null) for model.name={name}, "
+                         f"got {data.tokenization!r}")
 
 
 @register_keys
@@ -122,6 +162,7 @@ class RelationKeys(TaskKeys):
     name = "relation"
     Data = RelationData
     Model = RelationModel
+    variants = (BiLSTMModel, TransformerModel)
 
     @classmethod
     def check_sections(cls, data: RelationData, model: RelationModel) -> None:
@@ -129,16 +170,7 @@ class RelationKeys(TaskKeys):
         if data.split is not None and (data.train_file is None or data.dev_file or data.test_file):
             raise ValueError("data.split cuts dev and test out of data.train_file: give data.train_file, and "
                              "data.dev_file and data.test_file null (a recipe may set them)")
-        if model.name in TRANSFORMER_MODELS and not model.pretrained:
-            raise ValueError(f"model.name={model.name} needs model.pretrained (a local checkpoint folder, or minilm)")
-        if model.name in BILSTM_MODELS and model.pretrained:
-            raise ValueError(f"model.pretrained={model.pretrained}: model.name={model.name} takes no pretrained "
-                             "encoder (use model.word_vectors for word vectors, or a transformer_* model)")
-        if data.kg is None:
-            knowledge_keys(data_keys={"entity_mask": data.entity_mask > 0},
-                           model_keys={"branch_embedding": model.branch_embedding, "branch_bias": model.branch_bias})
-        if data.kg is not None and model.name not in TRANSFORMER_MODELS:
-            raise ValueError(f"data.kg needs a transformer model (word pieces), not model.name={model.name}")
+        model.check_with(data)
         select = data.select
         if (select.by != "none" or select.noun_reading) and data.kg is None:
             what = "data.select.by: encoder" if select.by != "none" else "data.select.noun_reading"
@@ -146,8 +178,3 @@ class RelationKeys(TaskKeys):
         if select.noun_reading and str(data.kg).lower() != "wordnet":
             raise ValueError("data.select.noun_reading reads words as nouns by WordNet's tag counts: it needs "
                              f"data.kg: wordnet, not {data.kg}")
-        if data.tokenization is not None:
-            valid = ("pieces",) if model.name in TRANSFORMER_MODELS else TOKENIZATIONS
-            if data.tokenization not in valid:
-                raise ValueError(f"data.tokenization must be one of {', '.join(valid)} (or null) for "
-                                 f"model.name={model.name}, got {data.tokenization!r}")

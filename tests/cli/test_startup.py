@@ -46,8 +46,10 @@ def probe(argv: list[str], cwd: Path) -> tuple[int, list[str], str]:
         (["train", "let/lcqmc_quick", "--set", "model.update=lstm"], "model.update must be one of gru, residual"),
         (["train", "let/lcqmc_quick", "--set", "data.segmentation=ltp"], "data.segmentation must be lattice"),
         (["train", "relation/semeval_att_blstm_quick", "--set", "model.name=bilstm"], "model.name must be one of"),
+        (["train", "relation/semeval_att_blstm_quick", "--set", "model.name=transformer_entity_start"],
+         "needs model.pretrained"),  # a rule between keys (check_sections)
         (["train", "relation/semeval_att_blstm_quick", "--set", "model.pretrained=minilm"],
-         "takes no pretrained encoder"),  # a rule between keys (check_sections)
+         "unknown recipe key 'model.pretrained'"),  # not a key of the BiLSTM's section
         (["train", "no/such/recipe"], "recipe 'no/such/recipe' not found"),
         (["train", "kbert/chnsenticorp_hownet_quick", "--set", "task=nosuchtask"], "unknown task 'nosuchtask'"),
         (["evaluate", "no/such/run"], "no run folder or checkpoint at no/such/run"),

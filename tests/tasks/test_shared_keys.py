@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from graphmatch.tasks.keys import BUILTIN_TASKS, TaskData, TaskModel, keys_of
+from graphmatch.tasks.keys import BUILTIN_TASKS, CommonModel, TaskData, TaskModel, keys_of
 from graphmatch.tasks.recipes.keys import defaults
 
 
@@ -19,7 +19,11 @@ def declared_here(cls: type) -> set[str]:
 @pytest.mark.parametrize("name", BUILTIN_TASKS)
 def test_every_family_inherits_the_shared_keys_and_declares_none_again(name):
     keys = keys_of(name)
-    for section, base in ((keys.Data, TaskData), (keys.Model, TaskModel)):
+    # a family of variants: its Model holds what they share; a variant with an encoder is a TaskModel too
+    assert all(issubclass(v, keys.Model) for v in keys.variants)
+    variants = [(v, TaskModel if "pretrained" in defaults(v) else CommonModel) for v in keys.variants]
+    for section, base in ((keys.Data, TaskData), (keys.Model, CommonModel if keys.variants else TaskModel),
+                          *variants):
         assert issubclass(section, base)
         shared = {f.name for f in dataclasses.fields(base)}
         assert not shared & declared_here(section), section.__name__
@@ -33,4 +37,4 @@ def test_the_check_can_fail():
 
     assert declared_here(Again) & {"root", "cache_dir"} == {"root"}
     assert set(defaults(TaskData)) == {"root", "cache_dir"}
-    assert set(defaults(TaskModel)) == {"pretrained", "class_weight"}
+    assert set(defaults(TaskModel)) == {"pretrained", "class_weight"} and set(defaults(CommonModel)) == {"class_weight"}

@@ -28,7 +28,7 @@ from graphmatch.io.datafiles import package_folder
 from graphmatch.io.text_files import read_text
 from graphmatch.io.yaml_values import check_expansion
 from graphmatch.tasks.keys import BUILTIN_TASKS, SampleLimits, TaskKeys, declared_names, keys_of
-from graphmatch.tasks.recipes.keys import Renamed, check, defaults, suggest, upgrade
+from graphmatch.tasks.recipes.keys import Renamed, check, defaults, specs, suggest, upgrade
 from graphmatch.tasks.recipes.sections import Optim, Recipe, Train
 from graphmatch.tasks.recipes.shorten import shorten
 
@@ -230,9 +230,38 @@ def _override_layer(parsed: list[tuple[list[str], Any]]) -> dict[str, Any]:
     return layer
 
 
-def declarations(cls: type[TaskKeys]) -> dict[str, type]:
-    """The section dataclasses of a recipe of task ``cls``."""
-    return {"data": cls.Data, "model": cls.Model, **ENGINE_SECTIONS}
+def declarations(cls: type[TaskKeys], model: type | None = None) -> dict[str, type]:
+    """The section dataclasses of a recipe of task ``cls``; ``model``: its variant's model section
+    (:meth:`~graphmatch.tasks.keys.TaskKeys.model_section`), default ``cls.Model``."""
+    return {"data": cls.Data, "model": model or cls.Model, **ENGINE_SECTIONS}
+
+
+def model_sections(cls: type[TaskKeys], layers: Sequence[tuple[str, Mapping[str, Any]]]) -> list[type]:
+    """The model section each recipe layer ``(source, mapping)`` is checked against: that of the
+    ``model.name`` in effect there (the layer's own, or the nearest one before it; before any, the
+    last layer's). A ``model.name`` is checked first, against ``cls.Model``, naming its file."""
+    names: list[Any] = []
+    for source, raw in layers:
+        model = raw.get("model")
+        name = model.get("name") if isinstance(model, Mapping) and cls.variants else None
+        if name is not None:
+            check(cls.Model, {"name": name}, "model.", source or None)
+        names.append(name)
+    final = next((n for n in reversed(names) if n is not None), None)
+    out, current = [], None
+    for name in names:
+        current = name if name is not None else current
+        out.append(cls.model_section(final if current is None else current))
+    return out
+
+
+def _leave_other_variants(layer: dict[str, Any], keep: type, variants: Sequence[type]) -> None:
+    """Remove from ``layer``'s ``model`` mapping, in place, the keys another of ``variants``
+    declares and the section ``keep`` does not."""
+    model = layer.get("model")
+    if isinstance(model, Mapping) and variants:
+        kept, others = specs(keep), {name for variant in variants for name in specs(variant)}
+        layer["model"] = {k: v for k, v in model.items() if k in kept or k not in others}
 
 
 def _check_layer(layer: dict[str, Any], sections: Mapping[str, type], source: str | None) -> None:
@@ -280,12 +309,17 @@ def resolve(recipe: str | os.PathLike | Mapping[str, Any], overrides: Sequence[s
     if task is None:
         raise ValueError(f"the recipe names no 'task'; known tasks: {', '.join(declared_names())}")
     cls = keys_of(task, load=given is not None or not stored)  # a run's own task imports no module
-    sections = declarations(cls)
+    layers = [*chain, ("", sets)]
+    models = model_sections(cls, layers)
+    sections = declarations(cls, models[-1])
     renamed = [*ENGINE_RENAMED, *cls.renamed]
     merged: dict[str, Any] = {}
-    for source, raw in [*chain, ("", sets)]:
+    for (source, raw), model in zip(layers, models, strict=True):
         upgrade(raw, renamed, source or None, stored=stored and raw is not sets)
-        _check_layer(raw, sections, source or None)
+        if stored and raw is not sets:  # a run of an earlier release lists every variant's keys
+            _leave_other_variants(raw, model, cls.variants)
+        _check_layer(raw, {**sections, "model": model}, source or None)
+        _leave_other_variants(raw, sections["model"], cls.variants)  # those of a variant a later layer replaced
         merged = deep_merge(merged, raw)
     config: dict[str, Any] = {"task": task, "name": str(merged.get("name") or task)}
     if merged.get("description"):
@@ -327,11 +361,13 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
              "Generated from the declarations (`graphmatch recipe --keys > docs/recipes.md`); do not edit by hand.",
              "A recipe is described in `docs/engine.md` (Recipes); how to add a key in `CONTRIBUTING.md`.", ""]
 
-    def table(title: str, cls: type, prefix: str, doc: str) -> None:
+    def table(title: str, cls: type, prefix: str, doc: str, leave_out: Sequence[tuple[str, ...]] = ()) -> None:
         lines.extend([f"## {title}", "", doc, "", "| key | type | default | allowed | meaning |",
                       "|---|---|---|---|---|"])
         for row in describe(cls, prefix):
-            lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (f"`{row[0]}`", *row[1:])) + " |")
+            if row not in leave_out:
+                lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (f"`{row[0]}`", *row[1:]))
+                             + " |")
         lines.append("")
 
     for section, cls in ENGINE_SECTIONS.items():
@@ -340,6 +376,10 @@ def key_reference(task_names_: Sequence[str] | None = None) -> str:
         task = keys_of(name, load=True)
         for section, cls in (("data", task.Data), ("model", task.Model)):
             table(f"`{section}` of `{name}`", cls, f"{section}.", _doc(cls))
+        shared = describe(task.Model, "model.")
+        for variant in task.variants:  # each variant's own keys, besides the shared ones above
+            names_ = ", ".join(f"`{n}`" for n in specs(variant)["name"].choices or ())
+            table(f"`model` of `{name}` with `model.name` {names_}", variant, "model.", _doc(variant), shared)
         if task.renamed:
             lines.extend([f"Old keys of `{name}` (still read, with a warning): "
                           + ", ".join(f"`{r.old}` → {' and '.join(f'`{n}`' for n in r.new)}" for r in task.renamed),

@@ -8,15 +8,18 @@ from graphmatch.tasks.relation.base import (
     PROBS_DIGITS,
     UNKNOWN_WARNING,
     VARIANTS,
+    BiLSTMModel,
     RelationData,
     RelationKeys,
     RelationModel,
     RelationTask,
+    TransformerModel,
     variant,
     write_answers,
 )
 from graphmatch.tasks.relation.bilstm import BiLSTMRelationTask
 from graphmatch.tasks.relation.transformer import TransformerRelationTask, grown_embeddings
 
-__all__ = ["PROBS_DIGITS", "UNKNOWN_WARNING", "VARIANTS", "BiLSTMRelationTask", "RelationData", "RelationKeys",
-           "RelationModel", "RelationTask", "TransformerRelationTask", "grown_embeddings", "variant", "write_answers"]
+__all__ = ["PROBS_DIGITS", "UNKNOWN_WARNING", "VARIANTS", "BiLSTMModel", "BiLSTMRelationTask", "RelationData",
+           "RelationKeys", "RelationModel", "RelationTask", "TransformerModel", "TransformerRelationTask",
+           "grown_embeddings", "variant", "write_answers"]

@@ -2,7 +2,9 @@
 an entity-start or an entity-aware attention head, on SemEval-2010 Task 8 or any relation files.
 
 Recipe keys: :class:`~graphmatch.tasks.relation_keys.RelationData` and
-:class:`~graphmatch.tasks.relation_keys.RelationModel` (declared without torch, :mod:`graphmatch.tasks.keys`;
+:class:`~graphmatch.tasks.relation_keys.RelationModel`, with each variant's own model section
+(:class:`~graphmatch.tasks.relation_keys.BiLSTMModel`, :class:`~graphmatch.tasks.relation_keys.TransformerModel`;
+declared without torch, :mod:`graphmatch.tasks.keys`;
 every key, its default and allowed values: ``docs/recipes.md``).
 
 The label set is the training file's. Labels that are SemEval's are scored with the official
@@ -56,8 +58,15 @@ from graphmatch.nn.loss_precision import fp32_logits
 from graphmatch.tasks.base import Task, register
 from graphmatch.tasks.keys import split_of
 from graphmatch.tasks.knowledge_selection import selection_lines
+from graphmatch.tasks.recipes.keys import specs
 from graphmatch.tasks.recipes.sections import Recipe
-from graphmatch.tasks.relation_keys import RelationData, RelationKeys, RelationModel  # noqa: F401 - re-exported
+from graphmatch.tasks.relation_keys import (  # noqa: F401 - re-exported
+    BiLSTMModel,
+    RelationData,
+    RelationKeys,
+    RelationModel,
+    TransformerModel,
+)
 from graphmatch.text.vocab import Vocab
 
 #: digits each label's probability keeps in a row's ``probs``
@@ -72,8 +81,10 @@ R = TypeVar("R", bound="RelationTask")
 VARIANTS: dict[str, type[RelationTask]] = {}
 
 
-def variant(*names: str) -> Callable[[type[R]], type[R]]:
-    """Class decorator: the relation task of the models ``names`` (their ``model.name``)."""
+def variant(section: type[RelationModel]) -> Callable[[type[R]], type[R]]:
+    """Class decorator: the relation task of the model section ``section`` (one of
+    :attr:`RelationKeys.variants`), for the ``model.name`` values its ``name`` key allows."""
+    names = tuple(specs(section)["name"].choices or ())
 
     def add(cls: type[R]) -> type[R]:
         for name in names:
@@ -325,10 +336,14 @@ class RelationTask(RelationKeys, Task):
         that has one overrides this); ``None`` here."""
         return None
 
+    def starts_from(self) -> str | None:
+        """What the model's weights start from, for :meth:`used` (``model.pretrained``, word vectors), or None."""
+        return None
+
     def used(self) -> str:
         """The model (with its pretrained encoder or word vectors) and the data files."""
         m, d = self.model, self.data
-        encoder = m.pretrained or m.word_vectors
+        encoder = self.starts_from()
         files = [f for f in (d.train_file, d.dev_file, d.test_file) if f]
         return (f"{m.name}" + (f" over {encoder}" if encoder else "") + "; data: "
                 + (", ".join(str(f) for f in files) if files else "SemEval-2010 Task 8"))
@@ -413,10 +428,9 @@ class RelationTask(RelationKeys, Task):
 
     # ---------------------------------------------------------------- model
     def input_files(self) -> dict[str, str]:
-        """The knowledge graph of ``data.kg`` and the word vectors a BiLSTM starts from, where given."""
+        """The knowledge graph of ``data.kg``, where given (a BiLSTM adds its word vectors)."""
         kg = resolve_kg(self.data.kg, self.data.root)
-        return {**({"kg": str(kg)} if kg is not None else {}),
-                **({"word_vectors": str(self.model.word_vectors)} if self.model.word_vectors else {})}
+        return {"kg": str(kg)} if kg is not None else {}
 
     def user_files(self) -> dict[str, str]:
         """A ``.spo`` file given as ``data.kg``, which a loaded run reads again. Word vectors are only

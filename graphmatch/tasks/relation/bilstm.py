@@ -17,16 +17,18 @@ from graphmatch.graphs.relation import RelationGraphBuilder
 from graphmatch.models.att_blstm import AttBLSTM, AttBLSTMConfig
 from graphmatch.models.entity_attention import EntityAttentionBiLSTM, EntityAttentionConfig
 from graphmatch.tasks.relation.base import RelationTask, variant
-from graphmatch.tasks.relation_keys import BILSTM_MODELS
+from graphmatch.tasks.relation_keys import BiLSTMModel
 from graphmatch.text.vocab import Vocab, load_word_vectors
 
 #: parameters the L2 term leaves out (without ``model.l2_embeddings``)
 _NO_L2 = ("embedding.", "position.")
 
 
-@variant(*BILSTM_MODELS)
+@variant(BiLSTMModel)
 class BiLSTMRelationTask(RelationTask):
     """Relation classification with a BiLSTM over the training split's vocabulary."""
+
+    model: BiLSTMModel
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -90,6 +92,14 @@ class BiLSTMRelationTask(RelationTask):
         """Every parameter but the word and position embedding tables, or all of them with
         ``model.l2_embeddings``."""
         return [p for n, p in model.named_parameters() if self.model.l2_embeddings or not n.startswith(_NO_L2)]
+
+    def starts_from(self) -> str | None:
+        return self.model.word_vectors
+
+    def input_files(self) -> dict[str, str]:
+        """The knowledge graph's (none for a BiLSTM) and the word vectors the embeddings start from, where given."""
+        vectors = self.model.word_vectors
+        return {**super().input_files(), **({"word_vectors": str(vectors)} if vectors else {})}
 
     def init_weights(self, model: torch.nn.Module) -> None:
         """Word vectors for the embeddings (vocabulary words found in ``model.word_vectors``; others

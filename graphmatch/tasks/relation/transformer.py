@@ -23,12 +23,14 @@ from graphmatch.nn.pretrained import layer_groups, load_weights
 from graphmatch.pretrained import PretrainedWeights, resolve_pretrained
 from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation.base import RelationTask, variant
-from graphmatch.tasks.relation_keys import TRANSFORMER_MODELS
+from graphmatch.tasks.relation_keys import TransformerModel
 
 
-@variant(*TRANSFORMER_MODELS)
+@variant(TransformerModel)
 class TransformerRelationTask(RelationTask):
     """Relation classification with a pretrained transformer over its word pieces."""
+
+    model: TransformerModel
 
     def __init__(self, config: dict[str, Any]):
         super().__init__(config)
@@ -44,6 +46,9 @@ class TransformerRelationTask(RelationTask):
 
     def tokenizer_folder(self) -> Path | None:
         return self.pretrained_dir()
+
+    def starts_from(self) -> str | None:
+        return self.model.pretrained
 
     def vocabulary_name(self, training: bool = False) -> str:
         return f"model.pretrained={self.model.pretrained}'s vocabulary"
