@@ -47,10 +47,10 @@ DOC = REPO / "docs" / "results.md"
 #: the seed ``--verify`` retrains (the first seed of every table)
 VERIFY_SEED = 42
 #: what every table was made with, pinned for the arms that set none, so that the tables come back
-#: exactly on any CPU: fp32 (``auto`` is bf16-mixed on a CPU with bf16 units), and K-BERT's encoder
-#: run padded (``model.unpadded``, the default since, computes the same function in other bits)
-PINS = (("train.precision=", "train.precision=32-true", ""),
-        ("model.unpadded=", "model.unpadded=false", "kbert/"))
+#: exactly on any CPU: fp32 (``auto`` is bf16-mixed on a CPU with bf16 units), and K-BERT's and LET's
+#: encoders run padded (``model.unpadded``, the default since, computes the same function in other bits)
+PINS = (("train.precision=", "train.precision=32-true", ("",)),
+        ("model.unpadded=", "model.unpadded=false", ("kbert/", "let/")))
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,8 @@ class LETConfig:
     segments: bool = True
     #: keep the encoder's word-embedding table as loaded (e5-small: 250,002 rows, 96 M of its 118 M weights)
     freeze_word_embeddings: bool = False
+    #: the character encoder skips the padding (:attr:`MaskTransformerConfig.unpadded`)
+    unpadded: bool = False
     #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
     #: with a SAT vector + 208 more of the HowNet files = 2,192)
     num_sememes: int = 2192
@@ -122,13 +124,14 @@ class LETConfig:
         if self.encoder == "bert":
             source = self.bert_path
             return MaskTransformerConfig.from_pretrained(
-                source if isinstance(source, Pretrained) else resolve_pretrained(str(source), "bert_path"))
+                source if isinstance(source, Pretrained) else resolve_pretrained(str(source), "bert_path"),
+                unpadded=self.unpadded)
         return MaskTransformerConfig(
             vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
             num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,
             intermediate_size=self.encoder_ffn, hidden_dropout_prob=self.dropout,
             attention_probs_dropout_prob=0.0, max_position_embeddings=self.max_positions,
-            attention_mode="dense",
+            attention_mode="dense", unpadded=self.unpadded,
         )
 
 
@@ -207,7 +210,7 @@ class LETMatcher(nn.Module):
         ids, mask = to_dense_batch(read.input_ids, batch, fill_value=self.pad_id)
         seg, _ = to_dense_batch(read.sent if self.config.segments else torch.zeros_like(read.sent), batch)
         pos = torch.arange(ids.size(1), device=ids.device).expand_as(ids)
-        h = self.encoder(ids, pos, seg, mask.unsqueeze(1))
+        h = self.encoder(ids, pos, seg, mask.unsqueeze(1), token_mask=mask)
         if self.config.cls == "mean":
             weight = mask.unsqueeze(-1).to(h.dtype)
             cls = (h * weight).sum(1) / weight.sum(1).clamp_min(1.0)

@@ -91,6 +91,8 @@ class LETModel(TaskModel):
                                    "mean: the mean of the pair's token states (e5-small: no pooler, trained so)")
     pretrained_sememes: bool = key(True, "initialise the sememe embeddings from the sememe vectors")
     freeze_word_embeddings: bool = key(False, "keep the encoder's word-embedding table as loaded (not trained)")
+    unpadded: bool = key(True, "the character encoder's linear layers, LayerNorms and dropout skip the padding: "
+                               "run on the real pieces only, scattered for the attention product")
 
 
 @register_keys

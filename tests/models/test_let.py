@@ -186,6 +186,16 @@ def test_cls_vector_and_sagt_mlp(batch, builder):
     assert pooled.interact.bias is None  # no output bias in the MD-GATs (released code)
 
 
+def test_the_unpadded_encoder_gives_the_same_match(batch, builder):
+    torch.manual_seed(7)
+    padded = LETMatcher(tiny(num_sememes=len(builder.sememe_index))).eval()
+    unpadded = LETMatcher(tiny(num_sememes=len(builder.sememe_index), unpadded=True)).eval()
+    unpadded.load_state_dict(padded.state_dict())
+    assert unpadded.encoder.config.unpadded and not padded.encoder.config.unpadded
+    with torch.no_grad():
+        assert torch.allclose(unpadded(batch), padded(batch), atol=1e-5)
+
+
 def test_config_validation():  # the choices are checked where a recipe is read (tasks/let.py)
     with pytest.raises(ValueError, match="bert_path"):
         LETConfig(encoder="bert")
