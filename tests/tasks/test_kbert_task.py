@@ -75,6 +75,11 @@ def test_classification_loss_decode_and_encode(tmp_path, shared_data):
     out = model(batch)
     loss = task.loss(out, batch)
     assert loss.ndim == 0 and torch.isfinite(loss)
+    # model.unpadded (the default) reaches the encoder and computes what the padded encoder computes
+    padded = _task(_config(tmp_path, shared_data, extra=[*limits, "model.unpadded=false"])).build_model().eval()
+    padded.load_state_dict(model.state_dict())
+    assert model.encoder.config.unpadded and not padded.encoder.config.unpadded
+    assert torch.allclose(padded(batch), out, atol=1e-5)
     rows = task.decode(out, batch)
     assert [r["gold"] for r in rows] == [task.label_names()[int(y)] for y in batch.y]
     assert all(r["pred"] in ("0", "1") and 0.5 <= r["prob"] <= 1 for r in rows)
