@@ -68,6 +68,7 @@ from graphmatch.graphs.kbert import (
     Coverage,
     Part,
     TreeCore,
+    TreeOptions,
     Trees,
     mask_groups,
 )
@@ -128,9 +129,10 @@ class RelationTreeBuilder(RelationGraphBuilder):
         self.tokenizer = tokenizer
         self.inject = inject
         self.selection = selection
-        self.core = TreeCore(kg, tokenizer, max_length=_NO_CUT, max_entities=max_entities, predicate=predicate,
-                             keep_text=self.keep_text, hang_after=self.marker_tokens[1::2] if self.markers else (),
-                             selection=selection, noun_readings=noun_readings)
+        tree = TreeOptions(max_length=_NO_CUT, max_entities=max_entities, predicate=predicate,
+                           tokenization="wordpiece", noun_reading=noun_readings is not None,
+                           hang_after=tuple(self.marker_tokens[1::2]) if self.markers else ())
+        self.core = TreeCore(kg, tokenizer, tree, keep_text=self.keep_text, selection=selection)
 
     def __call__(self, sentence: str | MarkedSentence, label: int | None = None,
                  where: str = "input") -> HeteroData:

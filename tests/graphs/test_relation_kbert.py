@@ -13,7 +13,7 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.loader import DataLoader
 
 from graphmatch.data.relation_formats import read_relation_file
-from graphmatch.graphs.kbert import visibility_mask
+from graphmatch.graphs.kbert import TreeOptions, visibility_mask
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces
 from graphmatch.graphs.relation_kbert import VALUE, VALUE_ANCHOR, VALUE_EDGE, RelationCoverage, RelationTreeBuilder
 from graphmatch.knowledge import KnowledgeGraph
@@ -232,6 +232,6 @@ def test_core_parts_refuse_bad_parts(pieces, kg):
     with pytest.raises(ValueError, match="a tag part needs its tag"):
         core.build_parts([[Part("", tag=True)]])
     reference = TreeCore(kg, CharTokenizer({t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]",
-                                                                        "[MASK]"])}), mode="reference")
+                                                                        "[MASK]"])}), TreeOptions(mode="reference"))
     with pytest.raises(ValueError, match="build_parts needs mode='default'"):
         reference.build_parts([[Part("故宫")]])
