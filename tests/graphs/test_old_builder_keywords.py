@@ -78,3 +78,46 @@ def test_the_options_form_does_not_warn_and_refuses_both_forms(tok, kg):
         SentenceTreeBuilder(kg, tok, max_lenght=8)
     with pytest.raises(TypeError, match="one TreeOptions"):
         SentenceTreeBuilder(kg, tok, 64)
+
+
+SENTENCE = "The <e1>company</e1> fabricates plastic <e2>chairs</e2> ."
+
+
+@pytest.mark.parametrize("given", [dict(max_distance=3, markers=False, position_anchor="last"),
+                                   dict(max_length=8), dict(max_distance=2, keep_text=True)])
+def test_the_relation_builders_keyword_form_warns_once_and_builds_the_same_graph(given):
+    from graphmatch.graphs.relation import RelationGraphBuilder, tokenize
+    from graphmatch.graphs.relation_options import RelationOptions
+    from graphmatch.text.vocab import Vocab
+
+    vocab = Vocab.build([tokenize(SENTENCE.replace("<e1>", " ").replace("</e1>", " ")
+                                  .replace("<e2>", " ").replace("</e2>", " "))])
+    keep_text = given.pop("keep_text", False)
+    before = old(RelationGraphBuilder, vocab, keep_text=keep_text, **given)
+    now = RelationGraphBuilder(vocab, RelationOptions(**given), keep_text=keep_text)
+    assert before.options == now.options
+    same(before(SENTENCE, label=2), now(SENTENCE, label=2))
+    with pytest.raises(TypeError, match="options= only, not also as max_length="):
+        RelationGraphBuilder(vocab, RelationOptions(), max_length=8)
+
+
+def test_the_relation_tree_builders_keyword_form_warns_once_and_builds_the_same_graph(tmp_path):
+    from tiny_bert import tiny_bert_folder
+
+    from graphmatch.graphs.relation import WordPieces
+    from graphmatch.graphs.relation_kbert import RelationTreeBuilder
+    from graphmatch.graphs.relation_options import RelationOptions
+
+    words = ["The company fabricates plastic chairs .", "type group is a institution chair seat"]
+    pieces = WordPieces.from_pretrained(tiny_bert_folder(tmp_path / "bert", words))
+    spo = tmp_path / "tiny.spo"
+    spo.write_text("company\ttype\tgroup\ncompany\tis a\tinstitution\nchair\ttype\tseat\n", encoding="utf-8")
+    kg = KnowledgeGraph.load(spo)
+    before = old(RelationTreeBuilder, pieces, kg, keep_text=True, max_distance=5, inject="all", max_entities=1,
+                 predicate=False)
+    now = RelationTreeBuilder(pieces, kg, RelationOptions(max_distance=5, inject="all", max_entities=1,
+                                                          predicate=False), keep_text=True)
+    assert before.options == now.options
+    graph = now(SENTENCE, label=1)
+    assert graph["value"].text == ["group", "seat"]  # the knowledge is in: objects alone, one per entity
+    same(before(SENTENCE, label=1), graph)
