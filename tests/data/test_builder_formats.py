@@ -70,11 +70,12 @@ def kbert_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
 
 
 def let_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
+    from graphmatch.graphs.let_options import LatticeOptions
     from graphmatch.knowledge import HowNetLexicon
     from graphmatch.text import CharTokenizer
 
     builder = let_graphs.LatticePairBuilder(CharTokenizer.default(shared_data), HowNetLexicon.from_files(shared_data),
-                                            segmenters="jieba", max_length=40)
+                                            LatticeOptions(segmenters="jieba", max_length=40))
     pairs = zip(_texts(samples / "pairs" / "dev.tsv", 0), _texts(samples / "pairs" / "dev.tsv", 1), strict=True)
     return [builder(a, b, i % 2) for i, (a, b) in enumerate(pairs)]
 

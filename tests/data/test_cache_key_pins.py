@@ -12,6 +12,7 @@ from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.relation import RelationDataset
 from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
@@ -73,7 +74,7 @@ def test_relation_and_lattice_cache_keys_are_the_ones_of_before(samples, shared_
                                cache=tmp_path / "cache")
     assert relation.cache_digest == PINNED["relation_chars"]
     tok = CharTokenizer(shared_data / "kbert" / "vocab" / "google_vocab.txt")
-    let = LatticePairBuilder(tok, None, segmenters="jieba", senses=False)
+    let = LatticePairBuilder(tok, None, LatticeOptions(segmenters="jieba", senses=False))
     lattice = PairMatchingDataset(samples / "pairs" / "dev.tsv", let, cache=tmp_path / "cache", limit=6,
                                   progress=False)
     assert lattice.cache_digest == PINNED["let_jieba"]

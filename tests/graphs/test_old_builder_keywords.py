@@ -121,3 +121,16 @@ def test_the_relation_tree_builders_keyword_form_warns_once_and_builds_the_same_
     graph = now(SENTENCE, label=1)
     assert graph["value"].text == ["group", "seat"]  # the knowledge is in: objects alone, one per entity
     same(before(SENTENCE, label=1), graph)
+
+
+def test_the_lattice_builders_keyword_form_warns_once_and_builds_the_same_graph(tok):
+    from graphmatch.graphs.let import LatticePairBuilder
+    from graphmatch.graphs.let_options import LatticeOptions
+
+    before = old(LatticePairBuilder, tok, None, keep_text=True, segmenters="jieba", max_length=9, senses=False)
+    now = LatticePairBuilder(tok, None, LatticeOptions(segmenters=("jieba",), max_length=9, senses=False),
+                             keep_text=True)
+    assert before.lattice_options == now.lattice_options and before.options() == now.options()
+    same(before("abcde", "dexyz", 1), now("abcde", "dexyz", 1))
+    with pytest.raises(TypeError, match="options= only, not also as senses="):
+        LatticePairBuilder(tok, None, LatticeOptions(), senses=False)
