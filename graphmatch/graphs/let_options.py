@@ -66,7 +66,7 @@ def old_lattice_keywords(where: str, options: LatticeOptions | None, old: dict[s
         return options if options is not None else LatticeOptions()
     if options is not None:
         raise TypeError(f"{where}() takes the lattice's settings in options= only, not also as {', '.join(old)}=")
-    return old_keywords(where, LatticeOptions(), old)
+    return old_keywords(where, LatticeOptions(), old, stacklevel=5)  # the builder's caller
 
 
 __all__ = ["ALL_SEGMENTERS", "LatticeOptions", "old_lattice_keywords", "parse_segmenters"]

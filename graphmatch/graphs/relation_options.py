@@ -78,7 +78,7 @@ def old_relation_keywords(where: str, options: RelationOptions | None, old: dict
     given = dict(old)
     if "noun_readings" in given:
         given["noun_reading"] = given.pop("noun_readings") is not None
-    return old_keywords(where, RelationOptions(), given, names=list(old))
+    return old_keywords(where, RelationOptions(), given, names=list(old), stacklevel=5)  # the builder's caller
 
 
 __all__ = ["AUTO", "RelationOptions", "old_relation_keywords"]

@@ -149,7 +149,8 @@ def test_truncation_mid_branch(tok, paper_kg, mode):
     assert data["entity"].num_nodes == 1 and data["word"].num_nodes == 1  # z and q (and de) are cut
     assert data["entity"].text == ["xy"] and data["word"].span.tolist() == [[0, 2]]
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4], [0, 0]]
-    cut = builder.__class__(paper_kg, tok, predicate=False, mode=mode, max_length=4, keep_text=True)("abcde")
+    cut = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode, max_length=4),
+                              keep_text=True)("abcde")
     assert cut["token"].text == ["[CLS]", "a", "b", "x"]  # a branch cut in the middle
     assert cut["entity"].num_nodes == 1 and cut["token", "in", "entity"].edge_index.tolist() == [[3], [0]]
     assert vis_of(cut) == [[1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]]

@@ -22,12 +22,13 @@ def same(a, b) -> None:
 
 
 def old(make, *args, **kwargs):
-    """What ``make(*args, **kwargs)`` gives, and checks it warned once, naming the keywords."""
+    """What ``make(*args, **kwargs)`` gives, and checks it warned once, at this call, naming the keywords."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         made = make(*args, **kwargs)
     deprecations = [w for w in seen if issubclass(w.category, DeprecationWarning)]
     assert len(deprecations) == 1, [str(w.message) for w in deprecations]
+    assert deprecations[0].filename == __file__  # it points at the old call
     message = str(deprecations[0].message)
     assert "is deprecated: pass options=" in message and all(f"{name}=" in message for name in kwargs
                                                                  if name not in ("keep_text", "selection"))

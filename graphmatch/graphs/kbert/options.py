@@ -182,7 +182,7 @@ def old_tree_keywords(where: str, tokenizer: Any, options: TreeOptions | None, l
             raise ValueError(f"{where}(): tag_to_id's ids must be 0 to {len(labels) - 1}, "
                              f"got {sorted(tag_to_id.values())}")
     base = TreeOptions.for_tokenizer(tokenizer) if given.get("kind") != "ner" else TreeOptions()
-    return old_keywords(where, base, given or {"kind": base.kind}, names=list(old)), labels
+    return old_keywords(where, base, given or {"kind": base.kind}, names=list(old), stacklevel=5), labels
 
 
 __all__ = ["KINDS", "TOKENIZATIONS", "TreeOptions", "old_tree_keywords"]
