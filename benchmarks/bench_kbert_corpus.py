@@ -36,7 +36,7 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
     ``graphmatch`` this process imports."""
     import torch
 
-    from graphmatch.graphs.kbert import SentenceTreeBuilder
+    from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions
 
     try:  # the package (graphmatch.graphs.kbert.corpus), or an older checkout's module
         from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder
@@ -54,7 +54,11 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
         rows = [line.split("\t") for line in lines[1:n + 1]]
         texts = [[row[head.index(c)] for row in rows] for c in columns]
         for mode in MODES:
-            corpus = TreeCorpusBuilder(SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode))
+            try:  # builders that take options, or an older checkout's that take keywords
+                builder = SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=length, mode=mode))
+            except TypeError:
+                builder = SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode)
+            corpus = TreeCorpusBuilder(builder)
             data, _ = corpus(*texts)  # first use: tries, memoised lookups
             digest = hashlib.sha256()
             for store in data.stores:

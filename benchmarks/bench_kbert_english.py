@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmatch.data.relation_formats import read_semeval_file
-from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, collated_coverage
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, TreeOptions, collated_coverage
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.pretrained import resolve_pretrained
 from graphmatch.text import CharTokenizer, WordPieceTokenizer
@@ -75,10 +75,10 @@ def main() -> None:
     chnsenticorp = read_column(root / "kbert/datasets/chnsenticorp/train.tsv", "text_a")
 
     def english(kg=wordnet):
-        return SentenceTreeBuilder(kg, pieces, max_length=args.max_length)
+        return SentenceTreeBuilder(kg, pieces, TreeOptions(max_length=args.max_length))
 
     def chinese(kg=hownet):
-        return SentenceTreeBuilder(kg, chars, max_length=args.max_length)
+        return SentenceTreeBuilder(kg, chars, TreeOptions(max_length=args.max_length))
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, one process; "
           f"max_length {args.max_length}\n")

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, dense_inputs
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, TreeOptions, dense_inputs
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -118,7 +118,7 @@ def main() -> None:
     print("| inputs | official layer µs/input | ours | mode | µs/input | **speed-up** |")
     print("|---|---:|---|---|---:|---:|")
     for name, (lines, inputs, length) in sets.items():
-        builders = {mode: SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode)
+        builders = {mode: SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=length, mode=mode))
                     for mode in ("reference", "default")}
 
         def run_official(lines=lines, length=length):

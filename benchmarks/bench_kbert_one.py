@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder
+from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---:|---:|---:|")
     for name, (inputs, length) in sets.items():
         for mode in ("default", "reference"):
-            builder = SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode)
+            builder = SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=length, mode=mode))
             trees = {"before": before(builder), "now": OneTree(builder)}
             for a, b in inputs[:args.check]:
                 if not same_graph(trees["before"](a, b), trees["now"](a, b)):

@@ -27,6 +27,7 @@ from torch_geometric.loader import DataLoader
 from graphmatch.data.let import lcqmc_file, read_pairs
 from graphmatch.engine.training.optim import build_optimizer, param_groups
 from graphmatch.graphs.let import LatticePairBuilder, parse_segmenters
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.knowledge import load_lexicon
 from graphmatch.tasks.let import LETTask
 from graphmatch.tasks.recipes.resolve import resolve
@@ -46,7 +47,7 @@ def graph_bytes(data: HeteroData) -> int:
 def bench_graphs(segmentation: str, pairs: list, args: argparse.Namespace) -> tuple[dict, list[HeteroData]]:
     tokenizer = CharTokenizer.default(args.data_dir)
     lexicon = load_lexicon(args.data_dir)
-    builder = LatticePairBuilder(tokenizer, lexicon, segmenters=segmentation, max_length=128)
+    builder = LatticePairBuilder(tokenizer, lexicon, LatticeOptions(segmenters=segmentation, max_length=128))
     for name in parse_segmenters(segmentation):  # load the models outside the timing
         with contextlib.suppress(ImportError):  # an optional segmenter that is missing is skipped
             get_segmenter(name).segment("预热一下")

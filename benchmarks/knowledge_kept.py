@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     trunk = None
     for label, (graph, extra) in arms.items():
         options = TreeOptions(max_length=args.max_length, tokenization=kind, lowercase=lowercase,
-                              noun_reading=extra.get("noun_reading", False)).builder_options()
+                              noun_reading=extra.get("noun_reading", False))
         selection = (BranchSelection(SentenceEmbedder(checkpoint), threshold=extra["select"])
                      if "select" in extra else None)
         trees = tree_builder(graph, vocab, options, selection=selection).build(texts)

@@ -1,6 +1,7 @@
 """CONTRIBUTING's "How to add a builder option", followed step by step with a throwaway option on a
-copy of the K-BERT declarations: declared in the options and the recipe key, read in the builder,
-and nothing else changed, it reaches the builder, the cache key and the recipe reference."""
+copy of the K-BERT declarations: declared in the options and the recipe key, read in the builder
+from its options, and nothing else changed, it reaches the builder, the cache key and the recipe
+reference."""
 
 from __future__ import annotations
 
@@ -22,11 +23,6 @@ from graphmatch.tasks.recipes.keys import key
 class Options(TreeOptions):
     throwaway: int = 0
 
-    # 2. Read it in the builder: one of the builder's arguments (only when it is not the default).
-    def builder_options(self, labels: list[str] | None = None) -> dict[str, Any]:
-        given = {"throwaway": self.throwaway} if self.throwaway != Options.throwaway else {}
-        return {**super().builder_options(labels), **given}
-
 
 @dataclass(frozen=True)
 class Data(KBertData):
@@ -37,16 +33,19 @@ class Keys(KBertKeys):
     Data = Data
 
 
+# 2. Read it in the builder, from its options.
+
+
 def _builder_taking_the_option(monkeypatch) -> list[int]:
-    """The builder reads the option (step 2's other half); returns what each builder was made with."""
+    """The builder reads the option; returns what each builder was made with."""
     seen: list[int] = []
 
     class Builder(SentenceTreeBuilder):
         __module__, __qualname__ = SentenceTreeBuilder.__module__, SentenceTreeBuilder.__qualname__
 
-        def __init__(self, *args: Any, throwaway: int = Options.throwaway, **kwargs: Any) -> None:
-            seen.append(throwaway)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            seen.append(self.options.throwaway)
 
     monkeypatch.setattr(kbert_data, "SentenceTreeBuilder", Builder)
     return seen
@@ -68,6 +67,7 @@ def test_a_builder_option_reaches_the_builder_the_cache_key_and_the_reference(sa
     assert seen == [5] and len(given) == 6  # the dataset made its builder with the option
     default = dataset(dataclasses.replace(options, throwaway=0))
     assert seen == [5, 0] and default.cache_digest != given.cache_digest  # the option keys the cache
+    assert given.cache_key()["builder"]["options"]["throwaway"] == 5
     # at its default the key is the one of caches made before the option existed
     assert dataset(TreeOptions(max_length=32)).cache_digest == default.cache_digest
 

@@ -38,7 +38,7 @@ def _describe(data) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from graphmatch.engine import evaluate, train
-    from graphmatch.graphs.kbert import SentenceTreeBuilder, visible_edge_index
+    from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions, visible_edge_index
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text import CharTokenizer
     from graphmatch.viz import save_picture
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     print("== 1. K-BERT sentence trees (token:soft position, * = injected from the KG)")
     kg = KnowledgeGraph.from_spo(kg_path)
-    builder = SentenceTreeBuilder(kg, tokenizer, max_length=64, keep_text=True)
+    builder = SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=64), keep_text=True)
     graphs = [builder(s) for s in SENTENCES]
     for sentence, data in zip(SENTENCES, graphs, strict=True):
         print(f"  {sentence}\n    {_describe(data)}")

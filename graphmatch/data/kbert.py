@@ -44,7 +44,6 @@ from graphmatch.io.atomic import write_atomically
 from graphmatch.io.datafiles import locate, resolve_path
 from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
-from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.pretrained import tokenization_of, tokenizer_for
 from graphmatch.utils.deprecated import old_keywords
 
@@ -172,7 +171,7 @@ class KBertDataset(CachedDataset):
             raise ValueError(f"tree options of {options.kind} data for a {self.kind} dataset")
         #: what the trees are built with
         self.tree_options = options
-        self._tree_options = options.builder_options(labels)
+        self._tree_options = options.cache_key(labels)
         self._selection = selection
         if selection is not None:  # only then: the keys of caches without a selection stay as they were
             self._tree_options["selection"] = selection.options()
@@ -221,10 +220,8 @@ class KBertDataset(CachedDataset):
         """The sentence-tree builder these graphs are made with (made on first use; NER tag ids
         from :attr:`labels`)."""
         if self._builder is None:
-            options = {**self._tree_options}
-            if self.kind == "ner":
-                options["tag_to_id"] = {t: i for i, t in enumerate(self.labels)}
-            self._builder = tree_builder(self.kg_path, self.vocab_path, options, selection=self._selection)
+            self._builder = tree_builder(self.kg_path, self.vocab_path, self.tree_options,
+                                         labels=self.labels if self.kind == "ner" else None, selection=self._selection)
         return self._builder
 
     def write(self) -> None:
@@ -452,28 +449,33 @@ def label_set(examples: list[Example], kind: str) -> list[str]:
     return sorted(labels, key=lambda s: (0, int(s)) if s.lstrip("-").isdigit() else (1, s))
 
 
-def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: dict[str, Any],
-                 keep_text: bool = False, selection: BranchSelection | None = None) -> SentenceTreeBuilder:
-    """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary,
-    with :meth:`TreeOptions.builder_options` (the one place K-BERT's builder is made) and a branch
-    ``selection``."""
+def tree_builder(kg_path: str | os.PathLike | None, vocab_path: str | os.PathLike, options: TreeOptions,
+                 labels: list[str] | None = None, keep_text: bool = False,
+                 selection: BranchSelection | None = None) -> SentenceTreeBuilder:
+    """The sentence-tree builder over a ``.spo`` file (``None``: no knowledge) and a vocabulary read
+    as ``options`` say (its tokenization and case), with NER's ``labels`` and a branch ``selection``:
+    the one place K-BERT's builder is made from files."""
     kg = KnowledgeGraph.shared(kg_path) if kg_path is not None else None
-    options = dict(options)
-    options.pop("selection", None)  # its settings key the cache; the object itself is given
-    if options.pop("noun_readings", False):
-        options["noun_readings"] = NounReadings()
-    tokenizer = tokenizer_for(vocab_path, options.pop("tokenizer", "chars"), options.pop("lowercase", True))
-    return SentenceTreeBuilder(kg, tokenizer, keep_text=keep_text, selection=selection, **options)
+    tokenizer = tokenizer_for(vocab_path, options.tokenization, options.lowercase)
+    return SentenceTreeBuilder(kg, tokenizer, options, labels=labels, keep_text=keep_text, selection=selection)
 
 
 def builder_options(builder: SentenceTreeBuilder, names: Iterable[str]) -> dict[str, Any]:
-    """The builder options ``names`` (:meth:`~graphmatch.graphs.kbert.options.TreeOptions.builder_options`) of a
-    builder, as they key a cache."""
+    """The settings ``names`` (of :meth:`~graphmatch.graphs.kbert.options.TreeOptions.cache_key`) of a
+    builder made already, as they key a cache: its tokenizer's, its tag ids, its selection's, and
+    the rest from its options."""
     derived = {"tokenizer": lambda: builder.finder.tokenization,
                "lowercase": lambda: builder.tokenizer.lowercase, "stop_words": lambda: sorted(builder.stop_words),
                "selection": lambda: builder.selection.options() if builder.selection is not None else None,
-               "noun_readings": lambda: builder.noun_readings is not None}
-    return {name: derived[name]() if name in derived else getattr(builder, name) for name in names}
+               "noun_readings": lambda: builder.noun_readings is not None,
+               "prefix": lambda: builder.prefix, "tag_to_id": lambda: builder.tag_to_id}
+    return {name: derived[name]() if name in derived else getattr(builder, name, None)
+            if name in _BUILDER_KEYS else getattr(builder.options, name) for name in names}
+
+
+#: the settings of a cache key that a builder holds as its own attributes (the rest are its options' fields)
+_BUILDER_KEYS = frozenset({"max_length", "max_entities", "mode", "query", "segmenter", "predicate", "add_cls",
+                           "max_words", "knowledge_as"})
 
 
 def kbert_dataset(name: str, split: str = "train", root: str | os.PathLike | None = None,

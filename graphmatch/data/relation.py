@@ -52,7 +52,6 @@ from graphmatch.graphs.relation_markup import UnrepresentableExample
 from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.io.atomic import write_atomically
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
-from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text.vocab import Vocab
 from graphmatch.utils.deprecated import old_keywords
 
@@ -408,16 +407,13 @@ def relation_builder(options: RelationOptions | dict[str, Any], vocab: Vocab | N
     :class:`~graphmatch.graphs.relation_kbert.RelationTreeBuilder` (with the branch ``selection``
     and the options' noun readings)."""
     options = options if isinstance(options, RelationOptions) else RelationOptions.of(options)
-    common = options.geometry(keep_text)
     if kg is not None:
         if pieces is None:
             raise ValueError("a knowledge graph (data.kg) needs word pieces: a transformer model")
-        return RelationTreeBuilder(pieces, kg, inject=options.inject, max_entities=options.max_entities,
-                                   predicate=options.predicate, selection=selection,
-                                   noun_readings=NounReadings() if options.noun_reading else None, **common)
+        return RelationTreeBuilder(pieces, kg, options, selection=selection, keep_text=keep_text)
     if pieces is not None:
-        return builder_for_pieces(pieces, **common)
-    return RelationGraphBuilder(vocab, split=splitter(options.tokenization), **common)
+        return builder_for_pieces(pieces, options, keep_text=keep_text)
+    return RelationGraphBuilder(vocab, options, keep_text=keep_text, split=splitter(options.tokenization))
 
 
 def _existing(path: str | os.PathLike | None) -> Path | None:

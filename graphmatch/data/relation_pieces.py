@@ -21,6 +21,7 @@ from pathlib import Path
 
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces, tokenize_marked
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, parse_markup
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
 from graphmatch.utils.read_once import read_once
 
@@ -50,8 +51,8 @@ class SentencePieceRelationBuilder(RelationGraphBuilder):
     """:class:`~graphmatch.graphs.relation.RelationGraphBuilder` over :class:`SentencePieces`: the text
     pieces between the entity boundaries read as one text (module docstring), one sentence at a time."""
 
-    def __init__(self, vocab: SentencePieces, **kwargs):
-        super().__init__(vocab, **{**kwargs, "split_many": None})
+    def __init__(self, vocab: SentencePieces, options: RelationOptions | None = None, **kwargs):
+        super().__init__(vocab, options, **{**kwargs, "split_many": None})
 
     def tokenized(self, sentence: str | MarkedSentence | RelationSentence, where: str = "input") -> RelationSentence:
         if isinstance(sentence, str):
@@ -110,10 +111,12 @@ def _read_sentence_pieces(path: Path) -> SentencePieces | None:
                           SentencePieceTokenizer(path / "tokenizer.json"))
 
 
-def builder_for_pieces(pieces: WordPieces, **options) -> RelationGraphBuilder:
-    """The relation graph builder over ``pieces`` (:class:`SentencePieceRelationBuilder` for SentencePiece)."""
+def builder_for_pieces(pieces: WordPieces, options: RelationOptions | None = None,
+                       keep_text: bool = False) -> RelationGraphBuilder:
+    """The relation graph builder over ``pieces`` with ``options`` (:class:`SentencePieceRelationBuilder`
+    for SentencePiece)."""
     kind = SentencePieceRelationBuilder if isinstance(pieces, SentencePieces) else RelationGraphBuilder
-    return kind.for_pieces(pieces, **options)
+    return kind.for_pieces(pieces, options, keep_text=keep_text)
 
 
 __all__ = ["SentencePieceRelationBuilder", "SentencePieces", "builder_for_pieces", "relation_pieces"]

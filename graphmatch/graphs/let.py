@@ -45,9 +45,11 @@ FORMAT_VERSION = 1
 class LatticePairBuilder(LatticePairCore):
     """Builds LET's lattice pair graph for ``(text_a, text_b)`` as a :class:`HeteroData`.
 
-    Takes the arguments of :class:`~graphmatch.graphs.let_core.LatticePairCore`: ``tokenizer``,
-    ``lexicon``, ``segmenters``, ``max_length`` (128), ``senses``, ``sememe_index`` and
-    ``keep_text``.
+    Takes the arguments of :class:`~graphmatch.graphs.let_core.LatticePairCore`:
+    ``LatticePairBuilder(tokenizer, lexicon, options=LatticeOptions(...), *, sememe_index=None,
+    keep_text=False, missing="error", pieces=None)``, every setting of the lattice
+    (``segmenters``, ``max_length``, ``senses``) in the
+    :class:`~graphmatch.graphs.let_options.LatticeOptions`.
     """
 
     def __call__(self, text_a: str, text_b: str, label: int | None = None) -> HeteroData:

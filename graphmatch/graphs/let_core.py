@@ -10,12 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from graphmatch.graphs.defaults import LET_MAX_LENGTH
+from graphmatch.graphs.let_options import ALL_SEGMENTERS, LatticeOptions, old_lattice_keywords, parse_segmenters
 from graphmatch.knowledge import HowNetLexicon, SememeVectors
 from graphmatch.text import CharTokenizer, Span, lattice
 from graphmatch.text.segmenters import installed_segmenters, segmenter_version
-
-ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
 
 #: node types and edge types of every LET pair graph (empty ones included, so batches agree)
 NODE_TYPES = ("token", "word", "sense", "sememe")
@@ -28,20 +26,6 @@ EDGE_TYPES = (
 )
 #: what a builder with ``pieces`` adds: the encoder's pieces, and the piece each token sits in
 PIECE_EDGE = ("piece", "covers", "token")
-
-
-def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
-    """``"lattice"`` (all three), one name, a comma-separated string or a list → segmenter names."""
-    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
-    names = [n for n in names if n]
-    if names == ["lattice"]:
-        return ALL_SEGMENTERS
-    bad = [n for n in names if n not in ALL_SEGMENTERS]
-    if bad or not names:
-        raise ValueError(
-            f"unknown segmentation {value!r}: use 'lattice' or any of {', '.join(ALL_SEGMENTERS)}"
-        )
-    return tuple(dict.fromkeys(names))
 
 
 def sememe_vocabulary(lexicon: HowNetLexicon | None, vectors: SememeVectors | None) -> list[str]:
@@ -61,13 +45,15 @@ class LatticePairCore:
     Args:
         tokenizer: character tokenizer over the encoder's vocabulary.
         lexicon: HowNet lexicon (word → senses → sememes); ``None`` builds no senses.
-        segmenters: names whose words form the lattice (their union keyed by ``(start, end)``),
-            ``"lattice"`` for all three, or one name.
+        options: every setting of the lattice (:class:`~graphmatch.graphs.let_options.LatticeOptions`,
+            default ``LatticeOptions()``): the ``segmenters`` whose words form the lattice (their
+            union keyed by ``(start, end)``); ``max_length``, the most tokens for the pair
+            including ``[CLS]`` and two ``[SEP]`` (the longer sentence loses its last characters
+            first: BERT's longest-first truncation); ``senses``, sense and sememe nodes (the
+            "senses off" ablation when False). The keywords of old (``segmenters=``,
+            ``max_length=``, ``senses=``) still work for one release, with a ``DeprecationWarning``.
         missing: a segmenter that is not installed is an error (``"error"``) or left out of
             the lattice with one warning (``"skip"``); :meth:`options` names those used.
-        max_length: most tokens for the pair including ``[CLS]`` and two ``[SEP]``; the longer
-            sentence loses its last characters first (BERT's longest-first truncation).
-        senses: add sense and sememe nodes (the "senses off" ablation when False).
         sememe_index: sememe name → vocabulary index; sememes outside it are dropped, and so is
             a sense left without sememes. Default: the lexicon's sememes in sorted order.
         keep_text: store human-readable labels in ``data[node_type].text`` (for inspect/show).
@@ -82,20 +68,24 @@ class LatticePairCore:
         self,
         tokenizer: CharTokenizer,
         lexicon: HowNetLexicon | None = None,
-        segmenters: str | Sequence[str] = ALL_SEGMENTERS,
-        max_length: int = LET_MAX_LENGTH,
-        senses: bool = True,
+        options: LatticeOptions | None = None,
+        *,
         sememe_index: dict[str, int] | None = None,
         keep_text: bool = False,
         missing: str = "error",
         pieces: Any = None,
+        **old: Any,
     ) -> None:
+        options = old_lattice_keywords(type(self).__name__, options, old)
+        #: every setting of the lattice, as given (:meth:`options` is what keys a cache)
+        self.lattice_options = options
+        max_length, senses = options.max_length, options.senses
         if max_length < 5:
             raise ValueError(f"max_length must leave room for [CLS], [SEP], [SEP] and one character "
                              f"per sentence (>= 5), got {max_length}")
         self.tokenizer = tokenizer
         self.lexicon = lexicon
-        self.segmenters = installed_segmenters(parse_segmenters(segmenters), missing)
+        self.segmenters = installed_segmenters(options.segmenters, missing)
         if not self.segmenters:
             raise ValueError("none of the segmenters is installed: the lattice would have no words")
         self.max_length = max_length

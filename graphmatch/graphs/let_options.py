@@ -1,14 +1,33 @@
 """The LET lattice pair builder's settings as one frozen object, made once from a recipe's ``data``
-section (or a command line's flags) and handed to the task, ``inspect`` and ``show`` alike; every
-default is the builder's own (:mod:`graphmatch.graphs.defaults`, :data:`~graphmatch.graphs.let_core.ALL_SEGMENTERS`)."""
+section (or a command line's flags) and handed to the builder, the task, ``inspect`` and ``show``
+alike; every default is written once (:mod:`graphmatch.graphs.defaults`, :data:`ALL_SEGMENTERS`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphmatch.graphs.defaults import LET_MAX_LENGTH
-from graphmatch.graphs.let_core import ALL_SEGMENTERS, parse_segmenters
+from graphmatch.utils.deprecated import old_keywords
+
+#: LET's segmenters, whose words together form the lattice
+ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
+
+
+def parse_segmenters(value: str | Sequence[str]) -> tuple[str, ...]:
+    """``"lattice"`` (all three), one name, a comma-separated string or a list → segmenter names."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
+    names = [n for n in names if n]
+    if names == ["lattice"]:
+        return ALL_SEGMENTERS
+    bad = [n for n in names if n not in ALL_SEGMENTERS]
+    if bad or not names:
+        raise ValueError(
+            f"unknown segmentation {value!r}: use 'lattice' or any of {', '.join(ALL_SEGMENTERS)}"
+        )
+    return tuple(dict.fromkeys(names))
+
 
 
 @dataclass(frozen=True)
@@ -35,10 +54,19 @@ class LatticeOptions:
                   "encoder_tokens": section.encoder_tokens}
         return cls(**{**values, **given})
 
-    def builder_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of a :class:`~graphmatch.graphs.let_core.LatticePairCore` (and
-        :class:`~graphmatch.graphs.let.LatticePairBuilder`) these options give."""
-        return {"segmenters": self.segmenters, "max_length": self.max_length, "senses": self.senses}
 
 
-__all__ = ["LatticeOptions"]
+def old_lattice_keywords(where: str, options: LatticeOptions | None, old: dict[str, Any]) -> LatticeOptions:
+    """The options of a lattice builder ``where`` called with the keywords it took before it took
+    :class:`LatticeOptions` (``segmenters=``, ``max_length=``, ``senses=``), with one ``DeprecationWarning``
+    (:func:`~graphmatch.utils.deprecated.old_keywords`); without them ``options`` (``None``: the defaults)."""
+    if options is not None and not isinstance(options, LatticeOptions):
+        raise TypeError(f"{where}() takes its settings in one LatticeOptions, not {options!r}")
+    if not old:
+        return options if options is not None else LatticeOptions()
+    if options is not None:
+        raise TypeError(f"{where}() takes the lattice's settings in options= only, not also as {', '.join(old)}=")
+    return old_keywords(where, LatticeOptions(), old, stacklevel=5)  # the builder's caller
+
+
+__all__ = ["ALL_SEGMENTERS", "LatticeOptions", "old_lattice_keywords", "parse_segmenters"]

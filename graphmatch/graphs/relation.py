@@ -47,7 +47,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch_geometric.data import HeteroData
@@ -59,6 +59,7 @@ from graphmatch.graphs.defaults import (  # noqa: F401 - the relation graphs' ch
     TOKENIZATIONS,
 )
 from graphmatch.graphs.relation_markup import MARKERS, MarkedSentence, UnrepresentableExample, parse_markup
+from graphmatch.graphs.relation_options import RelationOptions, old_relation_keywords
 
 #: version of the relation sentence graphs (this module, relation_markup) this builder writes: bump it
 #: whenever they change (tests/data/test_builder_formats.py fails until the checksum recorded there is updated)
@@ -287,40 +288,50 @@ class RelationGraphBuilder:
     Args:
         vocab: token → id map with ``lookup(tokens)`` (a :class:`~graphmatch.text.Vocab`, or
             :class:`WordPieces`).
-        max_distance (int): relative positions are clipped to :math:`[-D, D]` and stored
-            shifted by :math:`D`, so a position table needs :math:`2D + 1` rows. (default: 50)
-        max_length (int): at most this many tokens are kept (``[CLS]`` and ``[SEP]`` included):
-            a window that holds both entities, starting at the first token when possible.
-            (default: 90)
+        options (RelationOptions, optional): every setting of the graph
+            (:class:`~graphmatch.graphs.relation_options.RelationOptions`, its length decided).
+            ``max_distance``: relative positions are clipped to :math:`[-D, D]` and stored
+            shifted by :math:`D`, so a position table needs :math:`2D + 1` rows;
+            ``max_length``: at most this many tokens are kept (``[CLS]`` and ``[SEP]`` included),
+            a window that holds both entities, starting at the first token when possible;
+            ``markers``: keep the four entity markers as tokens ``<e1> … </e1> … <e2> … </e2>``
+            (the position indicators of Zhou et al. 2016, also kept by the entity-aware
+            paper's code; entity edges and relative positions still refer to the entity
+            tokens only); ``position_anchor``: relative positions to the entity's ``"span"``
+            (0 inside it) or to its ``"last"`` token (the official code of Lee et al.).
+            (default: ``RelationOptions()``)
         keep_text (bool): store token, entity and sentence strings as ``.text`` lists.
             (default: :obj:`False`)
-        markers (bool): keep the four entity markers as tokens ``<e1> … </e1> … <e2> … </e2>``
-            (the position indicators of Zhou et al. 2016, also kept by the entity-aware
-            paper's code); entity edges and relative positions still refer to the entity
-            tokens only. (default: :obj:`True`)
         split (callable): the tokenisation of a piece of text (:func:`splitter`).
             (default: :func:`tokenize`)
         split_many (callable, optional): ``split`` of many pieces at once, which :meth:`many`
             uses (:meth:`WordPieces.split_many`). (default: :obj:`None`, one piece at a time)
         marker_tokens (sequence of str): the four marker tokens. (default: :data:`MARKERS`)
-        position_anchor (str): relative positions to the entity's ``"span"`` (0 inside it) or
-            to its ``"last"`` token (the official code of Lee et al.). (default: ``"span"``)
         wrap (tuple, optional): tokens put before and after the sentence (``[CLS]``, ``[SEP]``).
+
+    The keywords of old (``max_distance=``, ``max_length=``, ``markers=``, ``position_anchor=``)
+    still work for one release, with a ``DeprecationWarning``.
     """
 
     def __init__(
         self,
         vocab: Lookup,
-        max_distance: int = RELATION_MAX_DISTANCE,
-        max_length: int = RELATION_MAX_LENGTH,
+        options: RelationOptions | None = None,
+        *,
         keep_text: bool = False,
-        markers: bool = True,
         split: Callable[[str], list[str]] = tokenize,
         split_many: Callable[[Sequence[str]], list[list[str]]] | None = None,
         marker_tokens: Sequence[str] = MARKERS,
         wrap: tuple[str, str] | None = None,
-        position_anchor: str = "span",
+        **old: Any,
     ):
+        options = old_relation_keywords(type(self).__name__, options, old)
+        if options.auto:
+            raise ValueError("max_length: auto is decided on the training sentences before a graph is built")
+        #: every setting of the graph, as given
+        self.options = options
+        max_distance, max_length, markers = options.max_distance, options.max_length, options.markers
+        position_anchor = options.position_anchor
         if position_anchor not in POSITION_ANCHORS:
             raise ValueError(f"position_anchor must be one of {', '.join(POSITION_ANCHORS)}, got {position_anchor!r}")
         if max_distance < 1:
@@ -338,10 +349,10 @@ class RelationGraphBuilder:
         self.position_anchor = position_anchor
 
     @classmethod
-    def for_pieces(cls, pieces: WordPieces, **kwargs) -> RelationGraphBuilder:
+    def for_pieces(cls, pieces: WordPieces, options: RelationOptions | None = None, **kwargs) -> RelationGraphBuilder:
         """A builder over a pretrained tokenizer's word pieces (markers in ``[unused]`` slots,
-        ``[CLS]``/``[SEP]`` around the sentence)."""
-        return cls(pieces, split=pieces.split, split_many=pieces.split_many, marker_tokens=pieces.markers,
+        ``[CLS]``/``[SEP]`` around the sentence), with ``options`` and ``keep_text``."""
+        return cls(pieces, options, split=pieces.split, split_many=pieces.split_many, marker_tokens=pieces.markers,
                    wrap=pieces.wrap, **kwargs)
 
     @property

@@ -18,7 +18,7 @@ the token sequence of the graph without knowledge, and no K-Query match crosses 
   (:class:`~graphmatch.graphs.branch_selection.BranchSelection`) every value of the subject is a
   candidate, scored by the cosine of its object and the sentence (the text without the markers),
   and the head word keeps its ``max_entities`` best at or above the threshold; with
-  ``noun_readings`` a single word matches only where it reads as a noun
+  ``noun_reading`` a single word matches only where it reads as a noun
   (:class:`~graphmatch.knowledge.noun_reading.NounReadings`; an entity's first word counts as
   the start of its text).
 - **Where the branch goes**: after the closing marker, ``<e1> company </e1> type group is a
@@ -68,6 +68,7 @@ from graphmatch.graphs.kbert import (
     Coverage,
     Part,
     TreeCore,
+    TreeOptions,
     Trees,
     mask_groups,
 )
@@ -80,8 +81,8 @@ from graphmatch.graphs.relation import (
     with_markers,
 )
 from graphmatch.graphs.relation_markup import MarkedSentence, parse_markup
+from graphmatch.graphs.relation_options import RelationOptions, old_relation_keywords
 from graphmatch.knowledge import KnowledgeGraph
-from graphmatch.knowledge.noun_reading import NounReadings
 from graphmatch.text import WordPieceTokenizer
 from graphmatch.utils.ragged import batch_vector
 from graphmatch.utils.ragged_np import ptr
@@ -105,32 +106,37 @@ class RelationTreeBuilder(RelationGraphBuilder):
         pieces (WordPieces): the checkpoint's tokenizer; the core reads its vocabulary with
             :class:`~graphmatch.text.WordPieceTokenizer`.
         kg (KnowledgeGraph): the knowledge graph (``KnowledgeGraph.load("wordnet")``).
-        inject (str): ``"entities"`` or ``"all"``. (default: ``"entities"``)
-        max_entities (int): values per matched word. (default: 2)
-        predicate (bool): a value is its predicate and object (``type group``, K-BERT's
-            classification input), or its object alone (``group``). (default: :obj:`True`)
+        options (RelationOptions, optional): every setting of the graph
+            (:class:`~graphmatch.graphs.relation_options.RelationOptions`): the geometry of
+            :class:`~graphmatch.graphs.relation.RelationGraphBuilder`, and ``inject``
+            (``"entities"`` or ``"all"``), ``max_entities`` values per matched word, whether a
+            value is its ``predicate`` and object (``type group``, K-BERT's classification input)
+            or its object alone (``group``), and ``noun_reading`` (a single word matches only
+            where it reads as a noun). (default: ``RelationOptions()``)
         selection (BranchSelection, optional): the values that fit the sentence, instead of the
             first in file order. (default: :obj:`None`)
-        noun_readings (NounReadings, optional): a single word matches only where it reads as a
-            noun. (default: :obj:`None`)
-        **kwargs: ``max_distance``, ``max_length``, ``keep_text``, ``markers``,
-            ``position_anchor`` of :class:`~graphmatch.graphs.relation.RelationGraphBuilder`.
+        keep_text (bool): store the strings of every node, for inspection. (default: :obj:`False`)
+
+    The keywords of old (``max_distance=``, ``inject=``, ``noun_readings=``, ...) still work for
+    one release, with a ``DeprecationWarning``.
     """
 
-    def __init__(self, pieces: WordPieces, kg: KnowledgeGraph, inject: str = "entities", max_entities: int = 2,
-                 predicate: bool = True, selection: BranchSelection | None = None,
-                 noun_readings: NounReadings | None = None, **kwargs):
-        if inject not in INJECT:
-            raise ValueError(f"inject must be one of {', '.join(INJECT)}, got {inject!r}")
+    def __init__(self, pieces: WordPieces, kg: KnowledgeGraph, options: RelationOptions | None = None, *,
+                 selection: BranchSelection | None = None, keep_text: bool = False, **old: Any):
+        options = old_relation_keywords(type(self).__name__, options, old)
+        if options.inject not in INJECT:
+            raise ValueError(f"inject must be one of {', '.join(INJECT)}, got {options.inject!r}")
         tokenizer = WordPieceTokenizer(pieces.tokenizer.get_vocab(),
                                        lowercase=getattr(pieces.tokenizer, "do_lower_case", True))
-        super().__init__(pieces, split=tokenizer.tokenize, marker_tokens=pieces.markers, wrap=pieces.wrap, **kwargs)
+        super().__init__(pieces, options, keep_text=keep_text, split=tokenizer.tokenize, marker_tokens=pieces.markers,
+                         wrap=pieces.wrap)
         self.tokenizer = tokenizer
-        self.inject = inject
+        self.inject = options.inject
         self.selection = selection
-        self.core = TreeCore(kg, tokenizer, max_length=_NO_CUT, max_entities=max_entities, predicate=predicate,
-                             keep_text=self.keep_text, hang_after=self.marker_tokens[1::2] if self.markers else (),
-                             selection=selection, noun_readings=noun_readings)
+        tree = TreeOptions(max_length=_NO_CUT, max_entities=options.max_entities, predicate=options.predicate,
+                           tokenization="wordpiece", noun_reading=options.noun_reading,
+                           hang_after=tuple(self.marker_tokens[1::2]) if self.markers else ())
+        self.core = TreeCore(kg, tokenizer, tree, keep_text=self.keep_text, selection=selection)
 
     def __call__(self, sentence: str | MarkedSentence, label: int | None = None,
                  where: str = "input") -> HeteroData:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
+from graphmatch.utils.deprecated import old_keywords
 
 #: ``max_length``'s value that leaves the length to the training sentences
 AUTO = "auto"
@@ -61,12 +62,23 @@ class RelationOptions:
         """These options with ``max_length`` decided (``auto``'s choice, or a checkpoint's)."""
         return dataclasses.replace(self, max_length=int(length))
 
-    def geometry(self, keep_text: bool = False) -> dict[str, Any]:
-        """The arguments every relation graph builder takes (the length must be decided)."""
-        if self.auto:
-            raise ValueError("max_length: auto is decided on the training sentences before a graph is built")
-        return dict(max_distance=self.max_distance, max_length=self.max_length, markers=self.markers,
-                    position_anchor=self.position_anchor, keep_text=keep_text)
 
 
-__all__ = ["AUTO", "RelationOptions"]
+def old_relation_keywords(where: str, options: RelationOptions | None, old: dict[str, Any]) -> RelationOptions:
+    """The options of a relation builder ``where`` called with the keywords it took before it took
+    :class:`RelationOptions` (``max_distance=``, ``max_length=``, ``markers=``, ``position_anchor=``,
+    ``inject=``, ``max_entities=``, ``predicate=``, ``noun_readings=``), with one ``DeprecationWarning``
+    (:func:`~graphmatch.utils.deprecated.old_keywords`); without them ``options`` (``None``: the defaults)."""
+    if options is not None and not isinstance(options, RelationOptions):
+        raise TypeError(f"{where}() takes its settings in one RelationOptions, not {options!r}")
+    if not old:
+        return options if options is not None else RelationOptions()
+    if options is not None:
+        raise TypeError(f"{where}() takes the graph's settings in options= only, not also as {', '.join(old)}=")
+    given = dict(old)
+    if "noun_readings" in given:
+        given["noun_reading"] = given.pop("noun_readings") is not None
+    return old_keywords(where, RelationOptions(), given, names=list(old), stacklevel=5)  # the builder's caller
+
+
+__all__ = ["AUTO", "RelationOptions", "old_relation_keywords"]

@@ -166,7 +166,7 @@ class KBertTask(KBertKeys, Task):
         if self._tree_options is None:
             tokenization, lowercase = self.vocab_tokenization()
             options = TreeOptions.of(self.data, kind=self.kind, tokenization=tokenization, lowercase=lowercase)
-            tags = int(options.builder_options()["add_cls"])
+            tags = int(options.add_cls)
             if self.data.max_length <= tags:
                 raise ValueError(f"data.max_length={self.data.max_length} holds only the [CLS] tag and no text "
                                  f"token: give at least {tags + 1}")
@@ -265,8 +265,8 @@ class KBertTask(KBertKeys, Task):
         """The sentence-tree builder of this configuration (the one the datasets use)."""
         if self._builder is None or self._builder.keep_text != keep_text:
             d = self.data
-            options = self.tree_options.builder_options(self.label_names())
-            self._builder = tree_builder(resolve_kg(d.kg, d.root), self.vocab_path(), options,
+            labels = self.label_names() if self.tree_options.ner else None
+            self._builder = tree_builder(resolve_kg(d.kg, d.root), self.vocab_path(), self.tree_options, labels=labels,
                                          keep_text=keep_text, selection=self.selection())
         return self._builder
 

@@ -89,10 +89,10 @@ class LETTask(LETKeys, Task):
             self._builder = LatticePairBuilder(
                 self.tokenizer(),
                 load_lexicon(self.data.root) if options.senses else None,
+                options,
                 sememe_index={n: i for i, n in enumerate(self.sememe_names())},
                 keep_text=keep_text,
                 pieces=self._pieces,
-                **options.builder_arguments(),
             )
         return self._builder
 

@@ -27,7 +27,7 @@ _SIZE = "[1, inf)"
 
 
 def _segmentation(value: str) -> str | None:
-    from graphmatch.graphs.let_core import parse_segmenters  # NumPy, no torch; only for a value given
+    from graphmatch.graphs.let_options import parse_segmenters  # no torch; only for a value given
 
     try:
         parse_segmenters(value)

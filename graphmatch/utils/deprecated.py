@@ -43,19 +43,24 @@ def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[C
     return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})
 
 
-def old_keywords(where: str, options: Any, given: dict[str, Any], instead: str = "options=") -> Any:
+def old_keywords(where: str, options: Any, given: dict[str, Any], instead: str = "options=",
+                 names: Sequence[str] | None = None, stacklevel: int = 3) -> Any:
     """``options`` with the loose keywords ``given`` of an old call of ``where`` (a class or
-    function that now takes one object, ``instead``) put in, with one ``DeprecationWarning``; no
+    function that now takes one object, ``instead``) put in, with one ``DeprecationWarning`` naming
+    the keywords (``names``, where the call's differ from the fields ``given``); no
     keyword gives ``options`` back unchanged. ``options`` is a dataclass instance (the defaults);
-    a keyword it has no field for is a ``TypeError`` naming ``where``."""
+    a keyword it has no field for is a ``TypeError`` naming ``where``. The warning points at the
+    frame ``stacklevel`` up (3: the caller of the function that calls this one)."""
     if not given:
         return options
     fields = {f.name for f in dataclasses.fields(options)}
     unknown = sorted(set(given) - fields)
     if unknown:
         raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-    warnings.warn(f"{where}({', '.join(f'{name}=' for name in given)}) is deprecated: pass {instead} "
-                  f"({type(options).__name__}); the keywords go in the next release", DeprecationWarning, stacklevel=3)
+    called = given if names is None else names
+    warnings.warn(f"{where}({', '.join(f'{name}=' for name in called)}) is deprecated: pass {instead} "
+                  f"({type(options).__name__}); the keywords go in the next release", DeprecationWarning,
+                  stacklevel=stacklevel)
     return dataclasses.replace(options, **given)
 
 

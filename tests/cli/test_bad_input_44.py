@@ -184,14 +184,15 @@ def test_evaluate_refuses_another_task(kbert_run: Path, argv: list[str], capsys)
 
 
 def test_a_max_length_of_the_leading_tags_alone_is_refused_by_the_builder(shared_data: Path) -> None:
+    from graphmatch.graphs.kbert import TreeOptions
     from graphmatch.graphs.kbert.core import TreeCore
     from graphmatch.text import CharTokenizer
 
     tokenizer = CharTokenizer.default(str(shared_data))
     with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags \(\[CLS\]\) and no text token"):
-        TreeCore(None, tokenizer, max_length=1)
-    assert TreeCore(None, tokenizer, max_length=1, add_cls=False).max_length == 1
-    assert TreeCore(None, tokenizer, max_length=2).max_length == 2
+        TreeCore(None, tokenizer, TreeOptions(max_length=1))
+    assert TreeCore(None, tokenizer, TreeOptions(max_length=1, kind="ner", predicate=True)).max_length == 1
+    assert TreeCore(None, tokenizer, TreeOptions(max_length=2)).max_length == 2
 
 
 def test_predict_leaves_gold_labels_outside_the_run_out_of_the_scores(kbert_run: Path, tmp_path: Path,

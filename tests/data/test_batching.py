@@ -13,6 +13,7 @@ from graphmatch.data.semeval import SemEval2010Task8
 from graphmatch.engine.training.datamodule import DataLoader, IndexedDataset
 from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.let_options import LatticeOptions
 
 INDEX = [5, 0, 7, 7, 3, 1]  # out of order and repeated
 
@@ -61,7 +62,7 @@ def test_kbert(kbert, kind):
 
 
 def test_let(shared_data, samples, tokenizer, hownet_lexicon, tmp_path):
-    builder = LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+    builder = LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"))
     check_dataset(PairMatchingDataset(samples / "pairs" / "dev.tsv", builder, cache=tmp_path, progress=False))
 
 

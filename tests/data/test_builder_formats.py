@@ -57,24 +57,25 @@ def kbert_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
     kg = samples / "kg" / "sample.spo"
     out = []
     for kind, texts_b in (("classification", None), ("pair", _texts(samples / "pairs" / "dev.tsv", 1))):
-        builder = tree_builder(kg, vocab, TreeOptions(kind, 24, 2).builder_options())
+        builder = tree_builder(kg, vocab, TreeOptions(kind, 24, 2))
         texts_a = _texts(samples / "sentiment" / "dev.tsv", 1) if kind == "classification" else \
             _texts(samples / "pairs" / "dev.tsv", 0)
         data, slices = TreeCorpusBuilder(builder)(texts_a, texts_b, labels=[i % 2 for i in range(len(texts_a))],
                                                    progress=False)
         out += [data, HeteroData(slices={str(k): v for k, v in slices.items()})]
         out += [builder(texts_a[0], None if texts_b is None else texts_b[0])]
-    ner = tree_builder(kg, vocab, TreeOptions("ner", 24, 2, "reference").builder_options(["O", "B-X", "I-X"]))
+    ner = tree_builder(kg, vocab, TreeOptions("ner", 24, 2, "reference"), labels=["O", "B-X", "I-X"])
     out.append(ner("房间很干净", tags=["B-X", "I-X", "O", "O", "O"]))
     return out
 
 
 def let_graphs_of_samples(samples, shared_data) -> list[HeteroData]:
+    from graphmatch.graphs.let_options import LatticeOptions
     from graphmatch.knowledge import HowNetLexicon
     from graphmatch.text import CharTokenizer
 
     builder = let_graphs.LatticePairBuilder(CharTokenizer.default(shared_data), HowNetLexicon.from_files(shared_data),
-                                            segmenters="jieba", max_length=40)
+                                            LatticeOptions(segmenters="jieba", max_length=40))
     pairs = zip(_texts(samples / "pairs" / "dev.tsv", 0), _texts(samples / "pairs" / "dev.tsv", 1), strict=True)
     return [builder(a, b, i % 2) for i, (a, b) in enumerate(pairs)]
 

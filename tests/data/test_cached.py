@@ -13,11 +13,12 @@ from graphmatch.data.let import PairMatchingDataset
 from graphmatch.data.relation import RelationDataset
 from graphmatch.graphs.kbert import TreeOptions
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.graphs.relation_options import RelationOptions
 
 
 def _let(samples, tokenizer, cache):
-    builder = LatticePairBuilder(tokenizer, None, segmenters="jieba", senses=False)
+    builder = LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters="jieba", senses=False))
     return PairMatchingDataset(samples / "pairs" / "dev.tsv", builder, cache=cache, limit=6, progress=False)
 
 

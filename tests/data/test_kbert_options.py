@@ -24,11 +24,12 @@ def test_every_default_is_the_builders_and_the_recipes():
         KBertData()
     assert (options.max_length, options.max_entities, options.segmenter) == \
         (defaults.KBERT_MAX_LENGTH, defaults.KBERT_MAX_ENTITIES, defaults.KBERT_SEGMENTER) == \
-        (core["max_length"], core["max_entities"], core["segmenter"]) == (256, 2, "jieba")
+        (256, 2, "jieba")
     assert (options.max_length, options.max_entities, options.mode) == (data.max_length, data.max_entities, data.mode)
-    # the dataset takes the tree as one object: none of its settings is a keyword of its own
-    assert dataset["options"] is None and not set(dataset) & {f for f in TreeOptions.__dataclass_fields__}
-    assert core["max_words"] == defaults.KBERT_MAX_WORDS and core["mode"] == options.mode
+    # the builder and the dataset take the tree as one object: none of its settings is a keyword of their own
+    for given in (core, dataset):
+        assert given["options"] is None and not set(given) & {f for f in TreeOptions.__dataclass_fields__}
+    assert options.max_words == defaults.KBERT_MAX_WORDS
     # inspect leaves every builder setting it is not given to TreeOptions
     assert {k: v for k, v in _defaults(cli_inspect.kbert_rows).items()
             if k in ("max_length", "max_entities", "segmenter", "query")} == dict.fromkeys(
@@ -41,15 +42,16 @@ def test_the_options_of_a_section_and_the_builder_arguments_they_give():
     assert (options.max_length, options.max_entities, options.mode, options.kind) == (64, 3, "reference", "ner")
     with pytest.raises(AttributeError):
         options.max_length = 1  # frozen
-    assert options.builder_options(["O", "B-X"]) == {
+    assert options.cache_key(["O", "B-X"]) == {
         "max_length": 64, "max_entities": 3, "mode": "reference", "query": "trie", "segmenter": "jieba",
         "predicate": False, "add_cls": False, "tag_to_id": {"O": 0, "B-X": 1}}
-    english = TreeOptions(tokenization="wordpiece", lowercase=False, noun_reading=True).builder_options()
+    english = TreeOptions(tokenization="wordpiece", lowercase=False, noun_reading=True).cache_key()
     assert english == {"max_length": 256, "max_entities": 2, "mode": "default", "predicate": True, "add_cls": True,
                        "tokenizer": "wordpiece", "lowercase": False, "stop_words": sorted(STOP_WORDS), "max_words": 3,
                        "noun_readings": True}
-    assert TreeOptions(tokenization="sentencepiece").core_arguments() == {
-        "max_length": 256, "max_entities": 2, "mode": "default", "query": "trie", "predicate": True, "add_cls": True}
+    assert TreeOptions(tokenization="sentencepiece").cache_key() == {
+        "max_length": 256, "max_entities": 2, "mode": "default", "query": "trie", "predicate": True, "add_cls": True,
+        "tokenizer": "sentencepiece"}
 
 
 @pytest.mark.parametrize("given, message", [

@@ -3,11 +3,12 @@ import torch
 
 from graphmatch.data.let import PairMatchingDataset, lcqmc_file, read_pairs
 from graphmatch.graphs.let import LatticePairBuilder
+from graphmatch.graphs.let_options import LatticeOptions
 
 
 @pytest.fixture(scope="module")
 def builder(tokenizer, hownet_lexicon):
-    return LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+    return LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"))
 
 
 def test_read_tsv_with_header_and_limit(tmp_path):
@@ -80,7 +81,8 @@ def test_dataset_builds_caches_and_keys(tmp_path, builder, tokenizer, capsys):
     # same options + same file: loaded from the cache (no new file); other options: a new file
     again = PairMatchingDataset(f, builder, cache=cache)
     assert again.cache_digest == ds.cache_digest and len(list(cache.glob("pairs-*"))) == 1
-    PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters="jieba", senses=False), cache=cache)
+    PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters="jieba", senses=False)),
+                        cache=cache)
     PairMatchingDataset(f, builder, cache=cache, limit=2)
     assert len(list(cache.glob("pairs-*"))) == 3
     # a changed file changes the key
@@ -189,8 +191,8 @@ def test_the_cache_key_holds_the_segmenters_and_their_versions(tmp_path, tokeniz
     f.write_text("苹果手机\t买个手机\t1\n", encoding="utf-8")
 
     def digest(segmenters: str) -> str:
-        return PairMatchingDataset(f, LatticePairBuilder(tokenizer, None, segmenters=segmenters, senses=False),
-                                   cache=tmp_path / "cache").cache_digest
+        builder = LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters=segmenters, senses=False))
+        return PairMatchingDataset(f, builder, cache=tmp_path / "cache").cache_digest
 
     both = digest("jieba,thulac")
     assert digest("jieba") != both and digest("jieba,thulac") == both

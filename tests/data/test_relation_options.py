@@ -13,6 +13,7 @@ from graphmatch.graphs.relation_kbert import RelationTreeBuilder
 from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.tasks.base import get_task
 from graphmatch.tasks.relation_keys import RelationData
+from graphmatch.text.vocab import Vocab
 
 QUICK = ["model.embedding_dim=16", "model.hidden_size=16", "model.position_dim=4", "model.heads=2",
          "model.attention_size=6"]
@@ -24,22 +25,16 @@ def test_the_defaults_are_the_keys_and_the_builders():
         if field.name != "tokenization":  # the key's null: the model's own
             section = keys.select if field.name == "noun_reading" else keys  # data.select.noun_reading
             assert getattr(section, field.name) == getattr(options, field.name), field.name
-    checked = set()
+    # the builders take the graph as one object: none of its settings is a keyword of their own
     for builder in (RelationGraphBuilder, RelationTreeBuilder):
         params = inspect.signature(builder).parameters
-        for field in dataclasses.fields(RelationOptions):
-            if field.name in params:
-                assert params[field.name].default == field.default, (builder.__name__, field.name)
-                checked.add(field.name)
-    # the builder takes the noun readings themselves (none by default)
-    assert inspect.signature(RelationTreeBuilder).parameters["noun_readings"].default is None
-    assert checked == {f.name for f in dataclasses.fields(RelationOptions)} - {"tokenization", "noun_reading"}
+        assert params["options"].default is None and not set(params) & {f.name for f in dataclasses.fields(options)}
     assert RelationOptions.of(RelationData()).noun_reading is False
     assert RelationOptions.of({"select": {"noun_reading": True}}).noun_reading is True
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.max_length = 3
     with pytest.raises(ValueError, match="max_length: auto is decided"):
-        RelationOptions(max_length="auto").geometry()
+        RelationGraphBuilder(Vocab.build([["a"]]), RelationOptions(max_length="auto"))
 
 
 def test_max_length_auto_is_decided_once_and_carried_by_the_options(tmp_path):

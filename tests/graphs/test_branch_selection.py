@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -41,13 +41,14 @@ def entity_texts(builder, text: str) -> list[str]:
 
 
 def test_file_order_without_selection(tok, kg):
-    builder = SentenceTreeBuilder(kg, tok, max_entities=2, predicate=False, keep_text=True)
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=2, predicate=False), keep_text=True)
     assert entity_texts(builder, "abpp") == ["ff", "cc"]
 
 
 def test_selection_keeps_the_fitting_values_per_word(tok, kg):
     selection = BranchSelection(embed)
-    builder = SentenceTreeBuilder(kg, tok, max_entities=1, predicate=False, keep_text=True, selection=selection)
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=1, predicate=False),
+                                  keep_text=True, selection=selection)
     assert entity_texts(builder, "abpp") == ["pp"]  # the third value in file order, the one that fits
     assert entity_texts(builder, "abcc") == ["cc"]
     assert selection.counts == [6, 2]
@@ -58,12 +59,13 @@ def test_selection_keeps_the_fitting_values_per_word(tok, kg):
 
 def test_threshold_and_top_k_per_input(tok, kg):
     selection = BranchSelection(embed, threshold=0.5)
-    builder = SentenceTreeBuilder(kg, tok, max_entities=3, predicate=False, keep_text=True, selection=selection)
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=3, predicate=False),
+                                  keep_text=True, selection=selection)
     assert entity_texts(builder, "abpp") == ["pp"]  # ff and cc are orthogonal to the sentence
     assert entity_texts(builder, "qq") == []
     # both words match; the sentence is mostly about f: top_k=1 keeps the best branch of the input
-    one = SentenceTreeBuilder(kg, tok, max_entities=3, predicate=False, keep_text=True,
-                              selection=BranchSelection(embed, top_k=1))
+    one = SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=3, predicate=False),
+                              keep_text=True, selection=BranchSelection(embed, top_k=1))
     assert entity_texts(one, "abfdef") == ["ff"]
     data = one.build(["abfdef"])
     assert data.stores["word"]["text"] == ["ab"]  # the word that lost all its branches has no node
@@ -72,8 +74,9 @@ def test_threshold_and_top_k_per_input(tok, kg):
 def test_corpus_equals_one_by_one(tok, kg):
     texts = ["abpp", "deff", "abcc", "xyz", "abf de"]
     selection = BranchSelection(embed, threshold=0.1)
-    single = SentenceTreeBuilder(kg, tok, max_entities=2, predicate=False, keep_text=True, selection=selection)
-    corpus = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, max_entities=2, predicate=False,
+    single = SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=2, predicate=False),
+                                 keep_text=True, selection=selection)
+    corpus = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=2, predicate=False),
                                                    selection=BranchSelection(embed, threshold=0.1)))
     data, _ = corpus(texts, chunk_size=2)  # selections across chunks
     expected = np.concatenate([single.build([t]).stores["token"]["input_ids"] for t in texts])
@@ -91,4 +94,4 @@ def test_bad_settings():
 
 def test_reference_mode_refuses_a_selection(tok, kg):
     with pytest.raises(ValueError, match="mode='default'"):
-        SentenceTreeBuilder(kg, tok, mode="reference", selection=BranchSelection(embed))
+        SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference"), selection=BranchSelection(embed))

@@ -3,7 +3,7 @@
 import torch
 from torch_geometric.data import Batch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, mask_matched_words
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions, mask_matched_words
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -13,7 +13,7 @@ MASK = VOCAB.index("[MASK]")
 
 def _batch(max_length=32):
     kg = KnowledgeGraph([("北京", "义原", "首都"), ("天安门", "义原", "城市"), ("苹果", "义原", "水果")])
-    b = SentenceTreeBuilder(kg, CharTokenizer({t: i for i, t in enumerate(VOCAB)}), max_length=max_length)
+    b = SentenceTreeBuilder(kg, CharTokenizer({t: i for i, t in enumerate(VOCAB)}), TreeOptions(max_length=max_length))
     return Batch.from_data_list([b("我爱北京天安门"), b("苹果手机很好用"), b("好")])
 
 

@@ -11,7 +11,7 @@ import torch
 from torch_geometric.data import HeteroData, InMemoryDataset
 from torch_geometric.data.collate import collate
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, TreeOptions
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -71,7 +71,7 @@ def test_random_texts_match_the_one_by_one_builder(tok, kg, max_length, max_enti
     rng = random.Random(max_length * 10 + max_entities)
     texts = random_texts(rng, 120)
     labels = [rng.randint(0, 2) for _ in texts]
-    builder = SentenceTreeBuilder(kg, tok, max_length=max_length, max_entities=max_entities)
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=max_length, max_entities=max_entities))
     corpus = TreeCorpusBuilder(builder)
     mine = corpus(texts, labels=labels, chunk_size=37)  # chunks of 37 are joined afterwards
     assert_same(mine, one_by_one(builder, texts, labels=labels))
@@ -83,9 +83,9 @@ def test_random_texts_match_the_one_by_one_builder(tok, kg, max_length, max_enti
 def test_options(tok, kg):
     rng = random.Random(7)
     texts = random_texts(rng, 50)
-    for builder in (SentenceTreeBuilder(None, tok, max_length=8),
-                    SentenceTreeBuilder(kg, tok, max_entities=0),
-                    SentenceTreeBuilder(kg, tok, predicate=False, add_cls=False)):
+    for builder in (SentenceTreeBuilder(None, tok, TreeOptions(max_length=8)),
+                    SentenceTreeBuilder(kg, tok, TreeOptions(max_entities=0)),
+                    SentenceTreeBuilder(kg, tok, TreeOptions(kind="ner"))):
         assert_same(TreeCorpusBuilder(builder)(texts), one_by_one(builder, texts))
     single = SentenceTreeBuilder(kg, tok)
     assert_same(TreeCorpusBuilder(single)(["abcd"]), one_by_one(single, ["abcd"]))
@@ -93,7 +93,8 @@ def test_options(tok, kg):
 
 def test_ner_tags(tok, kg):
     tag_to_id = {"O": 0, "B-X": 1, "I-X": 2}
-    builder = SentenceTreeBuilder(kg, tok, max_length=10, predicate=False, add_cls=False, tag_to_id=tag_to_id)
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=10, kind="ner"),
+                                  labels=list(tag_to_id))
     rng = random.Random(3)
     texts = random_texts(rng, 40)
     tags = [[rng.choice(list(tag_to_id)) for _ in text] for text in texts]
@@ -104,8 +105,8 @@ def test_ner_tags(tok, kg):
 
 def test_reference_mode_and_text_lists_in_chunks(tok, kg):
     texts = ["abcd", "天安门 ab", "xab", "a[SEP]bcd", "ＡＢ"]
-    for builder in (SentenceTreeBuilder(kg, tok, mode="reference", max_length=7),
-                    SentenceTreeBuilder(kg, tok, keep_text=True, max_length=7)):
+    for builder in (SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference", max_length=7)),
+                    SentenceTreeBuilder(kg, tok, TreeOptions(max_length=7), keep_text=True)):
         mine = TreeCorpusBuilder(builder)(texts, labels=[0, 1, 0, 1, 1], chunk_size=2)
         assert_same(mine, one_by_one(builder, texts, labels=[0, 1, 0, 1, 1]))
     data, _ = mine
@@ -122,7 +123,7 @@ def test_errors_name_the_input(tok, kg):
         corpus(["a"], [None])
     with pytest.raises(ValueError, match="no inputs"):
         corpus([])
-    ner = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, tag_to_id={"O": 0}))
+    ner = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, labels=["O"]))
     with pytest.raises(ValueError, match="input 1: 1 tags for 2 characters"):
         ner(["a", "ab"], tags=[["O"], ["O"]])
     with pytest.raises(ValueError, match="unknown tag"):
@@ -159,18 +160,18 @@ def test_real_corpora_match(shared_data, tokenizer, hownet_kg):
 
     labels, texts = column(shared_data / "kbert/datasets/book_review/test.tsv", "label", "text_a")
     for max_length in (256, 48):
-        builder = SentenceTreeBuilder(hownet_kg, tokenizer, max_length=max_length)
+        builder = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(max_length=max_length))
         labels_i = [int(x) for x in labels]
         assert_same(TreeCorpusBuilder(builder)(texts, labels=labels_i), one_by_one(builder, texts, labels=labels_i))
     a, b = column(shared_data / "lcqmc/test.tsv", "text_a", "text_b")
-    builder = SentenceTreeBuilder(hownet_kg, tokenizer, max_length=40)
+    builder = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(max_length=40))
     assert_same(TreeCorpusBuilder(builder)(a, b), one_by_one(builder, a, b))
     chars, tags = column(shared_data / "kbert/datasets/msra_ner/test.tsv", "text_a", "label", limit=150)
     texts = ["".join(c.split(" ")) for c in chars]
     tags = [t.split(" ") for t in tags]
     tag_to_id = {t: i for i, t in enumerate(sorted({t for row in tags for t in row}))}
-    builder = SentenceTreeBuilder(hownet_kg, tokenizer, max_length=64, predicate=False, add_cls=False,
-                                  tag_to_id=tag_to_id)
+    builder = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(max_length=64, kind="ner"),
+                                  labels=list(tag_to_id))
     assert_same(TreeCorpusBuilder(builder)(texts, tags=tags), one_by_one(builder, texts, tags=tags))
 
 
@@ -178,16 +179,16 @@ def test_real_corpora_match(shared_data, tokenizer, hownet_kg):
 def test_knowledge_as_text_matches_the_one_by_one_builder(tok, kg, max_length):
     rng = random.Random(max_length)
     texts = random_texts(rng, 80)
-    builder = SentenceTreeBuilder(kg, tok, max_length=max_length, knowledge_as="text")
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=max_length, knowledge_as="text"))
     corpus = TreeCorpusBuilder(builder)
     mine = corpus(texts, labels=[0] * 80, chunk_size=23)
     assert_same(mine, one_by_one(builder, texts, labels=[0] * 80))
     assert not mine[0]["token"].branch.any() and mine[0]["entity"].num_nodes == 0
-    tree = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, max_length=max_length))(texts)
+    tree = TreeCorpusBuilder(SentenceTreeBuilder(kg, tok, TreeOptions(max_length=max_length)))(texts)
     assert mine[0]["token"].num_nodes > tree[0]["token"].num_nodes - tree[0]["token"].branch.sum()  # knowledge in
     assert_same(corpus(texts[:40], texts[40:]), one_by_one(builder, texts[:40], texts[40:]))
     tag_to_id = {"O": 0, "B-X": 1}
-    ner = SentenceTreeBuilder(kg, tok, max_length=max_length, predicate=False, add_cls=False, tag_to_id=tag_to_id,
-                              knowledge_as="text")
+    ner = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=max_length, kind="ner",
+                                                   knowledge_as="text"), labels=list(tag_to_id))
     tags = [[rng.choice(list(tag_to_id)) for _ in text] for text in texts]
     assert_same(TreeCorpusBuilder(ner)(texts, tags=tags, chunk_size=16), one_by_one(ner, texts, tags=tags))

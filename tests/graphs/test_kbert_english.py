@@ -15,6 +15,7 @@ from graphmatch.graphs.kbert import (
     SentenceTreeBuilder,
     TreeCore,
     TreeCorpusBuilder,
+    TreeOptions,
     collated_coverage,
     tree_visibility,
     visibility_mask,
@@ -186,7 +187,7 @@ def test_a_pair_gets_segments_and_branches_in_both_texts(tok, tiny_kg):
 def test_function_words_never_get_a_branch(tok, tiny_kg, wordnet):
     text = "He has it in a bag in the city."
     assert SentenceTreeBuilder(tiny_kg, tok, keep_text=True)(text)["word"].text == []
-    without = SentenceTreeBuilder(tiny_kg, tok, keep_text=True, stop_words=())(text)
+    without = SentenceTreeBuilder(tiny_kg, tok, TreeOptions(stop_words=()), keep_text=True)(text)
     assert without["word"].text == ["ha", "it", "in", "a", "in", "the city"]  # what the list prevents
     data = SentenceTreeBuilder(wordnet, tok, keep_text=True)("He has it in a way, as it should be; does he?")
     assert data["word"].text == ["way"]
@@ -199,7 +200,8 @@ def test_glued_stop_words_and_the_longest_match(tok, tiny_kg):
     assert data["word"].text == ["a-list", "x-ray"]  # 3 words each; "a" is glued to "-list"
     assert data["word"].span.tolist() == [[3, 9], [10, 15]]
     assert build("ice cream cones")["word"].text == ["ice cream cone"]  # 3 words beat 2
-    assert SentenceTreeBuilder(tiny_kg, tok, keep_text=True, max_words=2)("ice cream cones")["word"].text == \
+    assert SentenceTreeBuilder(tiny_kg, tok, TreeOptions(max_words=2),
+                               keep_text=True)("ice cream cones")["word"].text == \
         ["ice cream"]
     assert build("ice , cream")["word"].text == ["ice", "cream"]  # a match never spans punctuation with spaces
 
@@ -210,7 +212,7 @@ def test_glued_stop_words_and_the_longest_match(tok, tiny_kg):
     (6, ["[CLS]", "i", "like", "ice", "cream", "##s"], []),  # no branch token left: the word goes too
 ])
 def test_the_cut_at_max_length(tok, tiny_kg, max_length, kept, lengths):
-    data = SentenceTreeBuilder(tiny_kg, tok, keep_text=True, max_length=max_length)("I like ice creams.")
+    data = SentenceTreeBuilder(tiny_kg, tok, TreeOptions(max_length=max_length), keep_text=True)("I like ice creams.")
     assert data["token"].text == kept
     assert data["token"].pos.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 6][:max_length]
     assert data["entity"].length.tolist() == lengths
@@ -219,7 +221,7 @@ def test_the_cut_at_max_length(tok, tiny_kg, max_length, kept, lengths):
 
 
 def test_visibility_of_real_sentences_matches_the_dense_definition(tok, wordnet):
-    build = SentenceTreeBuilder(wordnet, tok, keep_text=True, max_length=40)
+    build = SentenceTreeBuilder(wordnet, tok, TreeOptions(max_length=40), keep_text=True)
     for a, b in [("The ice creams of the companies were eaten by geese near the river bank.", None),
                  ("A man walks his dog in the park.", "Dogs and cats are animals; the x-ray shows bones."),
                  ("Prices of crude oil rose sharply in Rotterdam.", "Oil tankers carried the oil.")]:
@@ -237,7 +239,7 @@ SENTENCES = ["The companies sold geese.", "I like ice creams.", "Nothing here is
 
 @pytest.mark.parametrize("max_length", [64, 7])
 def test_the_corpus_builder_equals_the_one_by_one_builder(tok, wordnet, max_length):
-    builder = SentenceTreeBuilder(wordnet, tok, max_length=max_length, keep_text=True)
+    builder = SentenceTreeBuilder(wordnet, tok, TreeOptions(max_length=max_length), keep_text=True)
     corpus = TreeCorpusBuilder(builder)
     labels = list(range(len(SENTENCES)))
     assert_same(corpus(SENTENCES, labels=labels, chunk_size=4), one_by_one(builder, SENTENCES, labels=labels))
@@ -275,12 +277,12 @@ def test_knowledge_coverage_and_the_wrong_language_warning(tok, tiny_kg, wordnet
 
 def test_word_pieces_refuse_what_only_characters_have(tok, tiny_kg):
     with pytest.raises(ValueError, match="mode='reference' is K-BERT's character layer"):
-        SentenceTreeBuilder(tiny_kg, tok, mode="reference")
+        SentenceTreeBuilder(tiny_kg, tok, TreeOptions(mode="reference"))
     with pytest.raises(ValueError, match="queries the KG over its words"):
-        SentenceTreeBuilder(tiny_kg, tok, query="trie")
+        SentenceTreeBuilder(tiny_kg, tok, TreeOptions(query="trie"))
     with pytest.raises(ValueError, match="max_words must be at least 1"):
-        SentenceTreeBuilder(tiny_kg, tok, max_words=0)
-    tagger = SentenceTreeBuilder(tiny_kg, tok, tag_to_id={"O": 0}, predicate=False, add_cls=False)
+        SentenceTreeBuilder(tiny_kg, tok, TreeOptions(max_words=0))
+    tagger = SentenceTreeBuilder(tiny_kg, tok, TreeOptions(kind="ner"), labels=["O"])
     with pytest.raises(ValueError, match="NER tags are per character"):
         tagger("a dog", tags=["O"] * 5)
     assert SentenceTreeBuilder(tiny_kg, tok).query == "words"
@@ -290,7 +292,7 @@ def test_word_pieces_refuse_what_only_characters_have(tok, tiny_kg):
 
 
 def test_objects_alone_and_no_cls(tok, tiny_kg):
-    data = SentenceTreeBuilder(tiny_kg, tok, keep_text=True, predicate=False, add_cls=False)("a dog")
+    data = SentenceTreeBuilder(tiny_kg, tok, TreeOptions(kind="ner"), keep_text=True)("a dog")
     assert data["token"].text == ["a", "dog", "animal"] and data["token"].pos.tolist() == [0, 1, 2]
     assert data["entity"].text == ["animal"]
 
@@ -299,7 +301,7 @@ def test_no_knowledge_is_plain_bert_input(tok, tiny_kg):
     plain = SentenceTreeBuilder(None, tok, keep_text=True)("I like ice creams.", "Dogs!")
     assert plain["token"].text == ["[CLS]", "i", "like", "ice", "cream", "##s", ".", "[SEP]", "dogs", "!", "[SEP]"]
     assert plain["token"].pos.tolist() == list(range(11)) and not plain["token"].branch.any()
-    assert SentenceTreeBuilder(tiny_kg, tok, max_entities=0)("ice cream")["entity"].num_nodes == 0
+    assert SentenceTreeBuilder(tiny_kg, tok, TreeOptions(max_entities=0))("ice cream")["entity"].num_nodes == 0
 
 
 def test_joined_values():

@@ -13,6 +13,7 @@ from graphmatch.graphs.kbert import (
     ReferenceChars,
     SentencePieceTrie,
     TreeCore,
+    TreeOptions,
     WordFinder,
     WordPieceWords,
     word_finder,
@@ -57,14 +58,14 @@ def test_the_core_holds_its_finder_and_no_variant_flags(kg, chars, minilm):
     for tokenizer, mode, query, finder in ((chars, "default", None, CharTrie), (chars, "default", "words", CharWords),
                                           (chars, "reference", None, ReferenceChars),
                                           (pieces, "default", None, WordPieceWords)):
-        core = TreeCore(kg, tokenizer, mode=mode, query=query)
+        core = TreeCore(kg, tokenizer, TreeOptions(mode=mode, query=query))
         assert type(core.finder) is finder and core.finder.core is core
         assert (core.mode, core.query) == (finder.mode, finder.query)
         assert not {"pieces", "subword", "_reference", "_lemmatizer", "cut_counts"} & set(vars(core))
         assert core.plain_characters is finder.plain
     # what a way allows is the class's to say
     with pytest.raises(ValueError, match="build_parts needs mode='default'"):
-        TreeCore(kg, chars, mode="reference").build_parts([])
+        TreeCore(kg, chars, TreeOptions(mode="reference")).build_parts([])
     with pytest.raises(ValueError, match="noun_readings applies to English word pieces"):
-        TreeCore(kg, chars, noun_readings=object())
+        TreeCore(kg, chars, TreeOptions(tokenization="wordpiece", noun_reading=True))
     assert [f.__name__ for f in FINDERS if f.tags] == ["CharTrie", "CharWords", "ReferenceChars"]

@@ -11,6 +11,7 @@ from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.kbert import (
     SentenceTreeBuilder,
+    TreeOptions,
     dense_inputs,
     tree_visibility,
     visibility_mask,
@@ -83,7 +84,7 @@ PAPER_VISIBLE = [
 
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_paper_example(tok, paper_kg, mode):
-    data = SentenceTreeBuilder(paper_kg, tok, predicate=False, mode=mode, keep_text=True)("abcde")
+    data = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode), keep_text=True)("abcde")
     t = data["token"]
     assert t.text == ["[CLS]", "a", "b", "x", "y", "z", "c", "d", "e", "q"]
     assert t.input_ids.tolist() == [CLS] + [cid(c) for c in "abxyzcdeq"]
@@ -106,15 +107,15 @@ def test_predicate_glued_and_max_entities(tok, paper_kg):
     data = SentenceTreeBuilder(paper_kg, tok, keep_text=True)("ab")
     assert data["token"].text == ["[CLS]", "a", "b", "r", "x", "y", "r", "z"]
     assert data["token"].pos.tolist() == [0, 1, 2, 3, 4, 5, 3, 4]
-    one = SentenceTreeBuilder(paper_kg, tok, max_entities=1, keep_text=True)("ab")
+    one = SentenceTreeBuilder(paper_kg, tok, TreeOptions(max_entities=1), keep_text=True)("ab")
     assert one["token"].text == ["[CLS]", "a", "b", "r", "x", "y"]  # the first value in file order
-    none = SentenceTreeBuilder(paper_kg, tok, max_entities=0)("ab")
+    none = SentenceTreeBuilder(paper_kg, tok, TreeOptions(max_entities=0))("ab")
     assert none["token"].num_nodes == 3 and none["word"].num_nodes == 0 and none["entity"].num_nodes == 0
 
 
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_no_knowledge_is_plain_bert_input(tok, mode):
-    data = SentenceTreeBuilder(None, tok, mode=mode)("abcde", label=1)
+    data = SentenceTreeBuilder(None, tok, TreeOptions(mode=mode))("abcde", label=1)
     assert data["token"].input_ids.tolist() == [CLS] + [cid(c) for c in "abcde"]
     assert data["token"].pos.tolist() == list(range(6))
     assert data.y.tolist() == [1] and data.y.dtype == torch.long
@@ -124,7 +125,7 @@ def test_no_knowledge_is_plain_bert_input(tok, mode):
 
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_pair(tok, paper_kg, mode):
-    data = SentenceTreeBuilder(paper_kg, tok, predicate=False, mode=mode, keep_text=True)("ab", "cde")
+    data = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode), keep_text=True)("ab", "cde")
     t = data["token"]
     assert t.text == ["[CLS]", "a", "b", "x", "y", "z", "[SEP]", "c", "d", "e", "q", "[SEP]"]
     assert t.input_ids.tolist()[6] == SEP and t.input_ids.tolist()[-1] == SEP
@@ -141,14 +142,15 @@ def test_pair(tok, paper_kg, mode):
 # ------------------------------------------------------------------- truncation
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_truncation_mid_branch(tok, paper_kg, mode):
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False, mode=mode, max_length=5, keep_text=True)
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode, max_length=5), keep_text=True)
     data = builder("abcde")
     assert data["token"].text == ["[CLS]", "a", "b", "x", "y"]
     assert data["token"].pos.tolist() == [0, 1, 2, 3, 4]
     assert data["entity"].num_nodes == 1 and data["word"].num_nodes == 1  # z and q (and de) are cut
     assert data["entity"].text == ["xy"] and data["word"].span.tolist() == [[0, 2]]
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4], [0, 0]]
-    cut = builder.__class__(paper_kg, tok, predicate=False, mode=mode, max_length=4, keep_text=True)("abcde")
+    cut = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode, max_length=4),
+                              keep_text=True)("abcde")
     assert cut["token"].text == ["[CLS]", "a", "b", "x"]  # a branch cut in the middle
     assert cut["entity"].num_nodes == 1 and cut["token", "in", "entity"].edge_index.tolist() == [[3], [0]]
     assert vis_of(cut) == [[1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]]
@@ -156,7 +158,7 @@ def test_truncation_mid_branch(tok, paper_kg, mode):
 
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_pair_longer_than_max_length_loses_its_final_sep(tok, mode):
-    data = SentenceTreeBuilder(None, tok, mode=mode, max_length=6, keep_text=True)("abc", "def")
+    data = SentenceTreeBuilder(None, tok, TreeOptions(mode=mode, max_length=6), keep_text=True)("abc", "def")
     assert data["token"].text == ["[CLS]", "a", "b", "c", "[SEP]", "d"]  # nothing is put back
     assert data["token"].seg.tolist() == [0, 0, 0, 0, 0, 1]
 
@@ -164,7 +166,7 @@ def test_pair_longer_than_max_length_loses_its_final_sep(tok, mode):
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_subject_longer_than_max_length(tok, mode):
     kg = KnowledgeGraph([("abcdefghij", "r", "xyz")])
-    data = SentenceTreeBuilder(kg, tok, mode=mode, max_length=5, keep_text=True)("abcdefghij")
+    data = SentenceTreeBuilder(kg, tok, TreeOptions(mode=mode, max_length=5), keep_text=True)("abcdefghij")
     assert data["token"].text == ["[CLS]", "a", "b", "c", "d"]
     assert data["word"].num_nodes == 0 and data["entity"].num_nodes == 0
     assert data["token", "in", "word"].edge_index.shape == (2, 0)
@@ -173,7 +175,7 @@ def test_subject_longer_than_max_length(tok, mode):
 # -------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_empty_text_is_an_error(tok, mode):
-    builder = SentenceTreeBuilder(None, tok, mode=mode)
+    builder = SentenceTreeBuilder(None, tok, TreeOptions(mode=mode))
     for args in [("",), (" \t\u3000",), ("ab", ""), ("ab", "  ")]:
         with pytest.raises(ValueError, match="empty text"):
             builder(*args)
@@ -181,32 +183,33 @@ def test_empty_text_is_an_error(tok, mode):
 
 @pytest.mark.parametrize("mode", ["default", "reference"])
 def test_all_unknown_characters_become_unk(tok, mode):
-    data = SentenceTreeBuilder(None, tok, mode=mode)("☃€☃")
+    data = SentenceTreeBuilder(None, tok, TreeOptions(mode=mode))("☃€☃")
     assert data["token"].input_ids.tolist() == [CLS, UNK, UNK, UNK]
     assert data["token"].pos.tolist() == [0, 1, 2, 3]
 
 
 def test_bad_options(tok):
     with pytest.raises(ValueError, match="mode"):
-        SentenceTreeBuilder(None, tok, mode="official")
+        SentenceTreeBuilder(None, tok, TreeOptions(mode="official"))
     with pytest.raises(ValueError, match="query"):
-        SentenceTreeBuilder(None, tok, query="regex")
+        SentenceTreeBuilder(None, tok, TreeOptions(query="regex"))
     with pytest.raises(ValueError, match="reference"):
-        SentenceTreeBuilder(None, tok, mode="reference", query="words")
+        SentenceTreeBuilder(None, tok, TreeOptions(mode="reference", query="words"))
     with pytest.raises(ValueError, match="max_length"):
-        SentenceTreeBuilder(None, tok, max_length=0)
+        SentenceTreeBuilder(None, tok, TreeOptions(max_length=0))
 
 
 # ---------------------------------------------------- reference vs default mode
 def test_whitespace_gives_no_token_and_no_position(tok, paper_kg):
     for mode in ("default", "reference"):
-        data = SentenceTreeBuilder(paper_kg, tok, predicate=False, mode=mode, keep_text=True)(" a\tb\u3000c ")
+        data = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, mode=mode),
+                                   keep_text=True)(" a\tb\u3000c ")
         assert data["token"].text == ["[CLS]", "a", "b", "c"]  # "a b" is not the subject "ab"
         assert data["token"].pos.tolist() == [0, 1, 2, 3]
         assert data["token"].char_index.tolist() == [-1, 1, 3, 5]
     # a subject that contains a space: the reference can never match it, the default mode can
     kg = KnowledgeGraph([("a b", "r", "q")])
-    assert SentenceTreeBuilder(kg, tok, mode="reference")("a b")["entity"].num_nodes == 0
+    assert SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference"))("a b")["entity"].num_nodes == 0
     data = SentenceTreeBuilder(kg, tok, keep_text=True)("a b")
     assert data["token"].text == ["[CLS]", "a", "b", "r", "q"] and data["word"].span.tolist() == [[0, 3]]
     assert data["token"].pos.tolist() == [0, 1, 2, 3, 4]
@@ -214,7 +217,7 @@ def test_whitespace_gives_no_token_and_no_position(tok, paper_kg):
 
 def test_uppercase_and_full_width(tok):
     kg = KnowledgeGraph([("ab", "r", "q")])
-    ref = SentenceTreeBuilder(kg, tok, mode="reference")("ABｃ")
+    ref = SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference"))("ABｃ")
     assert ref["token"].input_ids.tolist() == [CLS, UNK, UNK, UNK]  # exact lookup, no K-Query match
     assert ref["entity"].num_nodes == 0
     default = SentenceTreeBuilder(kg, tok, keep_text=True)("ABｃ")
@@ -225,7 +228,7 @@ def test_uppercase_and_full_width(tok):
 
 def test_trie_quirk_forced_word_is_everything_walked(tok):
     kg = KnowledgeGraph([("ab", "r", "q"), ("abcd", "r", "z"), ("cx", "r", "y")])
-    ref = SentenceTreeBuilder(kg, tok, mode="reference", keep_text=True)
+    ref = SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference"), keep_text=True)
     default = SentenceTreeBuilder(kg, tok, keep_text=True)
     # the walk passes "ab", goes on to "c" and stops at "x" (no child): the forced word is "abc",
     # not a subject, so neither "ab" nor "cx" gets knowledge
@@ -237,7 +240,7 @@ def test_trie_quirk_forced_word_is_everything_walked(tok):
 
 
 def test_reference_scans_special_tags_in_the_text(tok):
-    ref = SentenceTreeBuilder(None, tok, mode="reference", keep_text=True)
+    ref = SentenceTreeBuilder(None, tok, TreeOptions(mode="reference"), keep_text=True)
     data = ref("a[UNK]b", "c")
     assert data["token"].text == ["[CLS]", "a", "[UNK]", "b", "[SEP]", "c", "[SEP]"]
     assert data["token"].input_ids.tolist() == [CLS, cid("a"), UNK, cid("b"), SEP, cid("c"), SEP]
@@ -252,7 +255,7 @@ def test_reference_scans_special_tags_in_the_text(tok):
 
 def test_value_characters(tok):
     kg = KnowledgeGraph([("ab", "r", "x y")])
-    ref = SentenceTreeBuilder(kg, tok, mode="reference", keep_text=True)("ab")
+    ref = SentenceTreeBuilder(kg, tok, TreeOptions(mode="reference"), keep_text=True)("ab")
     assert ref["token"].text == ["[CLS]", "a", "b", "r", "x", " ", "y"]  # every code point
     assert ref["token"].input_ids.tolist()[5] == UNK
     assert ref["token"].pos.tolist() == [0, 1, 2, 3, 4, 5, 6]
@@ -263,7 +266,8 @@ def test_value_characters(tok):
 # --------------------------------------------------------------------------- NER
 def test_ner_tags(tok, paper_kg):
     tags = {"O": 0, "B-X": 1, "I-X": 2}
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False, add_cls=False, tag_to_id=tags, keep_text=True)
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(kind="ner"),
+                                  labels=list(tags), keep_text=True)
     data = builder("abcde", tags=["B-X", "I-X", "O", "B-X", "I-X"])
     assert data["token"].text == ["a", "b", "x", "y", "z", "c", "d", "e", "q"]
     assert data["token"].y.tolist() == [1, 2, -100, -100, -100, 0, 1, 2, -100]
@@ -276,13 +280,13 @@ def test_ner_tags(tok, paper_kg):
         builder("ab", "cd", tags=["O", "O"])
     with pytest.raises(ValueError, match="tag_to_id"):
         SentenceTreeBuilder(paper_kg, tok)("ab", tags=["O", "O"])
-    cls = SentenceTreeBuilder(paper_kg, tok, tag_to_id=tags)("c", tags=["B-X"])
+    cls = SentenceTreeBuilder(paper_kg, tok, labels=list(tags))("c", tags=["B-X"])
     assert cls["token"].y.tolist() == [-100, 1]
 
 
 # ------------------------------------------------------------- batching / masks
 def test_batch_of_three_keeps_every_link(tok, paper_kg):
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False)
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False))
     graphs = [builder("abcde", label=0), builder("xab", "de", label=1), builder("qq", label=0)]
     batch = next(iter(DataLoader(graphs, batch_size=3)))
     offsets = {t: np.cumsum([0] + [g[t].num_nodes for g in graphs]) for t in ("token", "word", "entity")}
@@ -312,7 +316,7 @@ def test_batch_of_three_keeps_every_link(tok, paper_kg):
 
 
 def test_visible_edge_index(tok, paper_kg):
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False)
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False))
     one = builder("abcde")
     edges = visible_edge_index(one)
     expected = np.argwhere(np.array(PAPER_VISIBLE, dtype=bool)).T
@@ -326,7 +330,7 @@ def test_visible_edge_index(tok, paper_kg):
 
 
 def test_dense_inputs_with_ner_labels(tok, paper_kg):
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False, tag_to_id={"O": 0, "B": 1})
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False), labels=list({"O": 0, "B": 1}))
     batch = next(iter(DataLoader([builder("ab", tags=["B", "O"]), builder("c", tags=["O"])], batch_size=2)))
     dense = dense_inputs(batch, pad_id=7)
     assert dense["labels"].tolist() == [[-100, 1, 0, -100, -100, -100], [-100, 0, -100, -100, -100, -100]]
@@ -334,7 +338,7 @@ def test_dense_inputs_with_ner_labels(tok, paper_kg):
 
 
 def test_storage_is_linear(tok, paper_kg):
-    builder = SentenceTreeBuilder(paper_kg, tok, predicate=False, max_length=512)
+    builder = SentenceTreeBuilder(paper_kg, tok, TreeOptions(predicate=False, max_length=512))
     for n in (50, 400):
         data = builder("abcde" * (n // 5))
         length = data["token"].num_nodes
@@ -349,7 +353,7 @@ def test_storage_is_linear(tok, paper_kg):
 def test_real_hownet_reference_sample(shared_data, tokenizer, hownet_kg):
     """An LCQMC test pair; the expected output was recorded from the official knowledge layer
     (HowNet, L = 256); the one queried word, 是什么, has a single value, 义原是."""
-    data = SentenceTreeBuilder(hownet_kg, tokenizer, mode="reference", keep_text=True)(
+    data = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(mode="reference"), keep_text=True)(
         "长的清新是什么意思", "小清新的意思是什么")
     t = data["token"]
     assert t.text == ["[CLS]", "长", "的", "清", "新", "是", "什", "么", "义", "原", "是", "意", "思", "[SEP]",
@@ -373,7 +377,7 @@ def test_real_book_review_masks_match_definition(shared_data, tokenizer, hownet_
     path = shared_data / "kbert" / "datasets" / "book_review" / "test.tsv"
     lines = path.read_text(encoding="utf-8").splitlines()[1:21]
     for mode in ("default", "reference"):
-        builder = SentenceTreeBuilder(hownet_kg, tokenizer, mode=mode, max_length=128)
+        builder = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(mode=mode, max_length=128))
         graphs = [builder(line.split("\t")[1], label=int(line.split("\t")[0])) for line in lines]
         assert any(g["entity"].num_nodes for g in graphs)
         batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
@@ -397,7 +401,8 @@ def test_query_by_segmenter_words(tok):
     kg = KnowledgeGraph([("爱北", "r", "x"), ("北京", "r", "y"), ("天安门", "r", "z")])
     by_trie = SentenceTreeBuilder(kg, tok, keep_text=True)("我爱北京天安门")
     assert by_trie["word"].text == ["爱北", "天安门"]  # longest match from the left
-    by_words = SentenceTreeBuilder(kg, tok, query="words", segmenter="jieba", keep_text=True)("我爱北京天安门")
+    by_words = SentenceTreeBuilder(kg, tok, TreeOptions(query="words", segmenter="jieba"),
+                                   keep_text=True)("我爱北京天安门")
     assert by_words["word"].text == ["北京", "天安门"]  # jieba: 我 / 爱 / 北京 / 天安门
     assert by_words["word"].span.tolist() == [[2, 4], [4, 7]]
     assert by_words["token"].text == ["[CLS]", "我", "爱", "北", "京", "r", "y", "天", "安", "门", "r", "z"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, tree_graph
+from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, TreeOptions, tree_graph
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -48,7 +48,7 @@ def read(path, columns, limit):
 @pytest.mark.parametrize("max_length", [256, 40])
 def test_book_review(shared_data, tokenizer, hownet_kg, mode, max_length):
     texts = read(shared_data / "kbert/datasets/book_review/test.tsv", ["text_a"], 1500)
-    check_all(SentenceTreeBuilder(hownet_kg, tokenizer, max_length=max_length, mode=mode),
+    check_all(SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(max_length=max_length, mode=mode)),
               [(t, None) for (t,) in texts])
 
 
@@ -56,7 +56,7 @@ def test_book_review(shared_data, tokenizer, hownet_kg, mode, max_length):
 @pytest.mark.parametrize("max_length", [128, 24])
 def test_lcqmc_pairs(shared_data, tokenizer, hownet_kg, mode, max_length):
     pairs = read(shared_data / "lcqmc/test.tsv", ["text_a", "text_b"], 1500)
-    check_all(SentenceTreeBuilder(hownet_kg, tokenizer, max_length=max_length, mode=mode), pairs)
+    check_all(SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(max_length=max_length, mode=mode)), pairs)
 
 
 EDGE_CASES = [
@@ -72,15 +72,17 @@ def test_edge_cases(tokenizer, hownet_kg, mode, max_length):
     kg = KnowledgeGraph([("北京", "是", "首都"), ("北京", "有", "天安门"), ("天安门", "在", "北京市"),
                          ("北京天安门", "r", "x"), ("dvd播放机", "r", "机器"), ("cpu", "r", "芯 片"),
                          ("[SEP]", "r", "y"), ("门", "r", "m")])
-    for options in ({}, {"max_entities": 1}, {"max_entities": 0}, {"add_cls": False}, {"predicate": False}):
-        if max_length == 1 and options.get("add_cls", True):  # [CLS] alone, no text token: refused
+    for options in ({}, {"max_entities": 1}, {"max_entities": 0}, {"kind": "ner", "predicate": True},
+                    {"predicate": False}):
+        tree = TreeOptions(max_length=max_length, mode=mode, **options)
+        if max_length == 1 and tree.add_cls:  # [CLS] alone, no text token: refused
             with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags"):
-                SentenceTreeBuilder(kg, tokenizer, max_length=max_length, mode=mode, **options)
+                SentenceTreeBuilder(kg, tokenizer, tree)
             continue
-        builder = SentenceTreeBuilder(kg, tokenizer, max_length=max_length, mode=mode, **options)
+        builder = SentenceTreeBuilder(kg, tokenizer, tree)
         check_all(builder, EDGE_CASES + [(a, None) for a, _ in EDGE_CASES])
     if max_length > 1:
-        check_all(SentenceTreeBuilder(None, tokenizer, max_length=max_length, mode=mode), EDGE_CASES)
+        check_all(SentenceTreeBuilder(None, tokenizer, TreeOptions(max_length=max_length, mode=mode)), EDGE_CASES)
 
 
 def test_builder_uses_it_and_falls_back():
@@ -92,4 +94,4 @@ def test_builder_uses_it_and_falls_back():
     assert not SentenceTreeBuilder(kg, tok, keep_text=True).plain_characters  # the core builds it
     assert "text" in SentenceTreeBuilder(kg, tok, keep_text=True)("ab")["token"]
     with pytest.raises(ValueError, match="fast path"):
-        OneTree(SentenceTreeBuilder(kg, tok, query="words"))
+        OneTree(SentenceTreeBuilder(kg, tok, TreeOptions(query="words")))

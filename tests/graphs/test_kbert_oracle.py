@@ -14,7 +14,7 @@ import pytest
 from kbert_oracle import SPECIAL_TAGS, oracle_tree
 from torch_geometric.data import InMemoryDataset
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, visibility_mask
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeCorpusBuilder, TreeOptions, visibility_mask
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer, get_segmenter
 
@@ -87,7 +87,10 @@ def run_case(kg, tok, rng: random.Random, seen: Counter, *, mode: str, pair: boo
     texts_b = [random_text(rng) for _ in range(n)] if pair else None
     tags = [[rng.choice(list(TAGS)) for _ in text] for text in texts_a] if ner else None
     tag_to_id = TAGS if ner else None
-    builder = SentenceTreeBuilder(kg, tok, mode=mode, tag_to_id=tag_to_id, keep_text=True, **options)
+    tree = {k: v for k, v in options.items() if k != "add_cls"}  # no [CLS]: the NER kind's rule
+    kind = "classification" if options.get("add_cls", True) else "ner"
+    builder = SentenceTreeBuilder(kg, tok, TreeOptions(kind, mode=mode, **{"predicate": True, **tree}),
+                                  labels=list(TAGS) if ner else None, keep_text=True)
     data, slices = TreeCorpusBuilder(builder)(texts_a, texts_b, tags=tags, chunk_size=rng.choice([5, 24]))
     stored = Stored(data, slices)
     segment = get_segmenter(options["segmenter"]).segment if options.get("query") == "words" else None
@@ -113,7 +116,7 @@ def test_random_inputs_match_the_oracle(kg, tok, mode):
         max_length = [1, 2, 3, 5, 8, 13, 21, 64][case % 8]
         if max_length == 1 and case % 5 != 0:  # [CLS] alone, no text token: refused
             with pytest.raises(ValueError, match=r"max_length=1 holds only the leading tags \(\[CLS\]\)"):
-                SentenceTreeBuilder(kg, tok, mode=mode, max_length=1, add_cls=True)
+                SentenceTreeBuilder(kg, tok, TreeOptions(mode=mode, max_length=1))
             continue
         run_case(kg, tok, rng, seen, mode=mode, pair=case % 3 == 1, ner=case % 3 == 2, max_length=max_length,
                  max_entities=case % 3 if case % 4 else 2, predicate=bool(case % 2), add_cls=case % 5 != 0)
@@ -137,7 +140,8 @@ def test_real_data_matches_the_oracle(shared_data, tokenizer, hownet_kg):
     lines = (shared_data / "kbert/datasets/book_review/test.tsv").read_text(encoding="utf-8").splitlines()[1:61]
     texts = [line.split("\t")[1] for line in lines]
     for mode, max_length in (("default", 256), ("reference", 256), ("default", 40), ("reference", 40)):
-        builder = SentenceTreeBuilder(hownet_kg, tokenizer, mode=mode, max_length=max_length, keep_text=True)
+        builder = SentenceTreeBuilder(hownet_kg, tokenizer, TreeOptions(mode=mode, max_length=max_length),
+                                      keep_text=True)
         stored = Stored(*TreeCorpusBuilder(builder)(texts))
         entities = 0
         for i, text in enumerate(texts):

@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_kbert_one import core_graph, same
 
-from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, rules
+from graphmatch.graphs.kbert import OneTree, SentenceTreeBuilder, TreeOptions, rules
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.text import CharTokenizer
 
@@ -32,7 +32,7 @@ def test_each_rule_is_the_same_on_ints_and_arrays():
 
 
 def positions(max_length: int) -> tuple[list[int], list[int]]:
-    builder = SentenceTreeBuilder(KG, TOK, max_length=max_length)
+    builder = SentenceTreeBuilder(KG, TOK, TreeOptions(max_length=max_length))
     fast, slow = OneTree(builder)("abc d", "c ab"), core_graph(builder, "abc d", "c ab")
     same(fast, slow)
     return fast["token"].pos.tolist(), fast["entity"].length.tolist()

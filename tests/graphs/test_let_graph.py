@@ -9,6 +9,7 @@ from graphmatch.graphs.let import (
     parse_segmenters,
     sememe_vocabulary,
 )
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.knowledge import HowNetLexicon, load_sememe_vectors
 from graphmatch.text import get_segmenter
 
@@ -17,7 +18,7 @@ A, B = "喜欢打篮球的男生喜欢什么样的女生", "爱打篮球的男�
 
 @pytest.fixture(scope="module")
 def builder(tokenizer, hownet_lexicon):
-    return LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba", keep_text=True)
+    return LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"), keep_text=True)
 
 
 def closure(next_pairs: list[tuple[int, int]], n: int) -> torch.Tensor:
@@ -104,8 +105,8 @@ def test_senses_and_sememes_follow_hownet(builder, hownet_lexicon):
 
 
 def test_senses_off_and_no_lexicon(tokenizer, hownet_lexicon):
-    for b in (LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba", senses=False),
-              LatticePairBuilder(tokenizer, None, segmenters="jieba")):
+    for b in (LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba", senses=False)),
+              LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters="jieba"))):
         data = b(A, B)
         assert data["sense"].num_nodes == 0 and data["sememe"].num_nodes == 0
         assert data["sense", "of", "word"].edge_index.shape == (2, 0)
@@ -114,14 +115,14 @@ def test_senses_off_and_no_lexicon(tokenizer, hownet_lexicon):
 
 
 def test_sememe_index_drops_unknown_sememes(tokenizer, hownet_lexicon):
-    b = LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba", sememe_index={"用具": 0})
+    b = LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"), sememe_index={"用具": 0})
     data = b("手机", "苹果")
     assert data["sememe"].sememe_id.unique().tolist() == [0]
     assert data["sense"].num_nodes == 1  # only 手机's sense holds 用具
 
 
 def test_truncation_longest_first(tokenizer):
-    b = LatticePairBuilder(tokenizer, None, segmenters="jieba", max_length=13)
+    b = LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters="jieba", max_length=13))
     data = b("一二三四五六七八九十", "甲乙")  # budget 10: a keeps 8, b keeps 2
     assert data["token"].num_nodes == 13
     assert (data["token"].sent == 1).sum() == 3
@@ -130,7 +131,7 @@ def test_truncation_longest_first(tokenizer):
     assert (data["token"].char_index >= 0).sum() == 10
     assert (data["token"].sent == 1).sum() == 6
     with pytest.raises(ValueError, match="max_length"):
-        LatticePairBuilder(tokenizer, None, max_length=4)
+        LatticePairBuilder(tokenizer, None, LatticeOptions(max_length=4))
 
 
 def test_bad_input(builder):
@@ -172,7 +173,7 @@ def test_segmentation_options():
 
 
 def test_thulac_lattice_is_union(tokenizer):
-    b = LatticePairBuilder(tokenizer, None, segmenters=("jieba", "thulac"), keep_text=True)
+    b = LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters=("jieba", "thulac")), keep_text=True)
     text = "南京市长江大桥欢迎您"
     data = b(text, "大桥")
     spans = {tuple(s) for s, t in zip(data["word"].span.tolist(), data["word"].sent.tolist(), strict=True)
@@ -185,7 +186,7 @@ def test_thulac_lattice_is_union(tokenizer):
 @pytest.mark.usefixtures("pkuseg")  # optional; make test installs it, so CI fails without it
 def test_pkuseg_lattice(tokenizer):
     a, b = "我爱北京天安门", "北京欢迎你"
-    data = LatticePairBuilder(tokenizer, None, segmenters="pkuseg", keep_text=True)(a, b)
+    data = LatticePairBuilder(tokenizer, None, LatticeOptions(segmenters="pkuseg"), keep_text=True)(a, b)
     got = set(zip(data["word"].sent.tolist(), map(tuple, data["word"].span.tolist()), data["word"].text, strict=True))
     pkuseg = get_segmenter("pkuseg")
     want = {(k, (w.start, w.end), w.word) for k, text in enumerate((a, b)) for w in pkuseg.segment(text)}

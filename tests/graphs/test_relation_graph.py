@@ -16,6 +16,7 @@ from graphmatch.graphs.relation import (
     with_markers,
 )
 from graphmatch.graphs.relation_markup import MarkedSentence, locate_entities, parse_markup
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.text.vocab import Vocab
 from graphmatch.utils.ragged import batch_vector
 
@@ -63,11 +64,11 @@ def test_relative_positions_clip_and_shift():
 
 def test_builder_position_anchor():
     vocab = _vocab(SENT)
-    data = RelationGraphBuilder(vocab, max_distance=3, markers=False, position_anchor="last")(SENT)
+    data = RelationGraphBuilder(vocab, RelationOptions(max_distance=3, markers=False, position_anchor="last"))(SENT)
     assert (data["token"].pos1 - 3).tolist() == [-2, -1, 0, 1, 2, 3, 3, 3, 3]  # e1 = "big dog", last token 2
     assert (data["token"].pos2 - 3).tolist() == [-3, -3, -3, -2, -1, 0, 1, 2, 3]
     with pytest.raises(ValueError, match="position_anchor must be one of span, last"):
-        RelationGraphBuilder(vocab, position_anchor="first")
+        RelationGraphBuilder(vocab, RelationOptions(position_anchor="first"))
 
 
 def _vocab(*texts):
@@ -76,7 +77,7 @@ def _vocab(*texts):
 
 def test_builder_graph():
     vocab = _vocab(SENT)
-    data = RelationGraphBuilder(vocab, max_distance=3, keep_text=True, markers=False)(SENT, label=5)
+    data = RelationGraphBuilder(vocab, RelationOptions(max_distance=3, markers=False), keep_text=True)(SENT, label=5)
     tok = data["token"]
     assert tok.num_nodes == 9
     assert tok.word_id.tolist() == vocab.lookup(["the", "big", "dog", "bit", "the", "man", ",", "sadly", "."])
@@ -93,7 +94,7 @@ def test_builder_graph():
 
 def test_builder_keeps_markers_as_tokens_by_default():
     vocab = Vocab.build([["<e1>", "</e1>", "<e2>", "</e2>", *parse_relation(SENT).tokens]])
-    data = RelationGraphBuilder(vocab, max_distance=3, keep_text=True)(SENT)
+    data = RelationGraphBuilder(vocab, RelationOptions(max_distance=3), keep_text=True)(SENT)
     tok = data["token"]
     assert tok.text == ["the", "<e1>", "big", "dog", "</e1>", "bit", "the", "<e2>", "man", "</e2>", ",",
                         "sadly", "."]
@@ -106,7 +107,7 @@ def test_builder_keeps_markers_as_tokens_by_default():
 
 def test_builder_unknown_words_and_no_text_by_default():
     vocab = _vocab("<e1>a</e1> <e2>b</e2>")
-    data = RelationGraphBuilder(vocab, markers=False)("<e1>a</e1> zzz <e2>b</e2>")
+    data = RelationGraphBuilder(vocab, RelationOptions(markers=False))("<e1>a</e1> zzz <e2>b</e2>")
     assert data["token"].word_id.tolist() == [vocab["a"], vocab.unk_id, vocab["b"]]
     assert "text" not in data["token"] and "y" not in data
 
@@ -115,24 +116,24 @@ def test_crop_keeps_both_entities():
     words = " ".join(f"w{i}" for i in range(20))
     text = f"{words} <e1>x</e1> w <e2>y</e2> tail tail2"
     vocab = _vocab(text)
-    data = RelationGraphBuilder(vocab, max_length=6, keep_text=True, markers=False)(text)
+    data = RelationGraphBuilder(vocab, RelationOptions(max_length=6, markers=False), keep_text=True)(text)
     # window ends at e2 (token 22): tokens 17..22
     assert data["token"].text == ["w17", "w18", "w19", "x", "w", "y"]
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 5], [0, 1]]
     short = "<e1>x</e1> a b c d e f <e2>y</e2> g"
     with pytest.raises(UnrepresentableExample, match=r"line 4: the entities span 8 tokens, more than max_length=6"):
-        RelationGraphBuilder(_vocab(short), max_length=6, markers=False)(short, where="line 4")
-    marked = RelationGraphBuilder(_vocab(text), max_length=8, keep_text=True)(text)
+        RelationGraphBuilder(_vocab(short), RelationOptions(max_length=6, markers=False))(short, where="line 4")
+    marked = RelationGraphBuilder(_vocab(text), RelationOptions(max_length=8), keep_text=True)(text)
     assert marked["token"].text == ["w19", "<e1>", "x", "</e1>", "w", "<e2>", "y", "</e2>"]
     with pytest.raises(ValueError, match="the entities span 7 tokens"):
-        RelationGraphBuilder(_vocab(text), max_length=6)(text)
+        RelationGraphBuilder(_vocab(text), RelationOptions(max_length=6))(text)
 
 
 def test_builder_rejects_bad_options():
     with pytest.raises(ValueError, match="max_distance"):
-        RelationGraphBuilder(_vocab(SENT), max_distance=0)
+        RelationGraphBuilder(_vocab(SENT), RelationOptions(max_distance=0))
     with pytest.raises(ValueError, match="max_length"):
-        RelationGraphBuilder(_vocab(SENT), max_length=1)
+        RelationGraphBuilder(_vocab(SENT), RelationOptions(max_length=1))
 
 
 def test_batching_three_graphs_keeps_every_link():
@@ -141,7 +142,7 @@ def test_batching_three_graphs_keeps_every_link():
         "<e1>A</e1> b c <e2>d e f</e2>",
         "x y <e1>the cat</e1> sat on the <e2>mat</e2> .",
     ]
-    builder = RelationGraphBuilder(_vocab(*texts), max_distance=4)
+    builder = RelationGraphBuilder(_vocab(*texts), RelationOptions(max_distance=4))
     graphs = [builder(t, label=i) for i, t in enumerate(texts)]
     batch = next(iter(DataLoader(graphs, batch_size=3)))
     assert batch.num_graphs == 3 and batch.y.tolist() == [0, 1, 2]
@@ -185,7 +186,7 @@ def test_chinese_characters_and_segmenter_words():
 def test_tail_before_head_keeps_marker_names_and_starts_edges():
     sent = locate_entities("在西安，兵马俑很有名。", "兵马俑", "西安")
     vocab = Vocab.build([list("在西安，兵马俑很有名。") + ["<e1>", "</e1>", "<e2>", "</e2>"]])
-    data = RelationGraphBuilder(vocab, max_distance=5, keep_text=True, split=splitter("chars"))(sent)
+    data = RelationGraphBuilder(vocab, RelationOptions(max_distance=5), keep_text=True, split=splitter("chars"))(sent)
     assert data["token"].text == ["在", "<e2>", "西", "安", "</e2>", "，", "<e1>", "兵", "马", "俑", "</e1>",
                                   "很", "有", "名", "。"]
     assert data["token", "in", "entity"].edge_index.tolist() == [[7, 8, 9, 2, 3], [0, 0, 0, 1, 1]]
@@ -203,7 +204,7 @@ def test_word_pieces_with_markers_in_unused_slots(tmp_path):
     folder = tiny_bert_folder(tmp_path / "bert", [SENT, "the dog"])
     pieces = WordPieces.from_pretrained(folder)
     assert pieces.markers == ("[unused0]", "[unused1]", "[unused2]", "[unused3]")
-    builder = RelationGraphBuilder.for_pieces(pieces, max_distance=3, keep_text=True)
+    builder = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_distance=3), keep_text=True)
     data = builder(SENT, label=2)
     tok = data["token"]
     assert tok.text == ["[CLS]", "the", "[unused0]", "big", "dog", "[unused1]", "bit", "the", "[unused2]", "man",
@@ -214,12 +215,12 @@ def test_word_pieces_with_markers_in_unused_slots(tmp_path):
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4, 9], [0, 0, 1]]
     assert int(data["sentence"].num_tokens) == 15 and data.y.tolist() == [2]
     # max_length counts [CLS] and [SEP]: 11 keeps the 9 pieces from the first marker to the last
-    short = RelationGraphBuilder.for_pieces(pieces, max_length=11, keep_text=True)(SENT)
+    short = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_length=11), keep_text=True)(SENT)
     assert short["token"].text == ["[CLS]", "[unused0]", "big", "dog", "[unused1]", "bit", "the", "[unused2]", "man",
                                    "[unused3]", "[SEP]"]
     assert short["token", "starts", "entity"].edge_index.tolist() == [[1, 7], [0, 1]]
     with pytest.raises(ValueError, match="span 9 tokens, more than max_length=10 less \\[CLS\\] and \\[SEP\\]"):
-        RelationGraphBuilder.for_pieces(pieces, max_length=10)(SENT)
+        RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_length=10))(SENT)
     assert pieces.digest == WordPieces.from_pretrained(folder).digest
     first = pieces.digest
     assert pieces.digest is first  # computed once: a dataset's cache folder asks for it often
@@ -233,8 +234,8 @@ CHAR_VOCAB = Vocab.build([list("母亲四十岁时生下了我。南京长江大
 
 
 def _chars(keep_markers=True, **kwargs):
-    return RelationGraphBuilder(CHAR_VOCAB, max_distance=5, keep_text=True, split=tokenize_chars,
-                                markers=keep_markers, **kwargs)
+    return RelationGraphBuilder(CHAR_VOCAB, RelationOptions(max_distance=5, markers=keep_markers, **kwargs),
+                                keep_text=True, split=tokenize_chars)
 
 
 def test_head_inside_tail_characters_with_markers():
@@ -340,12 +341,13 @@ def test_nested_word_pieces(tmp_path):
     assert data["token", "starts", "entity"].edge_index.tolist() == [[2, 1], [0, 1]]
     assert data["token", "in", "entity"].edge_index.tolist() == [[3, 4, 3, 4, 6, 7, 8, 9], [0, 0, 1, 1, 1, 1, 1, 1]]
     # crop keeps the outer markers: the 10 tokens from [unused2] to [unused3] and [CLS], [SEP]
-    short = RelationGraphBuilder.for_pieces(pieces, max_length=12, keep_text=True)(
+    short = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_length=12), keep_text=True)(
         locate_entities("我记得" + MOTHER, "母亲", "母亲四十岁时"))
     assert short["token"].text == ["[CLS]", "[unused2]", "[unused0]", "母", "亲", "[unused1]", *"四十岁时",
                                    "[unused3]", "[SEP]"]
     with pytest.raises(UnrepresentableExample, match="span 10 tokens"):
-        RelationGraphBuilder.for_pieces(pieces, max_length=11)(locate_entities(MOTHER, "母亲", "母亲四十岁时"))
+        RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_length=11))(
+            locate_entities(MOTHER, "母亲", "母亲四十岁时"))
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,10 @@ from torch_geometric.data import InMemoryDataset
 from torch_geometric.loader import DataLoader
 
 from graphmatch.data.relation_formats import read_relation_file
-from graphmatch.graphs.kbert import visibility_mask
+from graphmatch.graphs.kbert import TreeOptions, visibility_mask
 from graphmatch.graphs.relation import RelationGraphBuilder, RelationSentence, WordPieces
 from graphmatch.graphs.relation_kbert import VALUE, VALUE_ANCHOR, VALUE_EDGE, RelationCoverage, RelationTreeBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.knowledge import KnowledgeGraph
 
 SPO = """\
@@ -63,8 +64,8 @@ def _sample(folder: str, name: str):
     return Path(__file__).resolve().parents[2] / "datasets" / "samples" / folder / name
 
 
-def _builder(pieces, kg, **kwargs) -> RelationTreeBuilder:
-    return RelationTreeBuilder(pieces, kg, max_distance=D, **{"keep_text": True, **kwargs})
+def _builder(pieces, kg, keep_text=True, **options) -> RelationTreeBuilder:
+    return RelationTreeBuilder(pieces, kg, RelationOptions(max_distance=D, **options), keep_text=keep_text)
 
 
 def test_branches_hang_after_the_closing_marker(pieces, kg):
@@ -126,7 +127,7 @@ def test_inject_all_and_max_entities(pieces, kg):
     assert objects["token"].text[3:8] == ["company", "[unused1]", "group", "institution", "fabricates"]
     assert objects["token"].pos.tolist()[3:8] == [3, 4, 4, 4, 5]
     none = _builder(pieces, kg, max_entities=0)(CHAIRS)
-    plain = RelationGraphBuilder.for_pieces(pieces, max_distance=D, keep_text=True)(CHAIRS)
+    plain = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_distance=D), keep_text=True)(CHAIRS)
     assert none["token"].text == plain["token"].text and not none["token"].branch.any()
 
 
@@ -146,7 +147,7 @@ def test_an_entity_gets_its_head_word_only(pieces, kg, inject):
 def test_trunk_is_the_graph_without_knowledge(pieces, kg):
     """Every sample sentence, English and Chinese (nested, overlapping, tail before head): the
     trunk of the tree is the plain graph's token sequence, with its entities and starts."""
-    plain = RelationGraphBuilder.for_pieces(pieces, max_distance=D, keep_text=True)
+    plain = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_distance=D), keep_text=True)
     for folder, name in (("relation", "train.txt"), ("relation", "test.txt"), ("relation_zh", "train.tsv")):
         examples = read_relation_file(_sample(folder, name), "auto")
         trees = _builder(pieces, kg, inject="all").graphs([e.sentence for e in examples])
@@ -232,6 +233,6 @@ def test_core_parts_refuse_bad_parts(pieces, kg):
     with pytest.raises(ValueError, match="a tag part needs its tag"):
         core.build_parts([[Part("", tag=True)]])
     reference = TreeCore(kg, CharTokenizer({t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]",
-                                                                        "[MASK]"])}), mode="reference")
+                                                                        "[MASK]"])}), TreeOptions(mode="reference"))
     with pytest.raises(ValueError, match="build_parts needs mode='default'"):
         reference.build_parts([[Part("故宫")]])

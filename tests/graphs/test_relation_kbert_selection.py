@@ -12,8 +12,8 @@ from tiny_bert import tiny_bert_folder
 from graphmatch.graphs.branch_selection import BranchSelection
 from graphmatch.graphs.relation import WordPieces
 from graphmatch.graphs.relation_kbert import RelationTreeBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.knowledge import KnowledgeGraph
-from graphmatch.knowledge.noun_reading import NounReadings
 
 SPO = ("company\ttype\tgroup\ncompany\tis a\tinstitution\nchair\ttype\tartifact\nchair\tis a\tseat\n"
        "far\ttype\tdistance\n")
@@ -47,8 +47,9 @@ def kg(tmp_path_factory) -> KnowledgeGraph:
     return KnowledgeGraph.load(path)
 
 
-def _builder(pieces, kg, **kwargs) -> RelationTreeBuilder:
-    return RelationTreeBuilder(pieces, kg, max_distance=50, predicate=False, keep_text=True, **kwargs)
+def _builder(pieces, kg, selection=None, **options) -> RelationTreeBuilder:
+    return RelationTreeBuilder(pieces, kg, RelationOptions(max_distance=50, predicate=False, **options),
+                               selection=selection, keep_text=True)
 
 
 def test_selection_drops_the_branches_below_the_threshold(pieces, kg):
@@ -82,5 +83,5 @@ def test_selection_keeps_the_best_values_of_each_entity(pieces, kg):
 def test_noun_readings_on_the_matched_words(pieces, kg):
     everywhere = _builder(pieces, kg, inject="all")(FAR)
     assert "distance" in everywhere["value"].text
-    nouns = _builder(pieces, kg, inject="all", noun_readings=NounReadings())(FAR)
+    nouns = _builder(pieces, kg, inject="all", noun_reading=True)(FAR)
     assert nouns["value"].text == ["group", "institution", "artifact", "seat"]  # "far" is no noun

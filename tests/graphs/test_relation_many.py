@@ -7,6 +7,7 @@ import torch
 from graphmatch.errors import InputError
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces, split_input_line
 from graphmatch.graphs.relation_markup import parse_markup
+from graphmatch.graphs.relation_options import RelationOptions
 
 
 def _semeval_sentences(shared_data, n=None):
@@ -27,7 +28,7 @@ def test_word_pieces_many_equal_one_at_a_time(shared_data, minilm):
     """Every SemEval test sentence over MiniLM's word pieces: split_many gives tokenize()'s pieces and
     many() the graphs of one at a time; a sentence the builder refuses is an InputError at its place."""
     pieces = WordPieces.from_pretrained(minilm)
-    builder = RelationGraphBuilder.for_pieces(pieces, keep_text=True, max_length=20)
+    builder = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_length=20), keep_text=True)
     sentences = _semeval_sentences(shared_data)
     texts = [piece for s in sentences for piece, _ in s.pieces()]
     assert pieces.split_many(texts) == [pieces.split(t) for t in texts]

@@ -22,7 +22,7 @@ def test_prefixed_pairs_are_the_checkpoints_own_ids(e5_small, e5_tokenizer, shar
     from transformers import PreTrainedTokenizerFast
 
     hf = PreTrainedTokenizerFast(tokenizer_file=str(e5_small / "tokenizer.json"))
-    builder = SentenceTreeBuilder(None, e5_tokenizer, max_length=256, prefix="query: ")
+    builder = SentenceTreeBuilder(None, e5_tokenizer, TreeOptions(tokenization="sentencepiece", text_prefix="query: "))
     rows = (shared_data / "lcqmc" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:301]
     for row in rows:
         a, b, _ = row.split("\t")
@@ -32,7 +32,8 @@ def test_prefixed_pairs_are_the_checkpoints_own_ids(e5_small, e5_tokenizer, shar
 
 def test_prefix_pieces_are_tags_never_queried(e5_tokenizer):
     kg = KnowledgeGraph([("北京", "是", "首都"), ("ry", "是", "字母")])
-    tree = SentenceTreeBuilder(kg, e5_tokenizer, max_length=64, prefix="query: ", keep_text=True)("北京很好")
+    options = TreeOptions(max_length=64, tokenization="sentencepiece", text_prefix="query: ")
+    tree = SentenceTreeBuilder(kg, e5_tokenizer, options, keep_text=True)("北京很好")
     tok = tree["token"]
     assert tok.text[:4] == ["[CLS]", "▁que", "ry", ":"]
     assert tok.char_index[:4].tolist() == [-1, -1, -1, -1] and tok.pos[:4].tolist() == [0, 1, 2, 3]
@@ -42,21 +43,22 @@ def test_prefix_pieces_are_tags_never_queried(e5_tokenizer):
 def test_prefix_needs_subword_pieces_it_knows():
     vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"北京"])}
     with pytest.raises(ValueError, match="subword tokenizer's pieces"):
-        SentenceTreeBuilder(None, CharTokenizer(vocab), prefix="query: ")
+        SentenceTreeBuilder(None, CharTokenizer(vocab), TreeOptions(tokenization="wordpiece", text_prefix="query: "))
     with pytest.raises(ValueError, match="data.text_prefix is written as a checkpoint's pieces"):
         TreeOptions(tokenization="chars", text_prefix="query: ")
     with pytest.raises(ValueError, match="data.text_prefix"):
         TreeOptions(tokenization="sentencepiece", mode="reference", text_prefix="query: ")
     # caches made without a prefix keep their keys
-    assert "prefix" not in TreeOptions(tokenization="sentencepiece").builder_options()
-    assert TreeOptions(tokenization="sentencepiece", text_prefix="query: ").builder_options()["prefix"] == "query: "
+    assert "prefix" not in TreeOptions(tokenization="sentencepiece").cache_key()
+    assert TreeOptions(tokenization="sentencepiece", text_prefix="query: ").cache_key()["prefix"] == "query: "
 
 
 def test_unknown_prefix_pieces_are_refused(minilm):
     from graphmatch.text import WordPieceTokenizer
 
     tok = WordPieceTokenizer(minilm / "vocab.txt")
-    assert SentenceTreeBuilder(None, tok, prefix="query:")("a cat")["token"].input_ids.tolist()[:3] == [
+    prefixed = TreeOptions(tokenization="wordpiece", text_prefix="query:")
+    assert SentenceTreeBuilder(None, tok, prefixed)("a cat")["token"].input_ids.tolist()[:3] == [
         tok.cls_id, tok.exact_id("query"), tok.exact_id(":")]
     with pytest.raises(ValueError, match="pieces the vocabulary lacks"):
-        SentenceTreeBuilder(None, tok, prefix="\u4e00\u4e01\U0001f600")
+        SentenceTreeBuilder(None, tok, TreeOptions(tokenization="wordpiece", text_prefix="\u4e00\u4e01\U0001f600"))

@@ -40,13 +40,13 @@ def test_packaged_file_rebuilds_from_wordnet(tmp_path):
 
 
 def test_word_query_keeps_nouns_only(minilm):
-    from graphmatch.graphs.kbert import SentenceTreeBuilder
+    from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions
     from graphmatch.knowledge import KnowledgeGraph
     from graphmatch.text.pretrained import pretrained_tokenizer
 
     kg, tok = KnowledgeGraph.load("wordnet"), pretrained_tokenizer("minilm")
     plain = SentenceTreeBuilder(kg, tok, keep_text=True)
-    fit = SentenceTreeBuilder(kg, tok, keep_text=True, noun_readings=NounReadings())
+    fit = SentenceTreeBuilder(kg, tok, TreeOptions(tokenization="wordpiece", noun_reading=True), keep_text=True)
     cases = {"He was born in the capital of Yugoslavia.": (["born", "capital", "yugoslavia"],
                                                            ["capital", "yugoslavia"]),
              "The die was cast, and they die young.": (["die", "cast", "die", "young"], ["die"]),
@@ -55,7 +55,7 @@ def test_word_query_keeps_nouns_only(minilm):
         assert plain.build([text]).stores["word"]["text"] == before
         assert fit.build([text]).stores["word"]["text"] == after
     with pytest.raises(ValueError, match="English word pieces"):
-        SentenceTreeBuilder(kg, _chars(), noun_readings=NounReadings())
+        SentenceTreeBuilder(kg, _chars(), TreeOptions(tokenization="wordpiece", noun_reading=True))
 
 
 def _chars():

@@ -4,6 +4,7 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.relation import RelationGraphBuilder, parse_relation
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.text.vocab import Vocab
 
 TEXTS = [
@@ -18,7 +19,7 @@ TEXTS = [
 
 def relation_batch(max_distance: int = 5):
     vocab = Vocab.build(parse_relation(t).tokens for t in TEXTS)
-    builder = RelationGraphBuilder(vocab, max_distance=max_distance)
+    builder = RelationGraphBuilder(vocab, RelationOptions(max_distance=max_distance))
     graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
     batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
     return vocab, builder, graphs, batch

@@ -6,7 +6,7 @@ import torch
 from test_kbert import CONFIG, VOCAB, builder, graphs  # noqa: F401 - fixtures
 from torch_geometric.data import Batch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions, dense_inputs
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.kbert import KBert
 from graphmatch.models.renamed_keys import upgrade_state_dict
@@ -38,7 +38,7 @@ def pairs():
     """Sentence pairs (text b after [SEP]) with branches in both texts."""
     kg = KnowledgeGraph([("北京", "义原", "首都"), ("苹果", "义原", "水果")])
     tok = CharTokenizer({t: i for i, t in enumerate(VOCAB)})
-    b = SentenceTreeBuilder(kg, tok, max_length=32)
+    b = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=32))
     return Batch.from_data_list([b("我爱北京", "苹果很好"), b("天安门", "北京")])
 
 
@@ -46,7 +46,7 @@ def pairs():
 def ner():
     kg = KnowledgeGraph([("北京", "义原", "首都")])
     tok = CharTokenizer({t: i for i, t in enumerate(VOCAB)})
-    b = SentenceTreeBuilder(kg, tok, max_length=32, tag_to_id={"O": 0, "B-LOC": 1, "I-LOC": 2})
+    b = SentenceTreeBuilder(kg, tok, TreeOptions(max_length=32), labels=list({"O": 0, "B-LOC": 1, "I-LOC": 2}))
     return Batch.from_data_list([b("我爱北京", tags=["O", "O", "B-LOC", "I-LOC"]),
                                  b("北京很好", tags=["B-LOC", "I-LOC", "O", "O"])])
 

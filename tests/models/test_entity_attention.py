@@ -13,6 +13,7 @@ from relation_samples import (
 from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.relation import RelationGraphBuilder
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.models.entity_attention import EntityAttentionBiLSTM
 
 
@@ -113,7 +114,7 @@ def _reference(model, g, relu: bool, entity_state: str, anchor: str, d: int):
 )
 def test_outputs_follow_the_formula(relu, entity_state, anchor, init):
     vocab, _, _, _ = relation_batch()
-    builder = RelationGraphBuilder(vocab, max_distance=3, position_anchor=anchor)
+    builder = RelationGraphBuilder(vocab, RelationOptions(max_distance=3, position_anchor=anchor))
     graphs = [builder(t, label=i) for i, t in enumerate(TEXTS)]
     batch = next(iter(DataLoader(graphs, batch_size=len(graphs))))
     model = _model(vocab, builder, self_attention_relu=relu, entity_state=entity_state, init=init).eval()

@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-from graphmatch.graphs.kbert import SentenceTreeBuilder, dense_inputs, second_text
+from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions, dense_inputs, second_text
 from graphmatch.knowledge import KnowledgeGraph
 from graphmatch.models.kbert import KBert
 from graphmatch.nn import HFBertEncoder, MaskTransformerConfig, MaskTransformerEncoder
@@ -18,7 +18,7 @@ CONFIG = MaskTransformerConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden
 def builder():
     kg = KnowledgeGraph([("北京", "义原", "首都"), ("北京", "义原", "城市"), ("苹果", "义原", "水果")])
     tok = CharTokenizer({t: i for i, t in enumerate(VOCAB)})
-    return SentenceTreeBuilder(kg, tok, max_length=32)
+    return SentenceTreeBuilder(kg, tok, TreeOptions(max_length=32))
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ import torch
 from torch_geometric.data import Batch
 
 from graphmatch.graphs.let import LatticePairBuilder, char_pair_edges
+from graphmatch.graphs.let_options import LatticeOptions
 from graphmatch.models.let import LETConfig, LETMatcher, match_loss, match_probability
 from graphmatch.nn.sememe_attention import SememeAttention
 
@@ -28,7 +29,7 @@ def tiny(**kw) -> LETConfig:
 
 @pytest.fixture(scope="module")
 def builder(tokenizer, hownet_lexicon):
-    return LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+    return LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"))
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from graphmatch.graphs.relation import RelationGraphBuilder, WordPieces
+from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.models.relation_transformer import RelationTransformer, pack_pairs
 
 TEXTS = [
@@ -20,7 +21,7 @@ def graphs(tmp_path_factory):
 
     folder = tiny_bert_folder(tmp_path_factory.mktemp("bert"), TEXTS)
     pieces = WordPieces.from_pretrained(folder)
-    builder = RelationGraphBuilder.for_pieces(pieces, max_distance=5)
+    builder = RelationGraphBuilder.for_pieces(pieces, RelationOptions(max_distance=5))
     return folder, [builder(t, label=i % 3) for i, t in enumerate(TEXTS)]
 
 
@@ -111,8 +112,8 @@ def _trees(folder, tmp_path_factory, **kwargs):
 
     spo = tmp_path_factory.mktemp("kg") / "tiny.spo"
     spo.write_text(SPO, encoding="utf-8")
-    builder = RelationTreeBuilder(WordPieces.from_pretrained(folder), KnowledgeGraph.load(spo), max_distance=5,
-                                  **kwargs)
+    builder = RelationTreeBuilder(WordPieces.from_pretrained(folder), KnowledgeGraph.load(spo),
+                                  RelationOptions(max_distance=5, **kwargs))
     return builder.graphs(TEXTS, [i % 3 for i in range(len(TEXTS))])
 
 

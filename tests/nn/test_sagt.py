@@ -87,9 +87,10 @@ def test_sagt_without_senses_keeps_words():
 
 def test_sagt_batched_equals_separate(tokenizer, hownet_lexicon):
     from graphmatch.graphs.let import LatticePairBuilder
+    from graphmatch.graphs.let_options import LatticeOptions
 
     torch.manual_seed(2)
-    builder = LatticePairBuilder(tokenizer, hownet_lexicon, segmenters="jieba")
+    builder = LatticePairBuilder(tokenizer, hownet_lexicon, LatticeOptions(segmenters="jieba"))
     graphs = [builder("苹果手机怎么样", "这个手机好用吗"), builder("今天天气", "明天会下雨吗")]
     sagt = SaGT(16, num_layers=2, heads=2).eval()
 

@@ -8,7 +8,7 @@ r"""K-BERT sentence trees (`"K-BERT: Enabling Language Representation with Knowl
 :mod:`.finders`           K-Query: one :class:`WordFinder` per way of finding words (:func:`word_finder`)
 :mod:`.layout`            step 1: inputs written out and laid end to end
 :mod:`.rules`             the cut, soft-position and visibility rules, written once: both builders call them
-:mod:`.options`           :class:`TreeOptions`, the builder's settings as one object (datasets take it)
+:mod:`.options`           :class:`TreeOptions`, the builder's settings as one object (builders and datasets take it)
 :mod:`.core`              :class:`TreeCore`, the vectorised build of any number of inputs (steps 1-6)
 :mod:`.one`               :class:`OneTree`, one input in plain Python (``predict``, ``show``, ``inspect``)
 :mod:`.corpus`            :class:`TreeCorpusBuilder`, a whole corpus into ``InMemoryDataset`` storage

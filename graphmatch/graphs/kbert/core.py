@@ -81,14 +81,13 @@ each node and edge type per input: one graph for a single input, the
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 
 from graphmatch.graphs.branch_selection import BranchSelection
-from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_MAX_WORDS, KBERT_SEGMENTER
 from graphmatch.graphs.kbert import rules
 from graphmatch.graphs.kbert.finders import (
     WordFinder,
@@ -97,6 +96,7 @@ from graphmatch.graphs.kbert.finders import (
 from graphmatch.graphs.kbert.folding import STOP_WORDS, _CodeTable, _fold_char
 from graphmatch.graphs.kbert.knowledge_text import KNOWLEDGE_AS, text_trees
 from graphmatch.graphs.kbert.layout import _ordinals, _template, _trunk_text, _written
+from graphmatch.graphs.kbert.options import TreeOptions, old_tree_keywords
 from graphmatch.graphs.kbert.records import (
     _ALL,
     _HEAD,
@@ -133,71 +133,57 @@ class TreeCore:
 
     Args:
         kg (KnowledgeGraph, optional): the knowledge graph; ``None`` gives plain BERT input.
-        tokenizer (CharTokenizer or WordPieceTokenizer): the character vocabulary, or the
-            word pieces of an English checkpoint (word-piece mode).
-        max_length (int, optional): the tree is built in full, then cut to this many tokens.
-            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_LENGTH`)
-        max_entities (int, optional): values injected per word, the first ones in file order.
-            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_ENTITIES`)
-        predicate (bool, optional): a value is predicate + object glued (K-BERT's classification
-            input); :obj:`False` gives the object alone (its NER input). (default: :obj:`True`)
-        mode (str, optional): ``"default"`` or ``"reference"`` (the official knowledge layer,
-            quirks included; see ``docs/kbert_reference.md``). (default: :obj:`"default"`)
-        query (str, optional): K-Query by a greedy longest-match ``"trie"`` scan over the KG
-            subjects, or by the ``"words"`` of :obj:`segmenter`; word-piece mode queries the
-            tokenizer's words (``"words"``, the only choice). (default: ``"trie"`` for
-            characters, ``"words"`` for word pieces)
-        segmenter (str, optional): segmenter name for ``query="words"`` over characters.
-            (default: :data:`~graphmatch.graphs.defaults.KBERT_SEGMENTER`)
-        add_cls (bool, optional): start with ``[CLS]`` (the NER reference has none).
-            (default: :obj:`True`)
-        tag_to_id (Mapping[str, int], optional): NER tag ids, needed to pass ``tags``.
+        tokenizer (CharTokenizer, WordPieceTokenizer or SentencePieceTokenizer): the character
+            vocabulary, or the pieces of a checkpoint (the tree's tokenization is the tokenizer's).
+        options (TreeOptions, optional): every setting of the tree
+            (:class:`~graphmatch.graphs.kbert.TreeOptions`: ``max_length``, ``max_entities``, the
+            ``kind``'s ``[CLS]`` and predicate rule, ``mode``, ``query``, ``segmenter``,
+            ``stop_words``, ``max_words``, ``hang_after``, ``noun_reading``, ``text_prefix``,
+            ``knowledge_as``). (default: ``TreeOptions()``)
+        labels (Sequence[str], optional): the NER tags, in id order; needed to pass ``tags``.
         keep_text (bool, optional): also give the ``text`` of every node (for inspection).
             (default: :obj:`False`)
-        stop_words (Collection[str], optional): word-piece mode: lower-case words that are never
-            a match alone, nor start or end one standing apart. (default: :data:`STOP_WORDS`)
-        max_words (int, optional): word-piece mode: the longest match, in words.
-            (default: :data:`~graphmatch.graphs.defaults.KBERT_MAX_WORDS`)
-        hang_after (Collection[str], optional): tags of :meth:`build_parts` that a branch hangs
-            after when they follow its span's last token (a closing entity marker): the branch
-            skips them, its soft positions still continue from the span's end. (default: none)
-        noun_readings (NounReadings, optional): word-piece mode: a single word matches only
-            where it reads as a noun (:class:`~graphmatch.knowledge.noun_reading.NounReadings`:
-            WordNet's nouns). (default: :obj:`None`)
         selection (BranchSelection, optional): knowledge that fits the sentence: every value of
             a matched word is a candidate, scored against its input's texts; a word keeps its
             ``max_entities`` best (:mod:`~graphmatch.graphs.branch_selection`). Default mode only.
             (default: :obj:`None`, K-BERT's first ``max_entities`` in file order)
-        prefix (str, optional): a text written before each text of an input as the tokenizer's
-            pieces of it, read as tags (never queried, no label): an encoder's instruction such as
-            multilingual-e5's ``"query: "``. Subword tokenizers in the default mode only; every
-            piece must be in the vocabulary. (default: :obj:`None`)
-        knowledge_as (str, optional): ``"tree"`` hangs the branches on their words (K-BERT);
-            ``"text"`` writes the same branches after the input as plain text
-            (:mod:`~graphmatch.graphs.kbert.knowledge_text`; :meth:`build` only). (default: ``"tree"``)
+
+    The builder's keywords of old (``max_length=``, ``add_cls=``, ``tag_to_id=``, ...) still work
+    for one release, with a ``DeprecationWarning`` (:func:`old_tree_keywords`).
+
+    What the options mean here: the tree is built in full, then cut to ``max_length`` tokens; a
+    word gets its first ``max_entities`` values in file order; a value is predicate + object
+    glued (K-BERT's classification input) or the object alone (its NER input, which has no
+    ``[CLS]``); ``mode="reference"`` reproduces the official knowledge layer, quirks included
+    (``docs/kbert_reference.md``); K-Query by a greedy longest-match ``"trie"`` scan over the KG
+    subjects, or by the ``"words"`` of the segmenter (word pieces query the tokenizer's words).
+    Word pieces only: ``stop_words`` are never a match alone, nor start or end one standing apart,
+    a match is at most ``max_words`` words, and with ``noun_reading`` a single word matches only
+    where it reads as a noun (:class:`~graphmatch.knowledge.noun_reading.NounReadings`). A
+    ``hang_after`` tag of :meth:`build_parts` that follows a span's last token is skipped by its
+    branch (whose soft positions still continue from the span's end). ``text_prefix`` is written
+    before each text as the tokenizer's pieces, read as tags (subword tokenizers in the default mode;
+    every piece must be in the vocabulary). ``knowledge_as="text"`` writes the branches after the
+    input as plain text (:mod:`~graphmatch.graphs.kbert.knowledge_text`; :meth:`build` only).
     """
 
     def __init__(
         self,
         kg: KnowledgeGraph | None,
         tokenizer: CharTokenizer | WordPieceTokenizer | SentencePieceTokenizer,
-        max_length: int = KBERT_MAX_LENGTH,
-        max_entities: int = KBERT_MAX_ENTITIES,
-        predicate: bool = True,
-        mode: str = "default",
-        query: str | None = None,
-        segmenter: str = KBERT_SEGMENTER,
-        add_cls: bool = True,
-        tag_to_id: Mapping[str, int] | None = None,
+        options: TreeOptions | None = None,
+        *,
+        labels: Sequence[str] | None = None,
         keep_text: bool = False,
-        stop_words: Collection[str] | None = None,
-        max_words: int = KBERT_MAX_WORDS,
-        hang_after: Collection[str] = (),
-        noun_readings: NounReadings | None = None,
         selection: BranchSelection | None = None,
-        prefix: str | None = None,
-        knowledge_as: str = "tree",
+        **old: Any,
     ):
+        options, labels = old_tree_keywords(type(self).__name__, tokenizer, options, labels, old)
+        #: every setting of the tree, as given
+        self.options = options
+        mode, query, max_length, max_entities = options.mode, options.query, options.max_length, options.max_entities
+        prefix, knowledge_as, max_words = options.text_prefix, options.knowledge_as, options.max_words
+        add_cls = options.add_cls
         finder = word_finder(tokenizer, mode, query)
         if knowledge_as not in KNOWLEDGE_AS:
             raise ValueError(f"knowledge_as must be one of {', '.join(KNOWLEDGE_AS)}, got {knowledge_as!r}")
@@ -207,7 +193,7 @@ class TreeCore:
             raise ValueError(f"max_entities must be >= 0, got {max_entities}")
         if max_words < 1:
             raise ValueError(f"max_words must be at least 1, got {max_words}")
-        if noun_readings is not None and not finder.nouns:
+        if options.noun_reading and not finder.nouns:
             raise ValueError("noun_readings applies to English word pieces (a WordPieceTokenizer)")
         if selection is not None and not finder.selection:
             raise ValueError("a branch selection needs mode='default' (the reference injects K-BERT's first values)")
@@ -215,19 +201,19 @@ class TreeCore:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.max_entities = max_entities
-        self.predicate = predicate
+        self.predicate = options.uses_predicate
         self.mode = finder.mode
         self.query = finder.query
-        self.segmenter = segmenter
+        self.segmenter = options.segmenter
         self.add_cls = add_cls
-        self.tag_to_id = dict(tag_to_id) if tag_to_id is not None else None
+        self.tag_to_id = {tag: i for i, tag in enumerate(labels)} if labels is not None else None
         self.keep_text = keep_text
-        self.stop_words = frozenset(STOP_WORDS if stop_words is None else stop_words)
+        self.stop_words = frozenset(STOP_WORDS if options.stop_words is None else options.stop_words)
         self.max_words = max_words
-        self.hang_after = frozenset(hang_after)
+        self.hang_after = frozenset(options.hang_after)
         self.inject = kg is not None and max_entities > 0
         self.selection = selection
-        self.noun_readings = noun_readings
+        self.noun_readings = NounReadings() if options.noun_reading else None
         self.prefix = prefix
         self.knowledge_as = knowledge_as
         self._value_limit = None if selection is not None else max_entities  # candidates per subject

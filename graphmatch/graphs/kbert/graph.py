@@ -74,15 +74,15 @@ from graphmatch.utils.ragged import batch_vector, group_pairs
 class SentenceTreeBuilder(TreeCore):
     r"""Builds the K-BERT sentence tree of a text (or a text pair) as a :class:`HeteroData`.
 
-    Takes the arguments of :class:`~graphmatch.graphs.kbert.TreeCore`: ``kg``,
-    ``tokenizer``, ``max_length`` (:data:`~graphmatch.graphs.defaults.KBERT_MAX_LENGTH`),
-    ``max_entities``, ``predicate`` (:obj:`True`), ``mode`` (``"default"`` or ``"reference"``),
-    ``query`` (``"trie"`` or ``"words"``),
-    ``segmenter``, ``add_cls`` (:obj:`True`), ``tag_to_id``, ``keep_text``
-    (store ``text`` lists on every node type, for inspection), and for word pieces
-    ``stop_words`` and ``max_words``. ``tokenizer`` is a
-    :class:`~graphmatch.text.CharTokenizer` (Chinese characters) or a
-    :class:`~graphmatch.text.WordPieceTokenizer` (English word pieces: K-Query over its words).
+    Takes the arguments of :class:`~graphmatch.graphs.kbert.TreeCore`:
+    ``SentenceTreeBuilder(kg, tokenizer, options=TreeOptions(...), *, labels=None, keep_text=False,
+    selection=None)``, every setting of the tree in the
+    :class:`~graphmatch.graphs.kbert.TreeOptions` (``max_length``, ``max_entities``, ``kind``,
+    ``mode``, ``query``, ...), NER's tag ``labels`` in id order, ``keep_text`` (store ``text``
+    lists on every node type, for inspection). ``tokenizer`` is a
+    :class:`~graphmatch.text.CharTokenizer` (Chinese characters), a
+    :class:`~graphmatch.text.WordPieceTokenizer` (English word pieces: K-Query over its words)
+    or a :class:`~graphmatch.text.SentencePieceTokenizer`.
     """
 
     def __repr__(self) -> str:

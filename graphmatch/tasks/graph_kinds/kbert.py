@@ -79,7 +79,7 @@ def kbert_rows(
                                              ("segmenter", segmenter)) if value is not None}
     options = TreeOptions.for_tokenizer(tokenizer, mode=mode, query=query, predicate=predicate, **given)
     # the array core of SentenceTreeBuilder: the same trees, without importing torch
-    builder = TreeCore(graph, tokenizer, keep_text=True, **options.core_arguments())
+    builder = TreeCore(graph, tokenizer, options, keep_text=True)
     seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
@@ -141,8 +141,7 @@ def kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, 
     tokenizer = show_tokenizer(args.vocab, args.data_dir, texts + kg_texts(kg), args.pretrained)
     selection = _selection(getattr(args, "select", None), args.pretrained)
     options = TreeOptions.for_tokenizer(tokenizer, **length)
-    data = SentenceTreeBuilder(kg, tokenizer, keep_text=True, selection=selection,
-                               **options.core_arguments())(text, text_b)
+    data = SentenceTreeBuilder(kg, tokenizer, options, keep_text=True, selection=selection)(text, text_b)
     if selection is not None:
         for d in selection.dropped:
             print(f"graphmatch show: dropped {d.word} → {d.value} (cosine {d.score:.3f})", file=sys.stderr)

@@ -53,8 +53,7 @@ def let_rows(
              if value is not None}
     options = LatticeOptions(senses=senses, **given)
     # the array core of LatticePairBuilder: the same graph, without importing torch
-    builder = LatticePairCore(tokenizer, load_lexicon(data_dir) if senses else None, keep_text=True,
-                              **options.builder_arguments())
+    builder = LatticePairCore(tokenizer, load_lexicon(data_dir) if senses else None, options, keep_text=True)
     seen = 0
     for lineno, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
@@ -136,7 +135,7 @@ def let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, di
     options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses,
                              encoder_tokens=tokenization or "chars", **length)
     pieces = piece_tokenizer_of(pretrained, "--tokenization") if options.encoder_tokens == "pieces" else None
-    builder = LatticePairBuilder(tokenizer, lexicon, keep_text=True, pieces=pieces, **options.builder_arguments())
+    builder = LatticePairBuilder(tokenizer, lexicon, options, keep_text=True, pieces=pieces)
     data = builder(text, text_b)
     closures = [et for et in LET_CLOSURES if et in data.edge_types]
     drawn = None if args.closures else [et for et in data.edge_types if et not in closures]

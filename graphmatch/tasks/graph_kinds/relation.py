@@ -69,15 +69,16 @@ def relation_rows(
     options = RelationOptions(tokenization=tokenization, max_distance=max_distance or RelationOptions.max_distance,
                               max_length=RelationOptions.max_length if max_length is None else max_length,
                               markers=markers)
-    max_distance, common = options.max_distance, options.geometry(keep_text=True)
+    max_distance = options.max_distance
     if pretrained:
-        builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), **common)
+        builder = RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(pretrained), options, keep_text=True)
         sentences = [(n, sid, s) for n, sid, s in parsed]
     else:
         split = splitter(options.tokenization)
         sentences = [(n, sid, tokenize_marked(s, split, f"line {n}")) for n, sid, s in parsed]
-        mark = with_markers if common["markers"] else (lambda sent: sent)
-        builder = RelationGraphBuilder(Vocab.build(mark(s).tokens for _, _, s in sentences), split=split, **common)
+        mark = with_markers if options.markers else (lambda sent: sent)
+        builder = RelationGraphBuilder(Vocab.build(mark(s).tokens for _, _, s in sentences), options, keep_text=True,
+                                       split=split)
     for n, sid, sent in sentences:
         yield relation_graph_dict(builder(sent, where=f"line {n}"), line=n, sid=sid, max_distance=max_distance)
 
@@ -139,7 +140,7 @@ def relation_graph(text: str, text_b: str | None, tokenization: str | None, leng
     options = RelationOptions.of(length, tokenization=tokenization)
     split = splitter(options.tokenization)
     sentence = tokenize_marked(marked, split)
-    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), split=split, **options.geometry(keep_text=True))
+    builder = RelationGraphBuilder(Vocab.build([sentence.tokens]), options, keep_text=True, split=split)
     return builder(sentence)
 
 
