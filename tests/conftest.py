@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from doc_shim import lock_file
+from pretrained_slice import slice_layers
 from tool_guard import require_tool
+from wheel_install import build_wheel, install_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("GRAPHMATCH_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -34,6 +37,22 @@ def shared_data() -> Path:
 def samples() -> Path:
     """The project's own small sample set (``datasets/samples``)."""
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """The checkout's wheel and a fresh venv outside it with the wheel installed: ``(wheel, venv,
+    site-packages)``, made once per test run by the first xdist worker that asks (a wheel and a
+    venv cost seconds each); tests only read them."""
+    root = _run_folder(tmp_path_factory) / "installed-wheel"
+    root.mkdir(exist_ok=True)
+    with lock_file(root / "install.lock"):
+        if not (root / "site").is_file():
+            for folder in ("dist", "venv"):
+                shutil.rmtree(root / folder, ignore_errors=True)
+            site = install_wheel(build_wheel(root / "dist"), root / "venv")
+            (root / "site").write_text(str(site))
+    return next((root / "dist").glob("graphmatch-*.whl")), root / "venv", Path((root / "site").read_text())
 
 
 @pytest.fixture(scope="session")
@@ -100,6 +119,24 @@ def e5_small() -> Path:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the e5-small tests: {err}")
         pytest.skip(str(err))
+
+
+def _run_folder(tmp_path_factory) -> Path:
+    """The test run's temporary folder, one for all xdist workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def e5_two_layers(e5_small, tmp_path_factory) -> Path:
+    """e5-small's first 2 of 12 layers with its tokenizer, 250,002-row table and config
+    (``tests/pretrained_slice.py``): end-to-end tests of the e5 plumbing (its SentencePiece pieces,
+    markers added to its table, a run over it) at a fraction of its cost. Made once per test run,
+    by the first xdist worker that asks."""
+    root = _run_folder(tmp_path_factory)
+    with lock_file(root / "e5-two-layers.lock"):
+        folder = root / "e5-two-layers"
+        return folder if folder.is_dir() else slice_layers(e5_small, folder, 2)
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from doc_shim import children_cpu, lock_file
-from wheel_install import REPO, build_wheel, install_wheel, outside_env
+from wheel_install import REPO, outside_env
 
 from graphmatch.io.datafiles import CACHE_DIR
 
@@ -114,17 +114,16 @@ def test_markers_have_reasons_and_blocks(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+def installed(tmp_path_factory, shared_data, installed_wheel) -> tuple[Path, dict[str, str]]:
     """The session's folder outside the checkout (one for all xdist workers) and the
-    environment of a user with the wheel; the wheel and its venv are made by the first worker."""
+    environment of a user with the wheel (the run's :func:`installed_wheel`)."""
     base = tmp_path_factory.getbasetemp()
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "doc-commands"
     root.mkdir(exist_ok=True)
-    venv, shim = root / "venv", root / "shim"
+    _, venv, _ = installed_wheel
+    shim = root / "shim"
     with lock_file(root / "install.lock"):
         if not (root / "installed").is_file():
-            shutil.rmtree(root / "wheel", ignore_errors=True)
-            install_wheel(build_wheel(root / "wheel"), venv)
             shim.mkdir(exist_ok=True)
             (shim / "graphmatch").write_text(f"#!/bin/sh\nexec {venv}/bin/python {REPO}/tests/doc_shim.py "
                                              f'{venv}/bin/graphmatch "$@"\n')
@@ -137,14 +136,15 @@ def installed(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def commands(installed) -> Iterator[tuple[Path, dict[str, str]]]:
+def commands(installed, installed_wheel) -> Iterator[tuple[Path, dict[str, str]]]:
     """:func:`installed` with this worker's fork server (``tests/doc_forkserver.py``) running
     the documented ``graphmatch`` commands."""
     root, env = installed
+    python = installed_wheel[1] / "bin" / "python"
     socket = root / f"forkserver-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.sock"
     socket.unlink(missing_ok=True)
     with open(root / f"{socket.stem}.log", "w") as log:
-        server = subprocess.Popen([f"{root}/venv/bin/python", str(REPO / "tests" / "doc_forkserver.py"), str(socket)],
+        server = subprocess.Popen([python, str(REPO / "tests" / "doc_forkserver.py"), str(socket)],
                                   cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
                                   text=True)
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import tomllib
 from tool_guard import require_tool
-from wheel_install import REPO, build_wheel
+from wheel_install import REPO
 
 #: extra → its requirements, as pyproject.toml declares them
 EXTRAS: dict[str, list[str]] = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))[
@@ -59,8 +59,8 @@ def test_pyproject_declares_no_extra_that_needs_a_build_step():
 
 
 @pytest.mark.slow
-def test_every_extra_installs_from_a_clean_cache(tmp_path):
-    wheel = build_wheel(tmp_path / "wheel")
+def test_every_extra_installs_from_a_clean_cache(tmp_path, installed_wheel):
+    wheel = installed_wheel[0]
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     report = tmp_path / "report.json"

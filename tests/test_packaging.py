@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from wheel_install import build_wheel, install_wheel, outside_env
+from wheel_install import outside_env
 
 REPO = Path(__file__).resolve().parents[1]
 #: checkout folder → the package its files are installed as
@@ -52,16 +52,14 @@ def test_the_package_data_inside_the_code_folders_is_listed():
             assert any(f.match(pattern) for pattern in data.get(owner, [])), f"{f} is not package data"
 
 @pytest.mark.slow
-def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
-    wheel = build_wheel(tmp_path / "wheel")
+def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path, installed_wheel):
+    wheel, venv, site = installed_wheel
     names = zipfile.ZipFile(wheel).namelist()
     assert "graphmatch/recipes/kbert/chnsenticorp_hownet_quick.yaml" in names and "graphmatch/datafiles.json" in names
     assert "graphmatch/samples/sentiment/train.tsv" in names and "graphmatch/samples/kg/sample.spo" in names
     assert {f"graphmatch/knowledge/data/{f}" for f in ("wordnet.spo.gz", "noun.exc", "WORDNET_LICENSE.txt")} \
         <= set(names)
 
-    venv = tmp_path / "venv"
-    site = install_wheel(wheel, venv)
     python = venv / "bin" / "python"
 
     work = tmp_path / "elsewhere"
@@ -92,10 +90,10 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert (work / "zh" / "COMPLETE").is_file()
 
 
-def test_the_wheel_carries_its_license_type_hints_version_and_urls(tmp_path):
+def test_the_wheel_carries_its_license_type_hints_version_and_urls(installed_wheel):
     import graphmatch
 
-    wheel = build_wheel(tmp_path / "wheel")
+    wheel = installed_wheel[0]
     names = set(zipfile.ZipFile(wheel).namelist())
     info = f"graphmatch-{graphmatch.__version__}.dist-info"
     assert wheel.name.startswith(f"graphmatch-{graphmatch.__version__}-")  # one version, written once

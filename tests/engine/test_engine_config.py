@@ -235,9 +235,13 @@ def test_graphmatch_shorten_cuts_a_new_run_to_a_moment(monkeypatch) -> None:
     monkeypatch.setenv("GRAPHMATCH_SHORTEN", "1")
     with pytest.warns(UserWarning, match="GRAPHMATCH_SHORTEN is set"):
         short = resolve("kbert/chnsenticorp_hownet_quick", ["train.val_every_steps=300"])
-    batch = short["train"]["batch_size"]
+    assert full["train"]["batch_size"] == 32 and short["train"]["batch_size"] == 16
     assert short["train"]["epochs"] == 1 and short["train"]["val_every_steps"] is None
-    assert short["data"]["limit"] == {"train": 2 * batch, "dev": 32, "test": 32} != full["data"]["limit"]
+    assert short["data"]["limit"] == {"train": 32, "dev": 8, "test": 8} != full["data"]["limit"]
+    monkeypatch.setenv("GRAPHMATCH_SHORTEN", "1")
+    with pytest.warns(UserWarning, match="GRAPHMATCH_SHORTEN is set"):  # a smaller batch is kept
+        small = resolve("kbert/chnsenticorp_hownet_quick", ["train.batch_size=3"])
+    assert small["train"]["batch_size"] == 3 and small["data"]["limit"]["train"] == 6
     assert resolve(full, stored=True) == full  # a run's own configuration is never cut again
     with pytest.warns(UserWarning):
         assert run_folder.plan("kbert/chnsenticorp_hownet_quick", [], None, 5, None).seeds == 2

@@ -50,14 +50,17 @@ def test_characters_are_e5_pieces(e5_small, e5_spm, shared_data, tmp_path):
     assert pair_segments(e5_small) is False  # e5's pair template: type 0 for both texts
 
 
-def test_let_e5_trains_from_the_command(e5_small, shared_data, samples, tmp_path, capsys):
+def test_let_e5_trains_from_the_command(e5_two_layers, shared_data, samples, tmp_path, capsys):
+    """On e5-small's first two layers (``e5_two_layers``: its pieces, table and loading)."""
     from graphmatch.cli.main import main
 
+    e5_small = e5_two_layers
     run = tmp_path / "run"
-    args = ["train", "let/lcqmc_e5", "--set", *_pairs(samples, shared_data, tmp_path), "--out", str(run)]
+    args = ["train", "let/lcqmc_e5", "--set", *_pairs(samples, shared_data, tmp_path, f"model.pretrained={e5_small}"),
+            "--out", str(run)]
     assert main(args) == 0
     err = capsys.readouterr().err
-    assert f"pretrained: loaded 197 tensors from {e5_small / 'model.safetensors'}" in err  # strictly
+    assert f"pretrained: loaded {5 + 2 * 16} tensors from {e5_small / 'model.safetensors'}" in err  # strictly
     assert "pretrained: pooler.dense.* (2 tensors) not in the checkpoint; initialised fresh" in err
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["steps"] == 2 and metrics["samples"] == {"train": 12, "dev": 8, "test": 8}
@@ -145,11 +148,12 @@ def test_e5_reads_its_own_pieces(e5_spm, shared_data, tmp_path):
                                                         torch.ones(1, 1, n, dtype=torch.bool))[0], atol=1e-3)
 
 
-def test_pieces_train_from_the_command_and_reload(e5_spm, shared_data, samples, tmp_path):
+def test_pieces_train_from_the_command_and_reload(e5_spm, e5_two_layers, shared_data, samples, tmp_path):
     from graphmatch.cli.main import main
 
     run = tmp_path / "run"
-    args = ["train", "let/lcqmc_e5_pieces", "--set", *_pairs(samples, shared_data, tmp_path), "--out", str(run)]
+    args = ["train", "let/lcqmc_e5_pieces", "--set",
+            *_pairs(samples, shared_data, tmp_path, f"model.pretrained={e5_two_layers}"), "--out", str(run)]
     assert main(args) == 0
     task, model = load(run)
     assert task.data.encoder_tokens == "pieces"

@@ -87,16 +87,17 @@ def test_a_bert_checkpoint_keeps_its_unused_slots(tmp_path):
 
 
 @pytest.mark.parametrize("recipe", ["semeval_minilm_entity_attention", "semeval_minilm_entity_start"])
-def test_relation_transformer_trains_on_e5(e5_small, tmp_path, recipe, capsys):
+def test_relation_transformer_trains_on_e5(e5_two_layers, tmp_path, recipe, capsys):
+    """On e5-small's first two layers (``e5_two_layers``: its pieces, table and loading)."""
     run = tmp_path / "run"
-    args = ["train", f"relation/{recipe}", "--out", str(run), "--set", "model.pretrained=e5-small",
+    args = ["train", f"relation/{recipe}", "--out", str(run), "--set", f"model.pretrained={e5_two_layers}",
             f"data.cache_dir={tmp_path / 'cache'}", f"data.train_file={SAMPLE / 'train.txt'}",
             f"data.test_file={SAMPLE / 'test.txt'}", "data.dev_size=8", "data.limit.train=12", "data.limit.dev=8",
             "data.limit.test=8", "train.max_steps=2", "train.batch_size=4", "train.eval_batch_size=8",
             "train.threads=1", "train.progress=false"]
     assert cli(args) == 0
     err = capsys.readouterr().err
-    assert f"pretrained: loaded 197 tensors from {e5_small / 'model.safetensors'}" in err
+    assert f"pretrained: loaded {5 + 2 * 16} tensors from {e5_two_layers / 'model.safetensors'}" in err
     assert "pretrained: 4 embedding rows added for the entity markers <e1> </e1> <e2> </e2>" in err
     assert json.loads((run / "metrics.json").read_text())["steps"] == 2
     task, model = load(run)  # the run's stored encoder folder gives the same tokenizer, markers added
@@ -109,10 +110,10 @@ def test_relation_transformer_trains_on_e5(e5_small, tmp_path, recipe, capsys):
     assert capsys.readouterr().out.splitlines()[1].split("\t")[0] in task.label_names()
 
 
-def test_chinese_relation_sample_on_e5(e5_small, tmp_path, capsys):
+def test_chinese_relation_sample_on_e5(e5_two_layers, tmp_path, capsys):
     run = tmp_path / "run"
     args = ["train", "relation/semeval_minilm_entity_attention", "--out", str(run), "--set",
-            "model.pretrained=e5-small", f"data.cache_dir={tmp_path / 'cache'}",
+            f"model.pretrained={e5_two_layers}", f"data.cache_dir={tmp_path / 'cache'}",
             *(f"data.{s}_file={ZH / f'{s}.tsv'}" for s in ("train", "dev", "test")), "data.limit.train=8",
             "data.limit.dev=4", "data.limit.test=4", "train.max_steps=1", "train.batch_size=4",
             "train.threads=1", "train.progress=false"]

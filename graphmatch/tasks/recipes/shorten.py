@@ -1,10 +1,10 @@
 """``GRAPHMATCH_SHORTEN=1``: every recipe resolved for a new run trains for a moment.
 
 Meant for testing commands (``tests/test_doc_commands.py`` runs every command of the docs with
-it): one epoch over at most :data:`TRAIN_BATCHES` training batches, at most :data:`EVAL_SAMPLES`
-dev and test samples (for tasks that declare ``data.limit``), dev evaluated at the end of the
-epoch, and at most :data:`MAX_SEEDS` seeds. The shortened values are what the run folder's
-``config.yaml`` records, so a shortened run is never mistaken for a full one.
+it): one epoch over at most :data:`TRAIN_BATCHES` training batches of at most :data:`BATCH_SIZE`,
+at most :data:`EVAL_SAMPLES` dev and test samples (for tasks that declare ``data.limit``), dev
+evaluated at the end of the epoch, and at most :data:`MAX_SEEDS` seeds. The shortened values are
+what the run folder's ``config.yaml`` records, so a shortened run is never mistaken for a full one.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 ENV = "GRAPHMATCH_SHORTEN"
 TRAIN_BATCHES = 2
-EVAL_SAMPLES = 32
+BATCH_SIZE = 16
+EVAL_SAMPLES = 8
 MAX_SEEDS = 2
 
 
@@ -37,11 +38,12 @@ def shorten(config: dict[str, Any]) -> dict[str, Any]:
     train.update(epochs=1, max_steps=None, val_every_steps=None, patience=None)
     limits = config["data"].get("limit")
     if isinstance(limits, dict):
+        train["batch_size"] = min(train["batch_size"], BATCH_SIZE)
         limits["train"] = _at_most(limits.get("train"), TRAIN_BATCHES * train["batch_size"])
         for split in ("dev", "test"):
             limits[split] = _at_most(limits.get(split), EVAL_SAMPLES)
-    warnings.warn(f"{ENV} is set: 1 epoch of at most {TRAIN_BATCHES} batches, {EVAL_SAMPLES} dev and test samples, "
-                  f"{MAX_SEEDS} seeds (for testing commands, not for results)", stacklevel=2)
+    warnings.warn(f"{ENV} is set: 1 epoch of at most {TRAIN_BATCHES} batches of {BATCH_SIZE}, {EVAL_SAMPLES} dev and "
+                  f"test samples, {MAX_SEEDS} seeds (for testing commands, not for results)", stacklevel=2)
     return config
 
 
