@@ -161,3 +161,13 @@ def test_an_old_run_folder_listing_every_key_loads_and_predicts(tmp_path, capsys
     wrong = "model.pack=false" if variant is BiLSTMModel else "model.word_vectors=x.txt"
     assert cli(["evaluate", str(run), "--set", wrong]) == 2  # --set on a run is strict
     assert f"unknown recipe key '{wrong.split('=')[0]}'" in capsys.readouterr().err
+
+
+def test_every_bilstm_name_has_a_model_and_no_other():
+    import typing
+
+    from graphmatch.tasks.relation.bilstm import MODELS
+    from graphmatch.tasks.relation_keys import BiLSTMModel
+
+    names = typing.get_args(typing.get_type_hints(BiLSTMModel)["name"])
+    assert sorted(MODELS) == sorted(names)

@@ -24,6 +24,23 @@ from graphmatch.text.vocab import Vocab, load_word_vectors
 _NO_L2 = ("embedding.", "position.")
 
 
+def _att_blstm(task: BiLSTMRelationTask, common: dict[str, Any]) -> torch.nn.Module:
+    return AttBLSTM(AttBLSTMConfig(**common))
+
+
+def _entity_attention(task: BiLSTMRelationTask, common: dict[str, Any]) -> torch.nn.Module:
+    m = task.model
+    return EntityAttentionBiLSTM(EntityAttentionConfig(
+        **common, num_positions=2 * task.data.max_distance + 1, position_dim=m.position_dim,
+        heads=m.heads, latent_types=m.latent_types, attention_size=m.attention_size,
+        self_attention_relu=m.self_attention_relu, entity_state=m.entity_state,
+    ))
+
+
+#: ``model.name`` -> the model of that BiLSTM variant, from the keys every BiLSTM shares (``common``)
+MODELS = {"att_blstm": _att_blstm, "entity_attention": _entity_attention}
+
+
 @variant(BiLSTMModel)
 class BiLSTMRelationTask(RelationTask):
     """Relation classification with a BiLSTM over the training split's vocabulary."""
@@ -80,13 +97,7 @@ class BiLSTMRelationTask(RelationTask):
             hidden_size=m.hidden_size, emb_dropout=m.emb_dropout, rnn_dropout=m.rnn_dropout,
             dropout=m.dropout, rnn_dropout_on=m.rnn_dropout_on, init=m.init,
         )
-        if m.name == "att_blstm":
-            return AttBLSTM(AttBLSTMConfig(**common))
-        return EntityAttentionBiLSTM(EntityAttentionConfig(
-            **common, num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim,
-            heads=m.heads, latent_types=m.latent_types, attention_size=m.attention_size,
-            self_attention_relu=m.self_attention_relu, entity_state=m.entity_state,
-        ))
+        return MODELS[m.name](self, common)
 
     def l2_parameters(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
         """Every parameter but the word and position embedding tables, or all of them with
