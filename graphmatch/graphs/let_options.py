@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmatch.graphs.defaults import LET_MAX_LENGTH
-from graphmatch.utils.deprecated import old_keywords
+from graphmatch.utils.deprecated import old_keywords, options_given
 
 #: LET's segmenters, whose words together form the lattice
 ALL_SEGMENTERS = ("jieba", "thulac", "pkuseg")
@@ -60,12 +60,9 @@ def old_lattice_keywords(where: str, options: LatticeOptions | None, old: dict[s
     """The options of a lattice builder ``where`` called with the keywords it took before it took
     :class:`LatticeOptions` (``segmenters=``, ``max_length=``, ``senses=``), with one ``DeprecationWarning``
     (:func:`~graphmatch.utils.deprecated.old_keywords`); without them ``options`` (``None``: the defaults)."""
-    if options is not None and not isinstance(options, LatticeOptions):
-        raise TypeError(f"{where}() takes its settings in one LatticeOptions, not {options!r}")
-    if not old:
-        return options if options is not None else LatticeOptions()
-    if options is not None:
-        raise TypeError(f"{where}() takes the lattice's settings in options= only, not also as {', '.join(old)}=")
+    found = options_given(where, LatticeOptions, options, old)
+    if found is not None:
+        return found
     return old_keywords(where, LatticeOptions(), old, stacklevel=5)  # the builder's caller
 
 

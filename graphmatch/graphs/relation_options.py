@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmatch.graphs.defaults import RELATION_MAX_DISTANCE, RELATION_MAX_LENGTH
-from graphmatch.utils.deprecated import old_keywords
+from graphmatch.utils.deprecated import old_keywords, options_given
 
 #: ``max_length``'s value that leaves the length to the training sentences
 AUTO = "auto"
@@ -69,12 +69,9 @@ def old_relation_keywords(where: str, options: RelationOptions | None, old: dict
     :class:`RelationOptions` (``max_distance=``, ``max_length=``, ``markers=``, ``position_anchor=``,
     ``inject=``, ``max_entities=``, ``predicate=``, ``noun_readings=``), with one ``DeprecationWarning``
     (:func:`~graphmatch.utils.deprecated.old_keywords`); without them ``options`` (``None``: the defaults)."""
-    if options is not None and not isinstance(options, RelationOptions):
-        raise TypeError(f"{where}() takes its settings in one RelationOptions, not {options!r}")
-    if not old:
-        return options if options is not None else RelationOptions()
-    if options is not None:
-        raise TypeError(f"{where}() takes the graph's settings in options= only, not also as {', '.join(old)}=")
+    found = options_given(where, RelationOptions, options, old)
+    if found is not None:
+        return found
     given = dict(old)
     if "noun_readings" in given:
         given["noun_reading"] = given.pop("noun_readings") is not None

@@ -43,6 +43,17 @@ def reexport(old: str, new: Sequence[str], namespace: dict[str, Any]) -> tuple[C
     return __getattr__, sorted({n for module in modules for n in getattr(module, "__all__", ())})
 
 
+def options_given(where: str, cls: type, options: Any, old: Mapping[str, Any]) -> Any:
+    """The settings of ``where``, which takes them in one ``cls`` now: ``options`` (``None``: ``cls()``),
+    or ``None`` when it was called with the old loose keywords ``old`` instead (for the caller to
+    translate, :func:`old_keywords`). Other options, or options and keywords both, are a ``TypeError``."""
+    if options is not None and not isinstance(options, cls):
+        raise TypeError(f"{where}() takes its settings in one {cls.__name__}, not {options!r}")
+    if old and options is not None:
+        raise TypeError(f"{where}() takes its settings in options= only, not also as {', '.join(old)}=")
+    return None if old else (options if options is not None else cls())
+
+
 def old_keywords(where: str, options: Any, given: dict[str, Any], instead: str = "options=",
                  names: Sequence[str] | None = None, stacklevel: int = 3) -> Any:
     """``options`` with the loose keywords ``given`` of an old call of ``where`` (a class or

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmatch.graphs.defaults import KBERT_MAX_ENTITIES, KBERT_MAX_LENGTH, KBERT_MAX_WORDS, KBERT_SEGMENTER
-from graphmatch.utils.deprecated import old_keywords, renamed_method
+from graphmatch.utils.deprecated import old_keywords, options_given, renamed_method
 
 #: the kinds of K-BERT data, and the tokens a tree is made of
 KINDS = ("classification", "pair", "ner")
@@ -157,12 +157,9 @@ def old_tree_keywords(where: str, tokenizer: Any, options: TreeOptions | None, l
     :class:`TreeOptions` (``max_length=``, ``prefix=``, ``add_cls=``, ``tag_to_id=``, ``noun_readings=``, ...),
     with one ``DeprecationWarning`` (:func:`~graphmatch.utils.deprecated.old_keywords`); without them
     ``options`` (``None``: the defaults) and ``labels`` as given."""
-    if options is not None and not isinstance(options, TreeOptions):
-        raise TypeError(f"{where}() takes its settings in one TreeOptions, not {options!r}")
-    if not old:
-        return options if options is not None else TreeOptions(), labels
-    if options is not None:
-        raise TypeError(f"{where}() takes the tree's settings in options= only, not also as {', '.join(old)}=")
+    found = options_given(where, TreeOptions, options, old)
+    if found is not None:
+        return found, labels
     given = dict(old)
     for name, new in (("prefix", "text_prefix"), ("noun_readings", "noun_reading")):
         if name in given:
