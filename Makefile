@@ -56,7 +56,7 @@ demo: setup
 	$(BIN)/graphmatch demo --out demo_out
 
 test: setup $(VENV)/.english $(VENV)/.multilingual
-	$(BIN)/python -m pytest -q -rs -n 2 --durations=15
+	$(BIN)/python -m pytest -q -rs -n 2 --dist worksteal --durations=15
 	$(BIN)/ruff check .
 
 lint: setup
