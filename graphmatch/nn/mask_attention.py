@@ -48,6 +48,13 @@ def dense_to_edge_index(visible: Tensor) -> Tensor:
     return torch.stack([offset + j, offset + i])
 
 
+def pad_rows(x: Tensor, rows: tuple[Tensor, int, int]) -> Tensor:
+    """The real tokens' rows ``x`` (``[N, F]``) at their places ``rows = (index, B, L)`` of a
+    ``[B, L, F]`` tensor, zero elsewhere (the padding)."""
+    index, B, L = rows
+    return x.new_zeros(B * L, x.size(-1)).index_copy(0, index, x).view(B, L, -1)
+
+
 class MaskSelfAttention(MessagePassing):
     r"""Multi-head scaled dot-product self-attention in which token :math:`i` attends only to
     the tokens :math:`\mathcal{V}(i)` it can see, from `"K-BERT: Enabling Language
@@ -180,8 +187,7 @@ class MaskSelfAttention(MessagePassing):
         if rows is None:
             q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         else:  # the real tokens' projections, scattered into [B, L] with zero padding
-            qkv = torch.cat([self.query(x), self.key(x), self.value(x)], -1)
-            qkv = qkv.new_zeros(B * L, 3 * F_).index_copy(0, rows[0], qkv).view(B, L, 3 * F_)
+            qkv = pad_rows(torch.cat([self.query(x), self.key(x), self.value(x)], -1), rows)
             q, k, v = (self._heads(t) for t in qkv.split(F_, -1))
         p = self.attention_dropout if self.training else 0.0
         if return_attention_weights:

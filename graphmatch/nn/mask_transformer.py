@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from graphmatch.nn.branch_marking import BranchMarking
-from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask
+from graphmatch.nn.mask_attention import MaskSelfAttention, additive_attention_mask, pad_rows
 from graphmatch.nn.pretrained import (
     BERT_MISSING_OK,
     BERT_UNUSED_OK,
@@ -309,7 +309,7 @@ class MaskTransformerEncoder(nn.Module):
                 x, w = x
                 weights.append(w)
         if rows is not None:  # padding rows are zero
-            x = x.new_zeros(rows[1] * rows[2], x.size(-1)).index_copy(0, rows[0], x).view(rows[1], rows[2], -1)
+            x = pad_rows(x, rows)
         return (x, weights) if return_attention_weights else x
 
     def pool(self, vec: Tensor) -> Tensor:
