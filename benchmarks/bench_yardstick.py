@@ -104,7 +104,8 @@ class Arm:
             self.model.encoder.save_pretrained_hf(folder)
             self.plain = PlainClassifier(Path(folder), len(self.task.label_names()))
         self.kbert_opt = build_optimizer(setup.module.param_groups(), self.recipe.optim)
-        self.plain_opt = torch.optim.AdamW(self.plain.parameters(), lr=self.recipe.optim.lr)
+        self.plain_opt = torch.optim.AdamW(self.plain.parameters(), lr=self.recipe.optim.lr,
+                                           fused=self.recipe.optim.fused)  # as K-BERT's
         dev, _ = read_split("dev", None, root)
         test, _ = read_split("test", None, root)
         self.lines = (dev + test)[:lines]

@@ -50,7 +50,8 @@ def command(impl: str, model: str, seed: int, run_dir: Path, args: argparse.Name
                "--seed", str(seed), "--threads", str(args.threads), "--out", str(run_dir)]
         return cmd + (["--data-dir", args.data_dir] if args.data_dir else [])
     sets = [f"train.epochs={args.epochs}", "train.patience=null", f"train.seed={seed}", f"train.threads={args.threads}",
-            "train.progress=false", "train.precision=32-true",  # the table's precision, on any CPU
+            "train.progress=false", "train.precision=32-true",  # the table's precision, on any CPU,
+            "optim.fused=false",  # and its optimiser (the loop over tensors)
             f"data.cache_dir={args.out / 'cache'}"]
     if args.data_dir:
         sets.append(f"data.root={args.data_dir}")

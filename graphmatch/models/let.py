@@ -105,6 +105,8 @@ class LETConfig:
     freeze_word_embeddings: bool = False
     #: the character encoder skips the padding (:attr:`MaskTransformerConfig.unpadded`)
     unpadded: bool = False
+    #: its attention product in fp32 under autocast (:attr:`MaskTransformerConfig.attention_fp32`)
+    attention_fp32: bool = False
     #: size of the sememe vocabulary (:func:`graphmatch.graphs.let.sememe_vocabulary`: 1,984 sememes
     #: with a SAT vector + 208 more of the HowNet files = 2,192)
     num_sememes: int = 2192
@@ -125,13 +127,13 @@ class LETConfig:
             source = self.bert_path
             return MaskTransformerConfig.from_pretrained(
                 source if isinstance(source, Pretrained) else resolve_pretrained(str(source), "bert_path"),
-                unpadded=self.unpadded)
+                unpadded=self.unpadded, attention_fp32=self.attention_fp32)
         return MaskTransformerConfig(
             vocab_size=self.vocab_size, hidden_size=self.encoder_hidden,
             num_hidden_layers=self.encoder_layers, num_attention_heads=self.encoder_heads,
             intermediate_size=self.encoder_ffn, hidden_dropout_prob=self.dropout,
             attention_probs_dropout_prob=0.0, max_position_embeddings=self.max_positions,
-            attention_mode="dense", unpadded=self.unpadded,
+            attention_mode="dense", unpadded=self.unpadded, attention_fp32=self.attention_fp32,
         )
 
 

@@ -81,6 +81,9 @@ class MaskTransformerConfig:
     #: rows), scattered into ``[B, L, ·]`` for the attention alone: the same function, fewer rows
     #: (:meth:`MaskTransformerEncoder.forward` with ``token_mask``; dense attention only)
     unpadded: bool = False
+    #: under bf16 / fp16 autocast the attention product takes Q, K, V in fp32
+    #: (:class:`~graphmatch.nn.mask_attention.MaskSelfAttention`'s ``attention_fp32``)
+    attention_fp32: bool = False
 
     def __post_init__(self) -> None:
         if self.hidden_act not in ACTIVATIONS:
@@ -108,7 +111,7 @@ class MaskTransformerConfig:
             raise ValueError(f"transformers' BertModel has no {self.layer_norm!r} LayerNorm (layer_norm "
                              f"{self.layer_norm!r}); use the mask-transformer encoder")
         values = dataclasses.asdict(self)
-        for key in ("attention_mode", "sparse_threshold", "layer_norm", "unpadded"):
+        for key in ("attention_mode", "sparse_threshold", "layer_norm", "unpadded", "attention_fp32"):
             values.pop(key)
         if not values["position_offset"]:  # BERT's convention, the config says nothing
             values.pop("position_offset")
@@ -201,7 +204,8 @@ class MaskTransformerLayer(nn.Module):
         self.attention = MaskSelfAttention(h, config.num_attention_heads,
                                            attention_dropout=config.attention_probs_dropout_prob,
                                            mode=config.attention_mode,
-                                           sparse_threshold=config.sparse_threshold)
+                                           sparse_threshold=config.sparse_threshold,
+                                           attention_fp32=config.attention_fp32)
         norm = LAYER_NORMS[config.layer_norm]
         self.attention_norm = norm(h, eps=config.layer_norm_eps)
         self.intermediate = nn.Linear(h, config.intermediate_size)

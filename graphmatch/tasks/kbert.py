@@ -394,7 +394,8 @@ class KBertTask(KBertKeys, Task):
 
         m = self.model
         overrides = dict(hidden_dropout_prob=m.dropout, attention_probs_dropout_prob=m.attention_dropout,
-                         attention_mode=m.attention_mode, sparse_threshold=m.sparse_threshold, unpadded=m.unpadded)
+                         attention_mode=m.attention_mode, sparse_threshold=m.sparse_threshold, unpadded=m.unpadded,
+                         attention_fp32=m.attention_fp32)
         if m.layer_norm != "auto":
             overrides["layer_norm"] = m.layer_norm
         if self.pretrained is not None:  # UER: its LayerNorm (layer_norm="uer") comes with the config

@@ -85,6 +85,8 @@ class KBertModel(TaskModel):
                                   interval="[0, 1]")
     unpadded: bool = key(True, "the linear layers, LayerNorms and dropout skip the padding: run on the real "
                                "tokens only, scattered for the attention product (ours only)")
+    attention_fp32: bool = key(True, "under bf16 autocast the attention product takes Q, K, V in fp32 (on the "
+                                     "CPU torch's bf16 attention backward is slower than fp32's; ours only)")
     attn_implementation: Literal["sdpa", "eager"] = key("sdpa", "HF attention implementation (hf only)")
     layer_norm: Literal["auto", "bert", "uer"] = key("auto", "the encoder's LayerNorm: auto = uer for an official "
                                                              "K-BERT/UER checkpoint, else bert (ours only)")

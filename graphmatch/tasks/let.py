@@ -38,7 +38,8 @@ SPLITS = ("train", "dev", "test")
 #: model keys that are LETConfig fields of the same name
 _MODEL_KEYS = ("encoder", "encoder_hidden", "encoder_layers", "encoder_heads", "encoder_ffn",
                "hidden", "sagt_layers", "sagt_heads", "heads", "perspectives", "dropout", "update", "objective",
-               "sememe_attention", "sememe_scope", "sagt_mlp", "cls", "freeze_word_embeddings", "unpadded")
+               "sememe_attention", "sememe_scope", "sagt_mlp", "cls", "freeze_word_embeddings", "unpadded",
+               "attention_fp32")
 
 
 @register

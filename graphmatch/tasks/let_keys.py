@@ -93,6 +93,8 @@ class LETModel(TaskModel):
     freeze_word_embeddings: bool = key(False, "keep the encoder's word-embedding table as loaded (not trained)")
     unpadded: bool = key(True, "the character encoder's linear layers, LayerNorms and dropout skip the padding: "
                                "run on the real pieces only, scattered for the attention product")
+    attention_fp32: bool = key(True, "under bf16 autocast the character encoder's attention product takes Q, K, "
+                                     "V in fp32 (on the CPU torch's bf16 attention backward is slower than fp32's)")
 
 
 @register_keys

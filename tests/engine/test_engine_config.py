@@ -264,3 +264,29 @@ def test_a_stored_task_imports_no_module_and_the_command_line_does(tmp_path: Pat
     with pytest.raises(KeyError, match="unknown task 'plug'"):  # the command line's task is imported
         resolve(saved, ["task=plugmod:plug"], stored=True)
     assert marker.exists()
+
+
+@pytest.mark.parametrize("name", ["adamw", "adam", "sgd"])
+def test_fused_optimiser_makes_the_loops_update(name: str) -> None:
+    """``optim.fused`` (the default) runs torch's fused kernel; off, torch's loop over tensors. Both
+    make the same update to rounding, and only the loop is what the documented tables were made with."""
+    config = resolve(TOY, ["optim.weight_decay=0.1", "optim.momentum=0.9"] if name == "sgd" else
+                     ["optim.weight_decay=0.1"])
+    params = {}
+    for fused in (True, False):
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(7, 5)
+        groups = [{"params": list(layer.parameters()), "lr": 0.01, "weight_decay": 0.1}]
+        optimizer = build_optimizer(groups, {**config["optim"], "optimizer": name, "fused": fused})
+        assert bool(optimizer.defaults.get("fused")) is fused
+        for _ in range(3):
+            optimizer.zero_grad()
+            layer(torch.randn(4, 7)).square().sum().backward()
+            optimizer.step()
+        params[fused] = [p.detach().clone() for p in layer.parameters()]
+    torch.manual_seed(0)
+    before = list(torch.nn.Linear(7, 5).parameters())
+    for a, b, p0 in zip(params[True], params[False], before, strict=True):
+        assert not torch.equal(a, p0)  # it trained
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert resolve(TOY)["optim"]["fused"] is True

@@ -115,6 +115,33 @@ def test_trainer_options() -> None:
     assert torch.get_num_threads() >= 1
 
 
+class GradNorms(pl.Callback):
+    """The global gradient norm after each optimiser step (the gradients it stepped with) and
+    whether the optimiser was fused."""
+
+    def __init__(self) -> None:
+        self.norms: list[float] = []
+        self.fused: set[bool] = set()
+
+    def on_train_batch_end(self, trainer: pl.Trainer, module: pl.LightningModule, *args) -> None:
+        grads = [p.grad.norm() for p in module.parameters() if p.grad is not None]
+        self.norms.append(float(torch.stack(grads).norm()))
+        self.fused.add(bool(trainer.optimizers[0].defaults.get("fused")))
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_clip_bounds_the_gradient_norm_in_bf16(tmp_path: Path, fused: bool) -> None:
+    """``optim.clip`` under bf16-mixed, with the fused optimiser (which Lightning's own clipping
+    refuses under mixed precision) and without."""
+    clip = 1e-3
+    sets = ["train.precision=bf16-mixed", f"optim.fused={str(fused).lower()}", "train.epochs=1"]
+    free, clipped = GradNorms(), GradNorms()
+    train(TOY_QUICK, sets, tmp_path / "free", callbacks=[free])
+    train(TOY_QUICK, [*sets, f"optim.clip={clip}"], tmp_path / "clipped", callbacks=[clipped])
+    assert free.fused == clipped.fused == {fused}
+    assert min(free.norms) > 10 * clip and max(clipped.norms) <= clip * (1 + 1e-4)
+
+
 @pytest.mark.parametrize(
     "every",
     [

@@ -70,3 +70,44 @@ def test_losses_are_fp32_with_fp32_class_weights():
     assert loss.item() == exact.item()  # the weights were not rounded to bf16
     loss.backward()
     assert logits.grad is not None and logits.grad.dtype == torch.bfloat16
+
+
+def test_attention_fp32_runs_the_product_in_fp32_under_bf16(monkeypatch):
+    """``attention_fp32``: the projections stay bf16, SDPA runs on fp32 Q, K, V and mask; a hidden token
+    still gets no attention, and both results are fp32's to bf16's rounding."""
+    import graphmatch.nn.mask_attention as module
+
+    seen = []
+    sdpa = F.scaled_dot_product_attention
+
+    def recording(q, k, v, attn_mask=None, dropout_p=0.0):
+        seen.append((q.dtype, k.dtype, v.dtype, attn_mask.dtype, torch.is_autocast_enabled("cpu")))
+        return sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+
+    monkeypatch.setattr(module.F, "scaled_dot_product_attention", recording)
+    torch.manual_seed(0)
+    x, vis = torch.randn(B, L, H, requires_grad=True), _chain()
+    for fp32 in (False, True):
+        attn = MaskSelfAttention(H, heads=4, mode="dense", attention_fp32=fp32)
+        torch.manual_seed(1)
+        attn.reset_parameters()
+        exact = attn(x, vis)
+        with bf16():
+            out = attn(x, vis)
+            far = x.detach().clone()
+            far[:, 5:] = 100 * torch.randn(B, L - 5, H)
+            assert torch.equal(out[:, :4], attn(far, vis)[:, :4])  # hidden tokens: no attention
+        # outside autocast too, which would cast fp32 inputs back to bf16 inside the kernel
+        assert seen[-1] == ((*(torch.float32,) * 4, False) if fp32 else (*(torch.bfloat16,) * 4, True))
+        out.float().sum().backward()
+        assert attn.query.weight.grad is not None and attn.query.weight.grad.dtype == torch.float32
+        assert (out.float() - exact).abs().max() < 0.02
+
+
+def test_the_encoder_config_reaches_every_attention_layer():
+    config = MaskTransformerConfig(vocab_size=60, hidden_size=H, num_hidden_layers=2, num_attention_heads=4,
+                                   intermediate_size=48, max_position_embeddings=32, attention_fp32=True)
+    assert all(layer.attention.attention_fp32 for layer in MaskTransformerEncoder(config).layers)
+    assert not MaskTransformerEncoder(MaskTransformerConfig(vocab_size=60, hidden_size=H, num_hidden_layers=1,
+                                                            num_attention_heads=4)).layers[0].attention.attention_fp32
+    assert "attention_fp32" not in config.to_hf().to_dict()

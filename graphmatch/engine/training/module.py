@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import lightning.pytorch as pl
@@ -104,10 +105,21 @@ class TaskModule(pl.LightningModule):
 
     def configure_optimizers(self) -> dict[str, Any]:
         optim = self.recipe.optim
+        if optim.fused and getattr(self.trainer.precision_plugin, "scaler", None) is not None:
+            optim = replace(optim, fused=False)  # fp16's gradient scaler: clipping needs the unscaled gradients
         groups = self.param_groups()
         optimizer = build_optimizer(groups, optim)
         scheduler = build_scheduler(optimizer, self.total_steps(), optim)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def configure_gradient_clipping(self, optimizer: torch.optim.Optimizer, gradient_clip_val: float | None = None,
+                                    gradient_clip_algorithm: str | None = None) -> None:
+        """``optim.clip``: the global gradient norm of the optimiser's parameters clipped to it, as
+        Lightning clips it, without Lightning's refusal of a fused optimiser under mixed precision,
+        which is there for fp16's gradient scaler (bf16 and fp32 have none; with one, the optimiser
+        is not fused: :meth:`configure_optimizers`)."""
+        if gradient_clip_val:
+            torch.nn.utils.clip_grad_norm_(self.trainer.precision_plugin.main_params(optimizer), gradient_clip_val)
 
     def total_steps(self) -> int:
         """Optimiser steps of the whole run (what the schedule spans).
