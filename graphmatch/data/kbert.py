@@ -45,7 +45,7 @@ from graphmatch.io.datafiles import locate, resolve_path
 from graphmatch.io.text_files import iter_lines
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.text.pretrained import tokenization_of, tokenizer_for
-from graphmatch.utils.deprecated import old_keywords
+from graphmatch.utils.deprecated import old_keywords, options_given
 
 #: bump when what this module stores beside the builder's graphs (tags, num_chars, labels) changes
 FORMAT_VERSION = 1
@@ -164,9 +164,8 @@ class KBertDataset(CachedDataset):
         self._given, self._builder = builder is not None, builder
         if options is None:
             options = self._old_options(old)
-        elif old:
-            raise TypeError(f"{type(self).__name__}() takes the tree's settings in options= only, not also as "
-                            f"{', '.join(old)}=")
+        else:  # a TypeError for other options, or options and old keywords both
+            options_given(type(self).__name__, TreeOptions, options, old)
         if options.kind != self.kind:
             raise ValueError(f"tree options of {options.kind} data for a {self.kind} dataset")
         #: what the trees are built with

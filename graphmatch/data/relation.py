@@ -53,7 +53,7 @@ from graphmatch.graphs.relation_options import RelationOptions
 from graphmatch.io.atomic import write_atomically
 from graphmatch.knowledge import KnowledgeGraph, resolve_kg
 from graphmatch.text.vocab import Vocab
-from graphmatch.utils.deprecated import old_keywords
+from graphmatch.utils.deprecated import old_keywords, options_given
 
 SPLITS = ("train", "dev", "test")
 #: what a dataset does with a line the models cannot represent (:class:`UnrepresentableExample`)
@@ -143,10 +143,8 @@ class RelationDataset(CachedDataset):
         force_reload: bool = False,
         **old: Any,
     ):
-        if options is not None and old:
-            raise TypeError(f"{type(self).__name__}() takes the graphs' settings in options= only, not also as "
-                            f"{', '.join(old)}=")
-        options = old_keywords(type(self).__name__, options or RelationOptions(), old)
+        options = (options_given(type(self).__name__, RelationOptions, options, old)
+                   or old_keywords(type(self).__name__, RelationOptions(), old))
         tokenization, position_anchor = options.tokenization, options.position_anchor
         max_length, inject = options.max_length, options.inject
         if split not in SPLITS:
