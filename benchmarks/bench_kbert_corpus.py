@@ -36,8 +36,12 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
     ``graphmatch`` this process imports."""
     import torch
 
-    from graphmatch.graphs.kbert import SentenceTreeBuilder, TreeOptions
+    from graphmatch.graphs.kbert import SentenceTreeBuilder
 
+    try:  # builders that take options, or an older checkout's, which take keywords
+        from graphmatch.graphs.kbert import TreeOptions
+    except ImportError:
+        TreeOptions = None
     try:  # the package (graphmatch.graphs.kbert.corpus), or an older checkout's module
         from graphmatch.graphs.kbert.corpus import TreeCorpusBuilder
     except ImportError:
@@ -54,10 +58,8 @@ def measure(data_dir: Path, n: int, rounds: int) -> dict[str, dict[str, object]]
         rows = [line.split("\t") for line in lines[1:n + 1]]
         texts = [[row[head.index(c)] for row in rows] for c in columns]
         for mode in MODES:
-            try:  # builders that take options, or an older checkout's that take keywords
-                builder = SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=length, mode=mode))
-            except TypeError:
-                builder = SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode)
+            builder = (SentenceTreeBuilder(kg, tokenizer, TreeOptions(max_length=length, mode=mode)) if TreeOptions
+                       else SentenceTreeBuilder(kg, tokenizer, max_length=length, mode=mode))
             corpus = TreeCorpusBuilder(builder)
             data, _ = corpus(*texts)  # first use: tries, memoised lookups
             digest = hashlib.sha256()

@@ -83,6 +83,20 @@ class Strings(Sequence[str]):
             raise IndexError(i)
         return self.codes[self.ptr[i]:self.ptr[i + 1]].tobytes().decode("utf-32-le", "surrogatepass")
 
+    def take(self, ids: Sequence[int]) -> list[str]:
+        """``[self[i] for i in ids]`` (ids in range, not negative), decoded at once: one gather of
+        their code points, one bytes object, one ``str`` cut into the strings."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not ids.size:
+            return []
+        starts, lengths = self.ptr[ids], self.ptr[ids + 1] - self.ptr[ids]
+        bounds = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        index = np.arange(int(bounds[-1])) + np.repeat(starts - bounds[:-1], lengths)
+        text = self.codes[index].tobytes().decode("utf-32-le", "surrogatepass")
+        ends = bounds.tolist()
+        return [text[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
     def __iter__(self) -> Iterator[str]:
         step = 65536  # decode in blocks: one bytes object and one str per block
         for lo in range(0, len(self), step):
@@ -99,3 +113,8 @@ class Strings(Sequence[str]):
         return isinstance(other, Sequence) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def take(strings: Sequence[str], ids: Sequence[int]) -> list[str]:
+    """``[strings[i] for i in ids]``; :meth:`Strings.take` when they are arrays."""
+    return strings.take(ids) if isinstance(strings, Strings) else [strings[i] for i in ids]

@@ -11,7 +11,7 @@ import pytest
 
 from graphmatch.cli.main import main
 from graphmatch.knowledge import KnowledgeGraph, kg_store
-from graphmatch.knowledge.strings import Strings, first_of, prefix_levels
+from graphmatch.knowledge.strings import Strings, first_of, prefix_levels, take
 from graphmatch.knowledge.trie import CACHE_MIN_WORDS
 from graphmatch.text.segmenters import Span
 
@@ -50,6 +50,9 @@ def test_strings_and_their_ids() -> None:
     ids, first = first_of(node)
     assert ids.tolist() == [0, 1, 2, 3, 0, 4, 1] and first.tolist() == [0, 1, 2, 3, 5]
     assert level_ptr.tolist() == [0, 1, 3, 5, 6, 7] and len(keys) == 6  # 北 𠀀 | 北京 𠀀x | ..., one node each
+    ids = [2, 1, 5, 5, 0, 6, 3]  # any order, repeats, empty strings, a character beyond the BMP
+    assert strings.take(ids) == [words[i] for i in ids] and strings.take([]) == []
+    assert take(strings, ids) == take(words, ids) == [words[i] for i in ids]
 
 
 def test_a_read_graph_is_the_graph_built_in_memory(tmp_path: Path) -> None:

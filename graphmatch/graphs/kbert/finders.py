@@ -20,6 +20,7 @@ from graphmatch.graphs.kbert.records import (
 )
 from graphmatch.graphs.piece_query import LemmaMemo, word_runs
 from graphmatch.knowledge import Lemmatizer
+from graphmatch.knowledge.strings import take
 from graphmatch.text import Pieces, SentencePieceTokenizer, WordPieceTokenizer, get_segmenter
 from graphmatch.utils.ragged_np import ptr
 
@@ -100,7 +101,7 @@ def _trie_matches(core: TreeCore, layout: _Layout) -> _Spans:
     length[layout.char_kind == _TAG] = 0
     start = length.nonzero()[0]
     taken = start[_greedy(start, start + length[start])]
-    return _Spans(taken, taken + length[taken], [trie.words[w] for w in word[taken].tolist()])
+    return _Spans(taken, taken + length[taken], take(trie.words, word[taken].tolist()))
 
 
 class CharTrie(WordFinder):

@@ -241,7 +241,7 @@ class OneTree:
             w_src += range(first + shift, end + shift)
             w_dst += [w] * (end - first)
             spans += (span_lo, span_lo + span_len)
-            p, s, t = end - 1, seg[end - 1], 0
+            first_position, s, t = branch_position(end - 1, 0), seg[end - 1], 0  # every sibling starts there
             for length in value_lengths:
                 if not kept(len(tok_ids), limit):  # a value stays while its first token does
                     break
@@ -250,7 +250,7 @@ class OneTree:
                 e_src += range(len(tok_ids), len(tok_ids) + length)
                 e_dst += [n_values] * length
                 tok_ids += value_ids[t:t + length]
-                pos += range(branch_position(p, 0), branch_position(p, length))
+                pos += range(first_position, first_position + length)
                 tok_seg += [s] * length
                 index += [-1] * length
                 branch += [1] * length
