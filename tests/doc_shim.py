@@ -68,12 +68,12 @@ def _one_e5(args: list[str]):
 
 def _graphmatch(real: str, args: list[str]) -> int:
     """The installed ``graphmatch ARGS``: a child of the test worker's fork server
-    (``tests/doc_forkserver.py``, at ``$GRAPHMATCH_DOC_TEST_FORKSERVER``), else a fresh process."""
+    (``tests/forkserver.py``, at ``$GRAPHMATCH_DOC_TEST_FORKSERVER``), else a fresh process."""
     server = os.environ.get("GRAPHMATCH_DOC_TEST_FORKSERVER")
     if server:
-        import doc_forkserver
+        import forkserver
 
-        code, cpu = doc_forkserver.run(server, args)
+        code, cpu = forkserver.run(server, args)
         FORKED_CPU.append(cpu)
         return code
     return subprocess.run([real, *args]).returncode

@@ -8,9 +8,10 @@ session whichever doc names it first, and placeholders name the run just made
 first (:data:`INPUTS`). The wheel and venv are made once per session, for all xdist workers, and
 the cache is the suite's own ``$GRAPHMATCH_CACHE``, reused as a user's is. Each ``graphmatch``
 command is a process of its own, forked from a server in the wheel's venv that has imported
-torch, PyG and Lightning once (``tests/doc_forkserver.py``); graphmatch itself is imported from
-the wheel afresh by every command; ``python`` blocks run in a fresh interpreter. A block that cannot
-run here is marked in the Markdown right before it, visibly, with its reason:
+torch, PyG and Lightning once (``tests/forkserver.py``); graphmatch itself is imported from
+the wheel afresh by every command; ``python`` blocks run as ``python -c`` runs them, forked from
+the same server. A block that cannot run here is marked in the Markdown right before it, visibly,
+with its reason:
 ``<!-- doc-test: skip "needs a GPU" -->``; each skipped block is listed as a warning, and a
 marker without a reason, or with no block after it, fails.
 """
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import forkserver
 import pytest
 from doc_shim import children_cpu, lock_file
 from wheel_install import REPO, outside_env
@@ -137,19 +139,13 @@ def installed(tmp_path_factory, shared_data, installed_wheel) -> tuple[Path, dic
 
 @pytest.fixture(scope="session")
 def commands(installed, installed_wheel) -> Iterator[tuple[Path, dict[str, str]]]:
-    """:func:`installed` with this worker's fork server (``tests/doc_forkserver.py``) running
+    """:func:`installed` with this worker's fork server (``tests/forkserver.py``) running
     the documented ``graphmatch`` commands."""
     root, env = installed
-    python = installed_wheel[1] / "bin" / "python"
-    socket = root / f"forkserver-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.sock"
-    socket.unlink(missing_ok=True)
-    with open(root / f"{socket.stem}.log", "w") as log:
-        server = subprocess.Popen([python, str(REPO / "tests" / "doc_forkserver.py"), str(socket)],
-                                  cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                                  text=True)
+    name = f"forkserver-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    server = forkserver.start(installed_wheel[1] / "bin" / "python", root / f"{name}.sock", env, root / f"{name}.log")
     try:
-        assert server.stdout.readline().strip() == "ready", (root / f"{socket.stem}.log").read_text()
-        yield root, {**env, "GRAPHMATCH_DOC_TEST_FORKSERVER": str(socket)}
+        yield root, {**env, "GRAPHMATCH_DOC_TEST_FORKSERVER": str(root / f"{name}.sock")}
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -159,8 +155,10 @@ def _run(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedP
     code = block.code
     for text, value in PATHS.items():
         code = code.replace(text, value.format(data=env["GRAPHMATCH_DATA"]))
-    command = ["python", "-c", code] if block.language == "python" else ["bash", "-euo", "pipefail", "-c", code]
-    return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+    if block.language == "python":  # python -c CODE, forked from the server
+        return forkserver.forked_run(env["GRAPHMATCH_DOC_TEST_FORKSERVER"], [code], env, work, BLOCK_TIMEOUT, "code")
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=BLOCK_TIMEOUT)
 
 
 @pytest.mark.slow

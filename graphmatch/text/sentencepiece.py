@@ -23,12 +23,15 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
+from graphmatch.pretrained.files import read_tokenizer_json
 from graphmatch.text.tokenizer import SPECIAL_TOKENS, VocabLookup
 from graphmatch.text.wordpiece import Pieces
 from graphmatch.utils.ragged_np import ptr
 from graphmatch.utils.read_once import read_once
 
 _META = "\u2581"
+#: the parts of a ``tokenizer.json`` besides its model and added tokens
+_PARTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 #: the checkpoint's names of BERT's special tokens, looked up in ``special_tokens_map.json``
 _ROLES = {"[PAD]": "pad_token", "[UNK]": "unk_token", "[CLS]": "cls_token", "[SEP]": "sep_token",
           "[MASK]": "mask_token"}
@@ -38,14 +41,9 @@ _DEFAULTS = {"[PAD]": "<pad>", "[UNK]": "<unk>", "[CLS]": "<s>", "[SEP]": "</s>"
 def is_sentencepiece(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ``tokenizer.json`` whose pre-tokenizer is SentencePiece's ``Metaspace``."""
     try:
-        content = Path(path).read_bytes()
-        return bool(read_once("is_sentencepiece", content, lambda: _metaspace(json.loads(content))))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        found = read_tokenizer_json(path).pre_tokenizer or {}
+    except (OSError, ValueError):
         return False
-
-
-def _metaspace(spec) -> bool:
-    found = (spec.get("pre_tokenizer") if isinstance(spec, dict) else None) or {}
     steps = found.get("pretokenizers", [found]) if isinstance(found, dict) else []
     return any(isinstance(s, dict) and s.get("type") == "Metaspace" for s in steps)
 
@@ -100,7 +98,7 @@ class SentencePieceTokenizer(VocabLookup):
             fast = Tokenizer.from_file(str(self.path))
         except Exception as err:  # a file the tokenizers library cannot read: one line naming it
             raise ValueError(f"{self.path}: not a readable tokenizer.json ({str(err).splitlines()[0]})") from None
-        return fast, Tokenizer.from_str(json.dumps(_without_prefix(json.loads(fast.to_str()))))
+        return fast, _continuation_twin(fast)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike) -> SentencePieceTokenizer:
@@ -153,6 +151,29 @@ class SentencePieceTokenizer(VocabLookup):
     def tokenize(self, text: str) -> list[str]:
         """The pieces of ``text``."""
         return self._fast.encode(text, add_special_tokens=False).tokens
+
+
+def _continuation_twin(fast: Tokenizer) -> Tokenizer:
+    """``fast`` with every ``Metaspace`` putting no ``▁`` before the text. The twin shares ``fast``'s
+    model (e5-small's 250,002 pieces, a second or more to serialise and parse again); only the small
+    parts (normaliser, pre-tokeniser, post-processor, decoder) go through their JSON."""
+    parts = {name: getattr(fast, name) for name in _PARTS}
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+            "model": {"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"},
+            **{name: None if part is None else _without_prefix(json.loads(part.__getstate__()))
+               for name, part in parts.items()}}
+    small = Tokenizer.from_str(json.dumps(spec))
+    twin = Tokenizer(fast.model)
+    for name, part in parts.items():
+        if part is not None:
+            setattr(twin, name, getattr(small, name))
+    for _, token in sorted(fast.get_added_tokens_decoder().items()):  # in id order: the same ids
+        (twin.add_special_tokens if token.special else twin.add_tokens)([token])
+    if fast.truncation:
+        twin.enable_truncation(**fast.truncation)
+    if fast.padding:
+        twin.enable_padding(**fast.padding)
+    return twin
 
 
 def _without_prefix(node):

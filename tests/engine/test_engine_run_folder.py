@@ -4,6 +4,7 @@ the evaluation trainer, and the engine's modules importing only each other's pub
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -128,21 +129,42 @@ def test_no_private_names_are_imported_across_modules() -> None:
 
 
 def test_a_checkpoint_that_fails_to_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lightning.pytorch.plugins.io import TorchCheckpointIO
-
+    from graphmatch.engine.training import trainer
     from graphmatch.engine.training.trainer import AtomicCheckpointIO
 
     target = tmp_path / "best.ckpt"
     AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 1}, target)
-    save = TorchCheckpointIO.save_checkpoint
+    save = torch.save
 
-    def half_then_fail(self, checkpoint, path, storage_options=None):  # the disk fills up mid-write
-        Path(path).write_bytes(b"PK\x03\x04 half")
+    def half_then_fail(obj, f, *args, **kwargs):  # the disk fills up mid-write
+        Path(f).write_bytes(b"PK\x03\x04 half")
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(TorchCheckpointIO, "save_checkpoint", half_then_fail)
+    monkeypatch.setattr(trainer.torch, "save", half_then_fail)
     with pytest.raises(OSError, match="No space"):
         AtomicCheckpointIO().save_checkpoint({"state_dict": {}, "n": 2}, target)
     assert [p.name for p in tmp_path.iterdir()] == ["best.ckpt"]  # no temporary file left
-    monkeypatch.setattr(TorchCheckpointIO, "save_checkpoint", save)
+    monkeypatch.setattr(trainer.torch, "save", save)
     assert torch.load(target, weights_only=True)["n"] == 1  # the previous checkpoint, intact
+    with pytest.raises(TypeError, match="storage_options"):
+        AtomicCheckpointIO().save_checkpoint({"n": 3}, target, storage_options={})
+
+
+def test_a_checkpoint_is_written_straight_to_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No serialised copy in memory first (Lightning's writer's BytesIO: the checkpoint's size again)."""
+    from graphmatch.engine.training import trainer
+    from graphmatch.engine.training.trainer import AtomicCheckpointIO
+
+    targets, save = [], torch.save
+
+    def recorded(obj, f, *args, **kwargs):
+        targets.append(f)
+        return save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(trainer.torch, "save", recorded)
+    monkeypatch.setattr(trainer, "serialized_size", lambda checkpoint: 0)  # only asked when the disk is full
+    weights = {"w": torch.arange(6.0)}
+    AtomicCheckpointIO().save_checkpoint({"state_dict": weights}, tmp_path / "last.ckpt")
+    assert len(targets) == 1 and isinstance(targets[0], str | os.PathLike)
+    assert Path(targets[0]).parent == tmp_path and not Path(targets[0]).exists()  # the renamed temporary file
+    assert torch.equal(torch.load(tmp_path / "last.ckpt", weights_only=True)["state_dict"]["w"], weights["w"])

@@ -98,13 +98,12 @@ def test_two_trainings_at_once_on_one_folder(tmp_path: Path) -> None:
         assert (run / "COMPLETE").is_file() and not (run / OWNER_FILE).exists()  # given back at the end
 
 
-def test_two_commands_at_once(tmp_path: Path) -> None:
-    """The same through the ``graphmatch`` command, as two separate programs."""
+def test_two_commands_at_once(tmp_path: Path, command) -> None:
+    """The same through the ``graphmatch`` command, as two separate processes."""
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY_QUICK), "--out", str(run), "--set"]
-    procs = [subprocess.Popen([*cmd, f"train.seed={seed}", "train.epochs=1"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
+    cmd = ["train", str(TOY_QUICK), "--out", str(run), "--set"]
+    procs = [command([*cmd, f"train.seed={seed}", "train.epochs=1"], env) for seed in (1, 2)]
     outs = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
     assert sorted(code for code, _ in outs) == [0, 2], outs
     refused = next(err for code, err in outs if code == 2)

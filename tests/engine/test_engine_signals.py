@@ -7,8 +7,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,12 +28,11 @@ def read_json(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_saves_a_checkpoint_and_resume_finishes_the_run(tmp_path: Path, signum: int) -> None:
+def test_a_signal_saves_a_checkpoint_and_resume_finishes_the_run(tmp_path: Path, signum: int, command) -> None:
     straight = train(TOY, SETS, tmp_path / "straight")
     broken = tmp_path / "broken"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "TOY_STEP_DELAY": "0.15"}
-    proc = subprocess.Popen([sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY), "--out", str(broken),
-                             "--set", *SETS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = command(["train", str(TOY), "--out", str(broken), "--set", *SETS], env)
     deadline = time.monotonic() + 120
     while not (broken / "last.ckpt").is_file() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)  # the end of epoch 1 (8 steps) writes the first checkpoint
@@ -149,14 +146,13 @@ def test_a_run_resumed_in_an_evaluation_can_be_stopped_and_resumed_again(tmp_pat
     assert_same_run(straight, broken)
 
 
-def test_a_signal_during_a_slow_dev_evaluation_stops_the_process_within_seconds(tmp_path: Path) -> None:
+def test_a_signal_during_a_slow_dev_evaluation_stops_the_process_within_seconds(tmp_path: Path, command) -> None:
     """A real process whose dev evaluation takes 4 x 3 s: SIGTERM in it ends the process within
     a few seconds (one evaluation batch), with the one line and 128 + 15."""
     run, mark = tmp_path / "run", tmp_path / "evaluating"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "TOY_EVAL_DELAY": "3",
            "TOY_EVAL_MARK": str(mark)}
-    proc = subprocess.Popen([sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY), "--out", str(run),
-                             "--set", *SETS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = command(["train", str(TOY), "--out", str(run), "--set", *SETS], env)
     deadline = time.monotonic() + 120
     while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -173,7 +169,7 @@ def test_a_signal_during_a_slow_dev_evaluation_stops_the_process_within_seconds(
 @pytest.mark.parametrize(("moment", "signum"), [("datasets", signal.SIGTERM), ("datasets", signal.SIGINT),
                                                 ("results", signal.SIGTERM), ("results", signal.SIGINT)])
 def test_a_signal_outside_fit_stops_with_the_resume_line_and_no_lock(tmp_path: Path, moment: str, signum: int,
-                                                                     capsys) -> None:
+                                                                     capsys, command) -> None:
     """A real process signalled while its graphs are built, or after its last dev evaluation
     (while the results are written): the "stopped … resume with" line, 128 + the signal's number,
     no ``.owner.lock``, a folder that ``evaluate`` calls incomplete (refusing it when it saved
@@ -186,8 +182,7 @@ def test_a_signal_outside_fit_stops_with_the_resume_line_and_no_lock(tmp_path: P
     name = signal.Signals(signum).name
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]), "TOY_SIGNAL_AT": moment,
            "TOY_SIGNAL": name}
-    proc = subprocess.run([sys.executable, "-m", "graphmatch.cli.main", "train", str(TOY), "--out", str(run),
-                           "--set", *SETS], env=env, capture_output=True, text=True, timeout=300)
+    proc = command.run(["train", str(TOY), "--out", str(run), "--set", *SETS], env, timeout=300)
     assert proc.returncode == 128 + signum, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     if moment == "datasets":

@@ -3,10 +3,13 @@ and a command reads it several times); other content is parsed again; a bad file
 
 from __future__ import annotations
 
-import pytest
-from tiny_sentencepiece import tiny_sentencepiece_folder
+import json
 
-from graphmatch.text.sentencepiece import SentencePieceTokenizer, is_sentencepiece
+import pytest
+from tiny_sentencepiece import PIECES, SPECIAL, tiny_sentencepiece_folder
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+from graphmatch.text.sentencepiece import SentencePieceTokenizer, _continuation_twin, _without_prefix, is_sentencepiece
 
 
 def test_the_same_content_is_parsed_once(tmp_path):
@@ -44,3 +47,37 @@ def test_an_unreadable_file_is_one_line_each_time(tmp_path):
         assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="missing.json: not a readable tokenizer.json \\(No such file"):
         SentencePieceTokenizer(tmp_path / "missing.json")
+
+
+def test_the_continuation_twin_is_the_tokenizer_with_no_prefix_anywhere():
+    """The twin shares the model and rebuilds the small parts; it equals the whole file read back
+    with every ``Metaspace`` set to ``prepend_scheme: never``, nested ones, added tokens and limits too."""
+    vocab = [(t, 0.0) for t in SPECIAL] + [(p, -1.0 - i) for i, p in enumerate(PIECES)]
+    fast = Tokenizer(models.Unigram(vocab, unk_id=SPECIAL.index("<unk>")))
+    fast.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace("  ", " ")])
+    fast.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(), pre_tokenizers.Metaspace()])
+    fast.decoder = decoders.Metaspace()
+    fast.add_special_tokens([*SPECIAL, "<mask>"])
+    fast.add_tokens(["jarlid"])  # not special, beyond the model's pieces: the ids must follow <mask>
+    fast.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    fast.enable_truncation(5)
+    twin = _continuation_twin(fast)
+    whole = Tokenizer.from_str(json.dumps(_without_prefix(json.loads(fast.to_str()))))
+    assert json.loads(twin.to_str()) == json.loads(whole.to_str())
+    assert "never" in json.dumps(json.loads(twin.to_str())["pre_tokenizer"])
+    texts = ["the lid", "lid 12 jarlid", "thejar lid the lid the"]
+    assert [e.ids for e in twin.encode_batch(texts)] == [e.ids for e in whole.encode_batch(texts)]
+    assert twin.encode("lid").tokens == ["<s>", "lid", "</s>"] != fast.encode("lid").tokens
+    assert fast.model is not None and twin.get_vocab_size() == fast.get_vocab_size()
+
+
+def test_a_tokenizer_json_is_parsed_once_for_its_kind_and_its_size(tmp_path, monkeypatch):
+    from graphmatch.pretrained import files
+    from graphmatch.pretrained.files import tokenizer_size
+
+    folder = tiny_sentencepiece_folder(tmp_path / "spm", ["\u2581the", "\u2581odd"])
+    parsed, loads = [], json.loads
+    monkeypatch.setattr(files.json, "loads", lambda text, *a, **k: parsed.append(1) or loads(text, *a, **k))
+    assert is_sentencepiece(folder / "tokenizer.json") and tokenizer_size(folder) == 7
+    assert is_sentencepiece(folder / "tokenizer.json") and tokenizer_size(folder) == 7
+    assert len(parsed) == 1
