@@ -308,28 +308,29 @@ class RelationDataset(CachedDataset):
         selected: dict[str, Any] = {}
         for split, path in zip(self.splits, self.processed_paths, strict=False):
             seen = self.selection.mark() if self.selection is not None else None
-            if isinstance(builder, RelationTreeBuilder) and o["on_bad_line"] == "error":  # a split's trees at once
-                graphs = builder.graphs([ex.sentence for ex in parts[split]],
-                                        [None if ex.label is None else index[ex.label] for ex in parts[split]],
-                                        [self._where(split, ex) for ex in parts[split]])
-                for ex, data in zip(parts[split], graphs, strict=True):
-                    data.sid = torch.tensor([ex.sid])
-            else:
-                graphs = []
+            stored, graphs = None, []
+            if isinstance(builder, RelationTreeBuilder):
+                graphs = self.trees(builder, split, parts[split], index, skipped)
+                word_ids = torch.cat([g["token"].word_id for g in graphs]) if graphs else torch.zeros(0)
+            else:  # a split's graphs at once, as PyG stores them
+                kept, sents = [], []
                 for ex in parts[split]:
                     try:
-                        data = builder(ex.sentence, None if ex.label is None else index[ex.label],
-                                       self._where(split, ex))
+                        sents.append(builder.tokenized(ex.sentence, self._where(split, ex)))
                     except UnrepresentableExample as err:
                         self._bad_line(err, skipped)
                         continue
-                    data.sid = torch.tensor([ex.sid])
-                    graphs.append(data)
+                    kept.append(ex)
+                stored = self.collated(builder, sents, kept, index) if kept else None  # none: stored as before
+                word_ids = stored[0]["token"]["word_id"] if stored else torch.zeros(0)
             if seen is not None:
                 selected[split] = self.selection.report(seen)
             if split == "train":
-                unknown = self.unknown_share(graphs, parts["train"], vocab, tokens if vocab is not None else None)
-            write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
+                unknown = self.unknown_share(word_ids, parts["train"], vocab, tokens if vocab is not None else None)
+            if stored is None:
+                write_atomically(path, lambda tmp, graphs=graphs: self.save(graphs, tmp))
+            else:
+                write_atomically(path, lambda tmp, stored=stored: torch.save((*stored, HeteroData), tmp))
         if skipped:
             shown = ", ".join(err.where for err in skipped[:SHOWN_BAD_LINES])
             warnings.warn(f"skipped {len(skipped)} line(s) the models cannot represent (data.on_bad_line=skip): "
@@ -341,15 +342,48 @@ class RelationDataset(CachedDataset):
         write_atomically(os.path.join(self.processed_dir, "meta.json"),
                          lambda tmp: Path(tmp).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"))
 
-    def unknown_share(self, graphs: list[HeteroData], train: list[RelationExample], vocab: Vocab | None,
+    def trees(self, builder: RelationTreeBuilder, split: str, examples: list[RelationExample], index: dict[str, int],
+              skipped: list[UnrepresentableExample]) -> list[HeteroData]:
+        """A split's relation trees, each with its sentence id ``sid``: at once, or one at a time
+        when lines the models cannot represent are skipped (``data.on_bad_line: skip``)."""
+        if self.settings["on_bad_line"] == "error":
+            graphs = builder.graphs([ex.sentence for ex in examples],
+                                    [None if ex.label is None else index[ex.label] for ex in examples],
+                                    [self._where(split, ex) for ex in examples])
+            for ex, data in zip(examples, graphs, strict=True):
+                data.sid = torch.tensor([ex.sid])
+            return graphs
+        graphs = []
+        for ex in examples:
+            try:
+                data = builder(ex.sentence, None if ex.label is None else index[ex.label], self._where(split, ex))
+            except UnrepresentableExample as err:
+                self._bad_line(err, skipped)
+                continue
+            data.sid = torch.tensor([ex.sid])
+            graphs.append(data)
+        return graphs
+
+    @staticmethod
+    def collated(builder: RelationGraphBuilder, sents: list[Any], kept: list[RelationExample],
+                 index: dict[str, int]) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """A split's graphs as PyG stores them (:meth:`RelationGraphBuilder.collated`), each with
+        its sentence id ``sid`` (and label ``y`` when the split has labels)."""
+        if any(ex.label is None for ex in kept) and not all(ex.label is None for ex in kept):
+            raise ValueError("a split's examples are either all labelled or none")
+        labels = None if not kept or kept[0].label is None else [index[ex.label] for ex in kept]
+        data, slices = builder.collated(sents, labels)
+        data["_global_store"]["sid"], slices["sid"] = torch.tensor([ex.sid for ex in kept]), torch.arange(len(kept) + 1)
+        return data, slices
+
+    def unknown_share(self, word_ids: torch.Tensor, train: list[RelationExample], vocab: Vocab | None,
                       tokens: list[list[str]] | None) -> dict[str, Any]:
         """How much of the training set the model sees as unknown: ``share`` (percent of the
-        training graphs' tokens that are ``<unk>`` / ``[UNK]``) and ``top``, the most frequent
-        unknown tokens (a vocabulary's) or characters (a pretrained tokenizer's), with counts."""
+        training graphs' tokens, ``word_ids``, that are ``<unk>`` / ``[UNK]``) and ``top``, the most
+        frequent unknown tokens (a vocabulary's) or characters (a pretrained tokenizer's), with counts."""
         unk = Vocab.unk_id if vocab is not None else self.pieces.tokenizer.unk_token_id
-        ids = [g["token"].word_id for g in graphs]
-        total = sum(int(i.numel()) for i in ids)
-        share = 100.0 * sum(int((i == unk).sum()) for i in ids) / total if total else 0.0
+        total = int(word_ids.numel())
+        share = 100.0 * int((word_ids == unk).sum()) / total if total else 0.0
         counts: Counter[str] = Counter()
         if vocab is not None:
             counts.update(t for toks in tokens or [] for t in toks if t not in vocab)

@@ -47,6 +47,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Protocol
 
 import torch
@@ -276,6 +277,13 @@ def relative_positions(length: int | Sequence[int], span: tuple[int, int], max_d
     return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in positions]
 
 
+def _cumulative(counts: Sequence[int]) -> torch.Tensor:
+    """``[0, c0, c0 + c1, …]``: where each graph's rows start (PyG's slices)."""
+    out = torch.zeros(len(counts) + 1, dtype=torch.long)
+    torch.cumsum(torch.tensor(counts, dtype=torch.long), 0, out=out[1:])
+    return out
+
+
 def _shift(sent: RelationSentence, tokens: list[str], by: int) -> RelationSentence:
     return RelationSentence(tokens=tokens, e1=(sent.e1[0] + by, sent.e1[1] + by),
                             e2=(sent.e2[0] + by, sent.e2[1] + by), text=sent.text,
@@ -394,23 +402,17 @@ class RelationGraphBuilder:
     ) -> HeteroData:
         sent = self.tokenized(sentence, where)
         n = len(sent.tokens)
-        node = torch.tensor([
-            self.vocab.lookup(sent.tokens),
-            relative_positions(n, sent.e1, self.max_distance, self.position_anchor),
-            relative_positions(n, sent.e2, self.max_distance, self.position_anchor),
-        ])
-        ent1, ent2 = sent.entity_tokens(1), sent.entity_tokens(2)  # nested entities share tokens
+        node, in_entity, starts = self._arrays(sent)
+        node = torch.tensor(node)
         data = HeteroData({
             "token": {"word_id": node[0], "pos1": node[1], "pos2": node[2], "num_nodes": n},
             "entity": {"kind": torch.tensor([0, 1]), "num_nodes": 2},  # e1, e2
             "sentence": {"num_tokens": torch.tensor([n]), "num_nodes": 1},
-            ("token", "in", "entity"): {
-                "edge_index": torch.tensor([ent1 + ent2, [0] * len(ent1) + [1] * len(ent2)])
-            },
+            ("token", "in", "entity"): {"edge_index": torch.tensor(in_entity)},
             ("token", "in", "sentence"): {"edge_index": torch.tensor([list(range(n)), [0] * n])},
         })
-        if self.markers:  # each entity's opening marker
-            data["token", "starts", "entity"].edge_index = torch.tensor([[sent.marks[0], sent.marks[2]], [0, 1]])
+        if starts is not None:
+            data["token", "starts", "entity"].edge_index = torch.tensor(starts)
         if label is not None:
             data.y = torch.tensor([label], dtype=torch.long)
         if self.keep_text:
@@ -419,6 +421,61 @@ class RelationGraphBuilder:
             data["sentence"].text = [sent.text]
         return data
 
+    def _arrays(self, sent: RelationSentence) -> tuple[list[list[int]], list[list[int]], list[list[int]] | None]:
+        """A tokenized sentence's ``[word_id, pos1, pos2]`` rows, its token → entity edges (nested
+        entities share tokens) and, with markers, each entity's opening marker → entity edge."""
+        n = len(sent.tokens)
+        node = [self.vocab.lookup(sent.tokens),
+                relative_positions(n, sent.e1, self.max_distance, self.position_anchor),
+                relative_positions(n, sent.e2, self.max_distance, self.position_anchor)]
+        ent1, ent2 = sent.entity_tokens(1), sent.entity_tokens(2)
+        starts = [[sent.marks[0], sent.marks[2]], [0, 1]] if self.markers else None
+        return node, [ent1 + ent2, [0] * len(ent1) + [1] * len(ent2)], starts
+
+    def collated(self, sents: Sequence[RelationSentence],
+                 labels: Sequence[int] | None = None) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """The graphs of tokenized sentences (:meth:`tokenized`) as PyG stores a list of them
+        (``InMemoryDataset.collate``: the collated graph's ``to_dict()`` and the slices), built at
+        once from the sentences' rows: the same tensors as :meth:`__call__` one sentence at a time,
+        without a ``HeteroData`` per sentence. Not with ``keep_text``."""
+        if self.keep_text:
+            raise ValueError("collated: graphs with text are built one at a time")
+        if type(self).__call__ is not RelationGraphBuilder.__call__:
+            raise TypeError(f"collated: builds {RelationGraphBuilder.__name__}'s graphs, not {type(self).__name__}'s")
+        if not sents:
+            raise ValueError("collated: no sentences")
+        rows = [self._arrays(s) for s in sents]
+        tokens = [len(s.tokens) for s in sents]
+        g = len(sents)
+
+        def flat(lists: Sequence[list[int]]) -> torch.Tensor:
+            return torch.tensor(list(chain.from_iterable(lists)), dtype=torch.long)
+
+        def edges(pairs: Sequence[list[list[int]]]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+            return ({"edge_index": torch.stack([flat([p[0] for p in pairs]), flat([p[1] for p in pairs])])},
+                    {"edge_index": _cumulative([len(p[0]) for p in pairs])})
+
+        node = [flat([r[0][k] for r in rows]) for k in range(3)]
+        by_token = _cumulative(tokens)
+        data: dict[Any, Any] = {"_global_store": {}}
+        slices: dict[Any, Any] = {}
+        if labels is not None:
+            data["_global_store"]["y"], slices["y"] = torch.tensor(list(labels), dtype=torch.long), torch.arange(g + 1)
+        data["token"] = {"word_id": node[0], "pos1": node[1], "pos2": node[2], "num_nodes": sum(tokens),
+                         "_num_nodes": tokens}
+        slices["token"] = {"word_id": by_token, "pos1": by_token.clone(), "pos2": by_token.clone()}
+        data["entity"] = {"kind": torch.tensor([0, 1]).repeat(g), "num_nodes": 2 * g, "_num_nodes": [2] * g}
+        slices["entity"] = {"kind": torch.arange(0, 2 * g + 1, 2)}
+        data["sentence"] = {"num_tokens": torch.tensor(tokens), "num_nodes": g, "_num_nodes": [1] * g}
+        slices["sentence"] = {"num_tokens": torch.arange(g + 1)}
+        names = [("token", "in", "entity"), ("token", "in", "sentence")]
+        groups = [[r[1] for r in rows], [[list(range(n)), [0] * n] for n in tokens]]
+        if self.markers:
+            names.append(("token", "starts", "entity"))
+            groups.append([r[2] for r in rows])
+        for name, pairs in zip(names, groups, strict=True):
+            data[name], slices[name] = edges(pairs)
+        return data, slices
 
     def many(self, sentences: Sequence[MarkedSentence]) -> list[HeteroData]:
         """The graph of each sentence (:meth:`__call__`, ``where`` = ``"input"``). With ``split_many``

@@ -135,13 +135,13 @@ def test_limits_build_graphs_for_the_first_examples_only(tmp_path, zh, monkeypat
     from graphmatch.graphs.relation import RelationGraphBuilder
 
     built = []
-    real = RelationGraphBuilder.__call__
+    real = RelationGraphBuilder.tokenized
 
     def counting(self, sentence, *args, **kwargs):
         built.append(sentence)
         return real(self, sentence, *args, **kwargs)
 
-    monkeypatch.setattr(RelationGraphBuilder, "__call__", counting)
+    monkeypatch.setattr(RelationGraphBuilder, "tokenized", counting)
     limits = {"train": 5, "dev": 3, "test": None}
     ds = {s: _ds(tmp_path, zh, s, tokenization="chars", limits=limits) for s in ("train", "dev", "test")}
     assert [len(ds[s]) for s in ds] == [5, 3, 20] and len(built) == 5 + 3 + 20

@@ -86,3 +86,48 @@ def test_task_encode_many_equals_encode(shared_data, minilm):
     with pytest.raises(InputError) as err:
         task.encode_many([(inputs[0], None), ("no markers here", None)])
     assert err.value.index == 1
+
+
+def _same_stored(a, b) -> None:
+    assert type(a) is type(b), (a, b)
+    if isinstance(a, dict):
+        assert list(a) == list(b)  # the same stores and keys, in the same order
+        for key in a:
+            _same_stored(a[key], b[key])
+    elif isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("markers", [False, True])
+def test_collated_is_what_pyg_stores_for_the_graphs_one_at_a_time(shared_data, minilm, markers):
+    """The SemEval test sentences, over a vocabulary and over MiniLM's word pieces, with and without
+    the markers: ``collated`` equals ``InMemoryDataset.collate`` of the graphs one at a time (the
+    stored dict and the slices), labels or none; and the stored graphs read back as those graphs."""
+    from torch_geometric.data import HeteroData, InMemoryDataset
+    from torch_geometric.data.separate import separate
+
+    from graphmatch.text.vocab import Vocab
+
+    options = RelationOptions(max_length=40, markers=markers, max_distance=7)
+    sentences = _semeval_sentences(shared_data, 400)
+    vocab = Vocab.build([RelationGraphBuilder(Vocab.build([["x"]]), options).tokenized(s).tokens
+                         for s in sentences[:200]])  # the rest has unknown words
+    for builder in (RelationGraphBuilder(vocab, options),
+                    RelationGraphBuilder.for_pieces(WordPieces.from_pretrained(minilm), options)):
+        kept = [s for s in sentences if _fits(builder, s)]
+        sents = [builder.tokenized(s) for s in kept]
+        assert len(sents) > 300
+        labels = [i % 19 for i in range(len(sents))]
+        for given in (labels, None):
+            data, slices = builder.collated(sents, given)
+            one = [builder(s, None if given is None else given[i]) for i, s in enumerate(kept)]
+            expected, expected_slices = InMemoryDataset.collate(one)
+            _same_stored(data, expected.to_dict())
+            _same_stored(slices, expected_slices)
+        back = HeteroData.from_dict(data)
+        for i in (0, 7, len(sents) - 1):
+            _same(separate(HeteroData, back, i, slices, decrement=False), one[i])
+    with pytest.raises(ValueError, match="no sentences"):
+        builder.collated([], None)
