@@ -67,6 +67,20 @@ def test_the_last_step_is_always_evaluated_on_dev(tmp_path: Path, sets: list[str
     assert metrics["best_step"] == best["step"] and metrics["steps"] == steps[-1]
 
 
+def test_dev_and_test_are_scored_with_the_selected_checkpoint(tmp_path: Path) -> None:
+    """A run whose best dev step (24) is not its last (32): metrics.json's dev and test figures are
+    the selected checkpoint's (read once for both), not the last step's weights."""
+    from graphmatch.engine import evaluate
+
+    run = train(TOY, ["model.dropout=0.3", "train.val_every_steps=2", "optim.lr=0.3", "train.keep_last=true"],
+                tmp_path / "run")
+    metrics = read_json(run / "metrics.json")
+    assert (metrics["best_step"], metrics["steps"]) == (24, 32)
+    assert evaluate(run / "best.ckpt", "dev") == pytest.approx(metrics["dev"])
+    assert evaluate(run / "best.ckpt", "test") == pytest.approx(metrics["test"])
+    assert evaluate(run / "last.ckpt", "test") != pytest.approx(metrics["test"])  # the last step scores otherwise
+
+
 def test_a_run_that_never_evaluates_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     original = toy_task.ToyTask.datasets

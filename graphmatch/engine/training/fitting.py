@@ -175,8 +175,8 @@ def _evaluate_selected(setup: Setup, run_dir: Path, trainer: pl.Trainer,
 
     trainer.validate(module, datamodule=data, ckpt_path=best, verbose=False)
     selected = dict(module.loaded_step)
-    if "test" in splits:
-        trainer.test(module, datamodule=data, ckpt_path=best, verbose=False)
+    if "test" in splits:  # the module holds the selected weights now: read once (e5-small's: 0.47 GB)
+        trainer.test(module, datamodule=data, verbose=False)
     if not trainer.is_global_zero:
         return None
     with disk_full_said(run_dir, run_dir=run_dir):  # a full disk keeps the checkpoints and says how to go on
