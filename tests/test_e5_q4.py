@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import struct
+import time
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +119,28 @@ def test_export_writes_a_folder_transformers_reads(e5_small, tmp_path, capsys):
     assert tok("今天天气", "很好")["input_ids"] == [0, 61168, 70871, 2, 2, 6, 29787, 2]
     assert cli(["pretrained", "export", "e5-small", "-o", str(out)]) == 2
     assert capsys.readouterr().err.strip().endswith(f"{out}: already exists")
+
+
+def test_commands_started_together_convert_once(tmp_path, monkeypatch):
+    """Two processes asking for the same converted folder at once: one converts, the other waits
+    for its folder (they converted one each before)."""
+    import multiprocessing
+
+    log = tmp_path / "converted.log"
+
+    def slow_write(model, folder):  # the conversion, as slow as a real one is long
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(0.5)
+        (Path(folder) / "model.safetensors").write_bytes(b"weights")
+
+    monkeypatch.setattr(e5_q4, "read_q4", lambda path: object())
+    monkeypatch.setattr(e5_q4, "write_folder", slow_write)
+    q4 = tmp_path / "tiny.q4"
+    q4.write_bytes(b"any content")
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        targets = pool.starmap(e5_q4.converted, [(q4, tmp_path / "cache")] * 2)
+    assert targets[0] == targets[1] and (targets[0] / "model.safetensors").read_bytes() == b"weights"
+    assert len(log.read_text().splitlines()) == 1
+    assert sorted(p.name for p in targets[0].parent.iterdir()) == [f".{targets[0].name}.lock", targets[0].name]
