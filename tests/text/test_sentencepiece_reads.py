@@ -16,6 +16,7 @@ def test_the_same_content_is_parsed_once(tmp_path):
     first = SentencePieceTokenizer.from_pretrained(tiny_sentencepiece_folder(tmp_path / "a"))
     same = SentencePieceTokenizer.from_pretrained(tiny_sentencepiece_folder(tmp_path / "b"))  # a copy
     assert same._fast is first._fast and same._inner is first._inner and len(same) == len(first) == 9
+    assert same.vocab is first.vocab and same._itos is first._itos and first.id_to_token(5) == "\u2581lid"
     assert first.tokenize("the lid") == ["\u2581the", "\u2581lid"]
     assert first.encode_many(["lid"]).tokens == ["\u2581lid"]
     assert first.encode_many(["lid"], prefix=False).tokens == ["lid"]  # the twin: no ▁ before a continuation
