@@ -52,6 +52,7 @@ from typing import Any, Protocol
 
 import torch
 from torch_geometric.data import HeteroData
+from torch_geometric.utils import cumsum
 
 from graphmatch.graphs.defaults import (  # noqa: F401 - the relation graphs' choices, re-exported
     POSITION_ANCHORS,
@@ -277,13 +278,6 @@ def relative_positions(length: int | Sequence[int], span: tuple[int, int], max_d
     return [min(max(i - s if i < s else (i - e if i > e else 0), -d), d) + d for i in positions]
 
 
-def _cumulative(counts: Sequence[int]) -> torch.Tensor:
-    """``[0, c0, c0 + c1, …]``: where each graph's rows start (PyG's slices)."""
-    out = torch.zeros(len(counts) + 1, dtype=torch.long)
-    torch.cumsum(torch.tensor(counts, dtype=torch.long), 0, out=out[1:])
-    return out
-
-
 def _shift(sent: RelationSentence, tokens: list[str], by: int) -> RelationSentence:
     return RelationSentence(tokens=tokens, e1=(sent.e1[0] + by, sent.e1[1] + by),
                             e2=(sent.e2[0] + by, sent.e2[1] + by), text=sent.text,
@@ -453,10 +447,10 @@ class RelationGraphBuilder:
 
         def edges(pairs: Sequence[list[list[int]]]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
             return ({"edge_index": torch.stack([flat([p[0] for p in pairs]), flat([p[1] for p in pairs])])},
-                    {"edge_index": _cumulative([len(p[0]) for p in pairs])})
+                    {"edge_index": cumsum(torch.tensor([len(p[0]) for p in pairs]))})
 
         node = [flat([r[0][k] for r in rows]) for k in range(3)]
-        by_token = _cumulative(tokens)
+        by_token = cumsum(torch.tensor(tokens))  # where each graph's rows start (PyG's slices)
         data: dict[Any, Any] = {"_global_store": {}}
         slices: dict[Any, Any] = {}
         if labels is not None:
