@@ -115,13 +115,12 @@ def plot_curve(
 ) -> None:
     """Training loss (left) and dev ``monitor`` (right) against the optimiser step, one line per
     run in ``histories`` (``{label: [{"step", "train_loss", "dev": {...}}, ...]}``); a star marks
-    each run's selected checkpoint (``selected``: ``{label: step}``)."""
-    import matplotlib
+    each run's selected checkpoint (``selected``: ``{label: step}``). Drawn on a figure of its own
+    (no pyplot: no backend is chosen for the process), laid out once and rendered once."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax_loss, ax_dev) = plt.subplots(1, 2, figsize=(10, 4))
+    fig = Figure(figsize=(10, 4))
+    ax_loss, ax_dev = fig.subplots(1, 2)
     for label, hist in histories.items():
         steps = [h["step"] for h in hist]
         ax_loss.plot(steps, [h.get("train_loss", math.nan) for h in hist], marker="o", label=label)
@@ -146,9 +145,9 @@ def plot_curve(
     if len(histories) > 1:
         ax_loss.legend(fontsize="small")
     fig.tight_layout()
+    fig.set_layout_engine(None)  # laid out: with an engine left, savefig draws the figure twice
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
-    plt.close(fig)
     write_atomically(path, buffer.getvalue())
 
 
