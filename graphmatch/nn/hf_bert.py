@@ -70,13 +70,12 @@ class HFBertEncoder(nn.Module):
     @classmethod
     def from_config(cls, config, attn_implementation: str = "sdpa") -> HFBertEncoder:
         """Randomly initialised from a ``BertConfig`` or a ``MaskTransformerConfig``."""
-        from transformers import BertModel
-
         from graphmatch.nn.mask_transformer import MaskTransformerConfig
+        from graphmatch.utils.unset_weights import bert_model
 
         if isinstance(config, MaskTransformerConfig):
             config = config.to_hf()
-        bert = BertModel(config, add_pooling_layer=True)
+        bert = bert_model(config, add_pooling_layer=True)
         bert.set_attn_implementation(attn_implementation)
         return cls(bert)
 

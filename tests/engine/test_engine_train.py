@@ -94,10 +94,13 @@ def test_evaluate_load_predict(trained_run) -> None:
     metrics = read_json(run_dir / "metrics.json")
     assert evaluate(run_dir, "test") == pytest.approx(metrics["test"])
     assert evaluate(run_dir / "best.ckpt", "dev") == pytest.approx(metrics["dev"])
+    before = torch.get_rng_state()
     task, model = load(run_dir)
+    assert torch.equal(torch.get_rng_state(), before)  # built without drawing weights, then loaded
     assert not model.training
     state = read_checkpoint(run_dir / "best.ckpt")["state_dict"]
-    assert torch.equal(model.head.weight, state["model.head.weight"])
+    assert model.state_dict().keys() == {k.removeprefix("model.") for k in state}
+    assert all(torch.equal(v, state[f"model.{k}"]) for k, v in model.state_dict().items())
     row = predict(run_dir, "一二三四")
     assert row["label"] in task.label_names() and 0.5 <= row["prob"] <= 1 and row["gold"] is None
     with pytest.warns(FutureWarning, match="'pred' is now 'label'"):  # the previous release's name

@@ -23,6 +23,7 @@ from graphmatch.engine.runs.folder import check_complete, has_seeds, is_complete
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve, task_class
 from graphmatch.tasks.recipes.sections import Recipe
+from graphmatch.utils.unset_weights import weights_loaded_later
 
 
 def checkpoint_of(run_or_ckpt: str | os.PathLike) -> Path:
@@ -66,7 +67,10 @@ def _restore(meta: Mapping[str, Any], config: dict[str, Any], with_data: bool,
 
 
 def _model_from(ckpt: Mapping[str, Any], task: Task, source: Path) -> torch.nn.Module:
-    model = task.build_model()
+    """The task's model with the checkpoint's weights, built without drawing initial weights (every
+    parameter is loaded, strictly: :mod:`graphmatch.utils.unset_weights`)."""
+    with weights_loaded_later():
+        model = task.build_model()
     state = model_state(ckpt)
     check_state_dict(model, task.upgrade_state_dict(model, state), str(source))
     model.load_state_dict(state)

@@ -24,6 +24,7 @@ from graphmatch.pretrained import PretrainedWeights, resolve_pretrained
 from graphmatch.tasks.knowledge_selection import branch_selection
 from graphmatch.tasks.relation.base import RelationTask, variant
 from graphmatch.tasks.relation_keys import TransformerModel
+from graphmatch.utils.unset_weights import bert_model
 
 
 @variant(TransformerModel)
@@ -83,13 +84,11 @@ class TransformerRelationTask(RelationTask):
 
     # ---------------------------------------------------------------- model
     def build_model(self) -> torch.nn.Module:
-        from transformers import BertModel
-
         from graphmatch.models.relation_transformer import RelationTransformer, RelationTransformerConfig
 
         m = self.model
         # one embedding row per token of the tokenizer: the checkpoint's, and any marker it added
-        encoder = BertModel(self.pretrained.bert_config(vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
+        encoder = bert_model(self.pretrained.bert_config(vocab_size=self.pieces().vocab_size), add_pooling_layer=False)
         return RelationTransformer(encoder, RelationTransformerConfig(
             len(self.label_names()), head=m.name.removeprefix("transformer_"), dropout=m.dropout,
             num_positions=2 * self.data.max_distance + 1, position_dim=m.position_dim, latent_types=m.latent_types,
