@@ -27,18 +27,17 @@ from graphmatch.utils.read_once import read_once
 
 
 class SentencePieces(WordPieces):
-    """A SentencePiece checkpoint's tokenizer (``transformers`` loads it as ``XLMRobertaTokenizerFast``)
-    with the entity markers added as tokens; ``<s>`` … ``</s>`` around the sentence, pad ``<pad>``.
+    """A SentencePiece checkpoint's tokenizer with the entity markers added as tokens; ``<s>`` …
+    ``</s>`` around the sentence, pad ``<pad>``.
 
     Args:
-        tokenizer: the ``transformers`` tokenizer of the folder (the markers are added to it).
-        pieces: the folder's :class:`~graphmatch.text.sentencepiece.SentencePieceTokenizer` (the same
-            ``tokenizer.json``), which reads a text piece as a continuation.
+        pieces: the folder's :class:`~graphmatch.text.sentencepiece.SentencePieceTokenizer`, which
+            also reads a text piece as a continuation.
+        name: the folder (named in errors).
     """
 
-    def __init__(self, tokenizer, pieces: SentencePieceTokenizer):
-        tokenizer.add_tokens(list(MARKERS), special_tokens=True)
-        super().__init__(tokenizer, markers=MARKERS)
+    def __init__(self, pieces: SentencePieceTokenizer, name: str):
+        super().__init__(_MarkedTokenizer(pieces, MARKERS, name), markers=MARKERS)
         self.pieces = pieces
 
     def split_piece(self, text: str, first: bool) -> list[str]:
@@ -60,6 +59,39 @@ class SentencePieceRelationBuilder(RelationGraphBuilder):
         if isinstance(sentence, MarkedSentence):
             sentence = tokenize_marked(sentence, _Continuing(self.vocab), where)
         return super().tokenized(sentence, where)
+
+
+class _MarkedTokenizer:
+    """What :class:`~graphmatch.graphs.relation.WordPieces` reads of a ``transformers`` tokenizer, for a
+    SentencePiece ``tokenizer.json`` with ``markers`` added as special tokens after its pieces, as
+    ``tokenizer.add_tokens(markers, special_tokens=True)`` adds them (the same ids and pieces), without
+    loading ``transformers``' tokenizer (seconds for e5-small): a copy of the file's tokenizer that
+    shares its pieces."""
+
+    def __init__(self, pieces: SentencePieceTokenizer, markers: tuple[str, ...], name: str):
+        self.name_or_path = name
+        self._fast = pieces.copy()
+        self._fast.add_special_tokens(list(markers))
+        self.cls_token, self.sep_token, self.pad_token, self.unk_token, self.mask_token = (
+            pieces.token_of(role) for role in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"))
+        self.cls_token_id, self.sep_token_id, self.pad_token_id, self.unk_token_id, self.mask_token_id = (
+            pieces.cls_id, pieces.sep_id, pieces.pad_id, pieces.unk_id, pieces.mask_id)
+
+    def __len__(self) -> int:
+        return self._fast.get_vocab_size(with_added_tokens=True)
+
+    def get_vocab(self) -> dict[str, int]:
+        return self._fast.get_vocab(with_added_tokens=True)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._fast.encode(text, add_special_tokens=False).tokens
+
+    def convert_tokens_to_ids(self, tokens: str | list[str]) -> int | list[int]:
+        """The id of a token, or of each (``<unk>``'s for a token not in the vocabulary)."""
+        if isinstance(tokens, str):
+            found = self._fast.token_to_id(tokens)
+            return self.unk_token_id if found is None else found
+        return [self.convert_tokens_to_ids(t) for t in tokens]
 
 
 class _Continuing:
@@ -95,20 +127,18 @@ def relation_pieces(path: str | os.PathLike) -> WordPieces:
     return WordPieces.from_pretrained(path)
 
 
-#: the files of a folder that make its SentencePiece tokenizer: the same content is read once per
-#: process (:func:`~graphmatch.utils.read_once.read_once`; a task, its three splits and a reloaded run
-#: with its own copy of the files share one reading, which its readers do not change)
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+#: the files of a folder that make its SentencePiece tokenizer (:class:`SentencePieceTokenizer` reads
+#: them): the same content is read once per process (:func:`~graphmatch.utils.read_once.read_once`; a
+#: task, its three splits and a reloaded run with its own copy of the files share one reading, which
+#: its readers do not change)
+TOKENIZER_FILES = ("tokenizer.json", "special_tokens_map.json")
 
 
 def _read_sentence_pieces(path: Path) -> SentencePieces | None:
     """The pieces of a folder with a SentencePiece ``tokenizer.json``, else ``None``."""
     if not is_sentencepiece(path / "tokenizer.json"):
         return None
-    from transformers import AutoTokenizer
-
-    return SentencePieces(AutoTokenizer.from_pretrained(str(path), local_files_only=True),
-                          SentencePieceTokenizer(path / "tokenizer.json"))
+    return SentencePieces(SentencePieceTokenizer(path / "tokenizer.json"), str(path))
 
 
 def builder_for_pieces(pieces: WordPieces, options: RelationOptions | None = None,

@@ -63,9 +63,9 @@ class SentenceEmbedder:
         folder = self.checkpoint.folder
         spm = folder / "tokenizer.json"
         if self.checkpoint.vocab is None and spm.is_file():
-            from tokenizers import Tokenizer
+            from graphmatch.text.sentencepiece import SentencePieceTokenizer
 
-            tok = Tokenizer.from_file(str(spm))
+            tok = SentencePieceTokenizer(spm).copy()  # the process's reading of the file, truncated here
             tok.enable_truncation(self.max_length)
             self._tokenizer = lambda texts: [e.ids for e in tok.encode_batch(texts)]
         else:

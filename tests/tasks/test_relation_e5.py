@@ -13,6 +13,7 @@ from graphmatch.cli.main import main as cli
 from graphmatch.data.relation import relation_builder
 from graphmatch.data.relation_pieces import SentencePieces, relation_pieces
 from graphmatch.engine import load
+from graphmatch.graphs.relation import WordPieces
 from graphmatch.graphs.relation_markup import MARKERS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +77,31 @@ def test_sentencepiece_pieces_are_read_once_per_tokenizer(e5_small, e5_pieces, t
     assert again is not first and again.vocab_size == 7 + 4 and relation_pieces(folder) is again
     (folder / "special_tokens_map.json").write_text("{}")  # another file of the tokenizer: read again
     assert relation_pieces(folder) is not again and relation_pieces(e5_small) is e5_pieces
+
+
+def test_the_marked_tokenizer_answers_as_transformers_with_the_markers_added(tmp_path, e5_pieces):
+    """What ``WordPieces`` reads of the tokenizer (vocabulary, size, special tokens and their ids,
+    pieces, ids, the cache digest) is what ``transformers``' own tokenizer of the folder gives once
+    ``add_tokens(MARKERS, special_tokens=True)`` has added the markers; the shared reading is unchanged."""
+    from tiny_sentencepiece import tiny_sentencepiece_folder
+    from transformers import AutoTokenizer
+
+    folder = tiny_sentencepiece_folder(tmp_path / "tiny")
+    ours = relation_pieces(folder)
+    theirs = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    theirs.add_tokens(list(MARKERS), special_tokens=True)
+    mine = ours.tokenizer
+    assert mine.get_vocab() == theirs.get_vocab() and len(mine) == len(theirs) == 9 + 4
+    for role in ("cls", "sep", "pad", "unk", "mask"):
+        assert getattr(mine, f"{role}_token") == getattr(theirs, f"{role}_token")
+        assert getattr(mine, f"{role}_token_id") == getattr(theirs, f"{role}_token_id")
+    tokens = ["<e1>", "\u2581the", "</e2>", "\u2581nothing", "<mask>", "<s>"]
+    assert mine.convert_tokens_to_ids(tokens) == theirs.convert_tokens_to_ids(tokens)
+    assert [mine.convert_tokens_to_ids(t) for t in tokens] == [theirs.convert_tokens_to_ids(t) for t in tokens]
+    for text in ["the lid", "<e1>the jar</e1> lid", "thelid<e2>jar</e2>"]:
+        assert mine.tokenize(text) == theirs.tokenize(text)
+    assert ours.digest == WordPieces(theirs, markers=MARKERS).digest
+    assert len(ours.pieces.vocab) == 9 and len(e5_pieces.pieces.vocab) == 250002  # the markers are the copy's
 
 
 def test_a_bert_checkpoint_keeps_its_unused_slots(tmp_path):

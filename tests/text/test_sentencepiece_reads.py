@@ -9,7 +9,7 @@ import pytest
 from tiny_sentencepiece import PIECES, SPECIAL, tiny_sentencepiece_folder
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-from graphmatch.text.sentencepiece import SentencePieceTokenizer, _continuation_twin, _without_prefix, is_sentencepiece
+from graphmatch.text.sentencepiece import SentencePieceTokenizer, _twin, _without_prefix, is_sentencepiece
 
 
 def test_the_same_content_is_parsed_once(tmp_path):
@@ -62,7 +62,7 @@ def test_the_continuation_twin_is_the_tokenizer_with_no_prefix_anywhere():
     fast.add_tokens(["jarlid"])  # not special, beyond the model's pieces: the ids must follow <mask>
     fast.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
     fast.enable_truncation(5)
-    twin = _continuation_twin(fast)
+    twin = _twin(fast, prefix=False)
     whole = Tokenizer.from_str(json.dumps(_without_prefix(json.loads(fast.to_str()))))
     assert json.loads(twin.to_str()) == json.loads(whole.to_str())
     assert "never" in json.dumps(json.loads(twin.to_str())["pre_tokenizer"])
@@ -70,6 +70,10 @@ def test_the_continuation_twin_is_the_tokenizer_with_no_prefix_anywhere():
     assert [e.ids for e in twin.encode_batch(texts)] == [e.ids for e in whole.encode_batch(texts)]
     assert twin.encode("lid").tokens == ["<s>", "lid", "</s>"] != fast.encode("lid").tokens
     assert fast.model is not None and twin.get_vocab_size() == fast.get_vocab_size()
+    copy = _twin(fast)  # with the prefix: the tokenizer itself, its own added tokens from here on
+    assert json.loads(copy.to_str()) == json.loads(fast.to_str())
+    copy.add_special_tokens(["<e1>"])
+    assert copy.token_to_id("<e1>") == fast.get_vocab_size() and fast.token_to_id("<e1>") is None
 
 
 def test_a_tokenizer_json_is_parsed_once_for_its_kind_and_its_size(tmp_path, monkeypatch):
