@@ -19,6 +19,43 @@ def test_other_words_have_one_sense(hownet_lexicon):
     assert len(hownet_lexicon) > 126000
 
 
+def _read_every_sense(root) -> dict[str, list[tuple[str, ...]]]:
+    """The public files read word by word, every sense made at once (the reference)."""
+    from graphmatch.knowledge.hownet import SENSE_FILE, WORD_FILE
+
+    senses = {}
+    lines = (root / WORD_FILE).read_text(encoding="utf-8").split("\n")
+    for word, sememes in zip(lines[0::2], lines[1::2], strict=False):
+        if word.strip() and sememes.split():
+            senses[word.strip()] = [tuple(sememes.split())]
+    for line in (root / SENSE_FILE).read_text(encoding="utf-8").splitlines():
+        fields, found = line.split(), []
+        rest = fields[2:]
+        while rest:
+            found.append(tuple(rest[1:1 + int(rest[0])]))
+            rest = rest[1 + int(rest[0]):]
+        if fields:
+            senses[fields[0]] = found
+    return senses
+
+
+def test_senses_read_when_asked_are_every_sense_of_the_files(shared_data):
+    """Each one-sense word's line is split when the word is first asked for; the lexicon answers as
+    the files read in full do, for every word, and its sememe names are theirs."""
+    expected = _read_every_sense(shared_data)
+    lexicon = HowNetLexicon.from_files(shared_data)
+    assert len(lexicon) == len(expected) and lexicon.sememe_names == sorted(
+        {s for senses in expected.values() for sense in senses for s in sense})
+    assert all(word in lexicon and lexicon.senses(word) == senses for word, senses in expected.items())
+    assert all(lexicon.senses(word) is lexicon.senses(word) for word in ("的", "...底"))  # read once
+
+
+def test_a_word_in_both_takes_its_senses():
+    lexicon = HowNetLexicon({"打": [("a",), ("b", "c")]}, {"打": "x y", "书": "d  e\r"})
+    assert lexicon.senses("打") == [("a",), ("b", "c")] and lexicon.senses("书") == [("d", "e")]
+    assert len(lexicon) == 2 and lexicon.sememe_names == ["a", "b", "c", "d", "e"] and "x" not in lexicon.sememe_names
+
+
 def test_sememe_vectors(shared_data):
     vecs = load_sememe_vectors(root=shared_data)
     assert vecs.vectors.shape == (1984, 200) and vecs.vectors.dtype == np.float32
