@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import math
 import os
@@ -57,10 +58,19 @@ def read_split(name: str, limit: int | None, data_dir: str | None) -> tuple[list
     return texts, labels
 
 
+@functools.cache
+def _tokenizer(folder: str):
+    """The folder's ``transformers`` tokenizer, read once per process (seconds for e5-small; seeds
+    only call it)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder)
+
+
 def build(seed: int):
     """The tokenizer and the classifier (encoder + head) for ``seed``."""
     import torch
-    from transformers import AutoTokenizer, BertModel
+    from transformers import BertModel
 
     from graphmatch.pretrained.packaged import packaged_pretrained
 
@@ -70,7 +80,7 @@ def build(seed: int):
                                         hidden_dropout_prob=0.1)
     width = encoder.config.hidden_size
     head = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.Tanh(), torch.nn.Linear(width, 2))
-    return AutoTokenizer.from_pretrained(folder), torch.nn.ModuleDict({"encoder": encoder, "head": head})
+    return _tokenizer(str(folder)), torch.nn.ModuleDict({"encoder": encoder, "head": head})
 
 
 def logits(model, batch):
