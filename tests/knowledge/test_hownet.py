@@ -69,6 +69,23 @@ def test_sememe_vectors_bad_file(tmp_path):
         load_sememe_vectors(path)
 
 
+def test_sememe_vectors_are_read_once_per_content(tmp_path):
+    """A task asks twice (its sememe vocabulary, its model's table): one reading, read-only; another
+    content is read again, a bad one fails each time; CRLF lines read as in text mode."""
+    path = tmp_path / "v.txt"
+    path.write_bytes(b"2 3\r\na 1 2 3\r\nb 4 5 6\r\n")
+    first = load_sememe_vectors(path)
+    assert load_sememe_vectors(path) is first and first.names == ["a", "b"] and first.vectors[1].tolist() == [4, 5, 6]
+    with pytest.raises(ValueError, match="read-only"):
+        first.vectors[0, 0] = 9.0
+    path.write_text("1 3\nc 7 8 9\n", encoding="utf-8")
+    assert load_sememe_vectors(path).names == ["c"]
+    path.write_text("1 3\nc 7 8\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"v\.txt:2"):
+            load_sememe_vectors(path)
+
+
 def test_openhownet_conversion(monkeypatch, tmp_path):
     """With OpenHowNet data present, senses come from it (a stand-in dictionary here)."""
     sememe = types.SimpleNamespace
