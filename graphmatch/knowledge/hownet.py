@@ -25,8 +25,8 @@ class HowNetLexicon:
     Args:
         senses: word → its senses.
         lines: word → its sememes as one line of names separated by spaces, a single sense read
-            when the word is first asked for (the 127k one-sense words of the public files: a tenth
-            of the time to load); a word in both takes ``senses``.
+            when the word is first asked for (the 127k one-sense words of the public files: the
+            lexicon loads in about half the time); a word in both takes ``senses``.
     """
 
     def __init__(self, senses: Mapping[str, list[Sense]], lines: Mapping[str, str] | None = None):

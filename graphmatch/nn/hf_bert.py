@@ -69,7 +69,8 @@ class HFBertEncoder(nn.Module):
 
     @classmethod
     def from_config(cls, config, attn_implementation: str = "sdpa") -> HFBertEncoder:
-        """Randomly initialised from a ``BertConfig`` or a ``MaskTransformerConfig``."""
+        """Randomly initialised from a ``BertConfig`` or a ``MaskTransformerConfig`` (not initialised
+        inside :func:`~graphmatch.utils.unset_weights.weights_loaded_later`: its weights are loaded next)."""
         from graphmatch.nn.mask_transformer import MaskTransformerConfig
         from graphmatch.utils.unset_weights import bert_model
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphmatch.engine.runs.owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.engine.runs import read_yaml, write_json, write_yaml
+from graphmatch.engine.runs.owner import OWNER_FILE, Claim, FolderInUse, claim
 from graphmatch.io.atomic import write_atomically
 from graphmatch.tasks.recipes import shorten
 from graphmatch.tasks.recipes.resolve import RUNTIME_KEYS, diff, resolve

@@ -17,9 +17,9 @@ from torch_geometric.data import Batch
 from graphmatch.engine import runs
 from graphmatch.engine.arguments import check_output, check_precision
 from graphmatch.engine.runs.checkpoint import META, check_state_dict, find_checkpoint, model_state, read_checkpoint
-from graphmatch.engine.training.precision import autocast, inference_precision, to_fp32
 from graphmatch.engine.runs.files import check_run_inputs, stored_inputs
 from graphmatch.engine.runs.folder import check_complete, has_seeds, is_complete
+from graphmatch.engine.training.precision import autocast, inference_precision, to_fp32
 from graphmatch.tasks.base import Task
 from graphmatch.tasks.recipes.resolve import check_run_overrides, diff, resolve, task_class
 from graphmatch.tasks.recipes.sections import Recipe
@@ -112,7 +112,8 @@ def evaluate(
             ``train.eval_batch_size=64``); the model keys of a checkpoint cannot change.
         predictions: also write the rows to this JSONL file (and the task's official formats).
         precision: ``auto``, ``32-true`` or ``bf16-mixed`` instead of the run's ``train.precision``
-            (as ``--set train.precision=...``; the trainer resolves it, :func:`~graphmatch.engine.training.trainer.precision`).
+            (as ``--set train.precision=...``; the trainer resolves it,
+            :func:`~graphmatch.engine.training.trainer.precision`).
     """
     from graphmatch.engine.training.fitting import datamodule, limited  # Lightning: not needed by load / predict
     from graphmatch.engine.training.module import TaskModule
