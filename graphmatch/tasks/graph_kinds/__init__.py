@@ -101,9 +101,11 @@ def common_arguments(p: argparse.ArgumentParser) -> None:
 VOCAB_FILE = "kbert/vocab/google_vocab.txt"
 
 
-def show_tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pretrained: str | None = None) -> Any:
+def show_tokenizer(vocab: str | None, data_dir: str | None, texts: Callable[[], list[str]],
+                   pretrained: str | None = None) -> Any:
     """``show``'s tokenizer: ``pretrained``'s, else ``vocab``'s characters, else Google's Chinese
-    BERT vocabulary under the data root, else one made from ``texts`` (said on stderr)."""
+    BERT vocabulary under the data root, else one made from ``texts()`` (said on stderr; only then
+    are they listed: for K-BERT, every value of the KG)."""
     import sys
 
     from graphmatch.io.datafiles import DataFileMissing, locate
@@ -122,4 +124,4 @@ def show_tokenizer(vocab: str | None, data_dir: str | None, texts: list[str], pr
             "own characters (pass --vocab or --data-dir for BERT's)",
             file=sys.stderr,
         )
-        return CharTokenizer.from_texts(texts)
+        return CharTokenizer.from_texts(texts())

@@ -138,7 +138,7 @@ def kbert_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, 
     texts = [t for t in (text, text_b) if t is not None]
     no_kg = (args.kg or "").lower() in ("none", "null")
     kg = None if no_kg else KnowledgeGraph.load(args.kg or "hownet", args.data_dir)
-    tokenizer = show_tokenizer(args.vocab, args.data_dir, texts + kg_texts(kg), args.pretrained)
+    tokenizer = show_tokenizer(args.vocab, args.data_dir, lambda: texts + kg_texts(kg), args.pretrained)
     selection = _selection(getattr(args, "select", None), args.pretrained)
     options = TreeOptions.for_tokenizer(tokenizer, **length)
     data = SentenceTreeBuilder(kg, tokenizer, options, keep_text=True, selection=selection)(text, text_b)

@@ -131,7 +131,7 @@ def let_graph(args: argparse.Namespace, length: dict[str, int]) -> tuple[Any, di
     lexicon = None if args.no_senses else load_lexicon(args.data_dir)
     pretrained = pretrained_folder(args.pretrained) if args.pretrained else None
     tokenizer = (char_tokenizer_of(pretrained) if pretrained
-                 else show_tokenizer(args.vocab, args.data_dir, [text, text_b]))
+                 else show_tokenizer(args.vocab, args.data_dir, lambda: [text, text_b]))
     options = LatticeOptions(segmenters=args.segmenters, senses=not args.no_senses,
                              encoder_tokens=tokenization or "chars", **length)
     pieces = piece_tokenizer_of(pretrained, "--tokenization") if options.encoder_tokens == "pieces" else None
