@@ -28,20 +28,19 @@ so that tokenizer and weights agree. The converted folder is cached under
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import struct
 import tempfile
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from graphmatch.io.datafiles import file_digest
+from graphmatch.io.lock import held
 
 MAGIC = b"E5S1"
 VERSION = 1
@@ -289,7 +288,7 @@ def converted(q4_path: str | os.PathLike, cache: str | os.PathLike, name: str = 
         return target
     model = read_q4(q4_path)  # before anything is written
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _one_at_a_time(target.parent / f".{target.name}.lock"):  # others wait for this folder
+    with held(target.parent / f".{target.name}.lock"):  # commands started together convert it once
         if (target / "model.safetensors").is_file():
             return target
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -304,20 +303,6 @@ def converted(q4_path: str | os.PathLike, cache: str | os.PathLike, name: str = 
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
     return target
-
-
-@contextlib.contextmanager
-def _one_at_a_time(lock: Path) -> Iterator[None]:
-    """An exclusive lock on the file ``lock`` (POSIX; elsewhere nothing), so that commands started
-    together convert the checkpoint once (seconds and 0.5 GB each) instead of each on its own."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
 
 
 __all__ = ["CONVERTER_VERSION", "MAGIC", "VERSION", "Q4Error", "Q4Model", "converted", "dequantize", "hf_config",

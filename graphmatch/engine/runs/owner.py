@@ -19,17 +19,12 @@ import os
 import socket
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphmatch.engine.runs import RunError
-
-try:  # POSIX; elsewhere taking over a stale claim is not serialised
-    import fcntl
-except ImportError:  # pragma: no cover - not on Linux
-    fcntl = None  # type: ignore[assignment]
+from graphmatch.io.lock import held
 
 #: the claim's file name inside a run folder (ignored when a folder's contents are judged)
 OWNER_FILE = ".owner.lock"
@@ -110,20 +105,6 @@ def read_owner(run_dir: Path) -> tuple[str, dict[str, Any]] | None:
         time.sleep(0.02)  # being written right now
 
 
-@contextlib.contextmanager
-def _serialised(run_dir: Path) -> Iterator[None]:
-    """Hold an advisory lock on the folder itself while a stale claim is taken over."""
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    fd = os.open(run_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 @dataclass
 class Claim:
     """A run folder owned by this process; :meth:`release` gives it back (removing the folders
@@ -195,7 +176,7 @@ def claim(run_dir: str | os.PathLike) -> Claim:
                 old_text, owner = found
                 if _running(owner):
                     raise FolderInUse(run_dir, owner) from None
-                with _serialised(run_dir):
+                with held(run_dir):  # the folder itself, while a stale claim is taken over
                     again = read_owner(run_dir)
                     if again is not None and again[0] == old_text:
                         path.unlink()
